@@ -1,0 +1,187 @@
+"""`Translator`: a trained model directory behind two calls, `translate` and `inspect`.
+
+A model directory holds `model.safetensors` (weights, fp32/fp16/bf16), `config.json` (TransformerConfig),
+`tokenizer.json` (BPE), and optionally `metrics.json` (scores and training history, shown by the app).
+"""
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+
+from .decoding import generate
+from .model import Transformer, TransformerConfig
+from .tokenizer import BOS_ID, EOS_ID, decode, encode_batch, load_tokenizer, pad_sequences
+
+WEIGHTS, CONFIG, TOKENIZER, METRICS = "model.safetensors", "config.json", "tokenizer.json", "metrics.json"
+
+
+class ModelLoadError(ValueError):
+    """A model directory whose files are missing or do not fit together."""
+
+
+def tied_weight_names(cfg):
+    """Parameters that are the same tensor as `src_embed.lut.weight` when embeddings are tied."""
+    return {"tgt_embed.lut.weight", "generator.weight"} if cfg.tie_embeddings else set()
+
+
+def save_model_dir(model, tokenizer, model_dir, dtype=torch.float16, metrics=None):
+    """Write a directory that `Translator.load` reads; tied weights are stored once."""
+    model_dir = Path(model_dir)
+    model_dir.mkdir(parents=True, exist_ok=True)
+    skip = tied_weight_names(model.cfg)
+    weights = {
+        name: tensor.detach().to("cpu", dtype).contiguous()
+        for name, tensor in model.state_dict().items()
+        if name not in skip
+    }
+    save_file(weights, str(model_dir / WEIGHTS))
+    model.cfg.to_json(model_dir / CONFIG)
+    tokenizer.save(str(model_dir / TOKENIZER))
+    if metrics is not None:
+        (model_dir / METRICS).write_text(json.dumps(metrics, indent=2), encoding="utf-8")
+
+
+def _load_model(model_dir):
+    for name in (WEIGHTS, CONFIG, TOKENIZER):
+        if not (model_dir / name).is_file():
+            raise ModelLoadError(f"{model_dir}: missing {name} (a model directory needs {WEIGHTS}, {CONFIG}, {TOKENIZER})")
+    try:
+        cfg = TransformerConfig.from_dict(json.loads((model_dir / CONFIG).read_text(encoding="utf-8")))
+    except (ValueError, TypeError) as e:
+        raise ModelLoadError(f"{model_dir / CONFIG}: invalid config: {e}") from e
+    try:
+        tokenizer = load_tokenizer(model_dir / TOKENIZER)
+    except Exception as e:
+        raise ModelLoadError(f"{model_dir / TOKENIZER}: cannot read tokenizer: {e}") from e
+    if tokenizer.get_vocab_size() != cfg.vocab_size:
+        raise ModelLoadError(
+            f"{model_dir}: tokenizer has {tokenizer.get_vocab_size()} tokens but config.json says "
+            f"vocab_size={cfg.vocab_size}"
+        )
+    try:
+        weights = load_file(str(model_dir / WEIGHTS))
+    except Exception as e:
+        raise ModelLoadError(f"{model_dir / WEIGHTS}: cannot read weights: {e}") from e
+    model = Transformer(cfg)
+    expected = {k: v.shape for k, v in model.state_dict().items() if k not in tied_weight_names(cfg)}
+    missing = sorted(set(expected) - set(weights))
+    unexpected = sorted(set(weights) - set(expected))
+    if missing or unexpected:
+        raise ModelLoadError(
+            f"{model_dir}: weights do not match config.json (missing: {missing[:5]}, unexpected: {unexpected[:5]})"
+        )
+    for name, shape in expected.items():
+        if weights[name].shape != shape:
+            raise ModelLoadError(
+                f"{model_dir}: weight {name} has shape {tuple(weights[name].shape)}, config.json implies {tuple(shape)}"
+            )
+    model.load_state_dict({k: v.float() for k, v in weights.items()}, strict=False)
+    return model.eval(), tokenizer
+
+
+@dataclass
+class Inspection:
+    """Everything the model saw and produced for one sentence; attention maps are numpy arrays with rows =
+    queries and columns = keys: encoder (layers, heads, src, src), decoder (layers, heads, tgt, tgt),
+    cross (layers, heads, tgt, src). Target positions are the decoder inputs: <s> then the generated tokens."""
+
+    source_tokens: list
+    target_tokens: list
+    translation: str
+    encoder_attention: np.ndarray
+    decoder_attention: np.ndarray
+    cross_attention: np.ndarray
+    top_candidates: list = field(default_factory=list)  # per generated token: [(token, probability), ...]
+    source_truncated: bool = False
+
+
+class Translator:
+    def __init__(self, model, tokenizer, metrics=None):
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.metrics = metrics or {}
+
+    @classmethod
+    def load(cls, model_dir):
+        model_dir = Path(model_dir)
+        if not model_dir.is_dir():
+            raise ModelLoadError(f"{model_dir}: no such model directory")
+        model, tokenizer = _load_model(model_dir)
+        metrics = {}
+        if (model_dir / METRICS).is_file():
+            metrics = json.loads((model_dir / METRICS).read_text(encoding="utf-8"))
+        return cls(model, tokenizer, metrics)
+
+    @property
+    def max_source_tokens(self):
+        return self.model.cfg.max_len - 1  # room for EOS
+
+    def encode_source(self, texts):
+        """Token ids (with EOS) of each text, truncated to what the model takes; and which were truncated."""
+        ids = encode_batch(self.tokenizer, texts)
+        truncated = [len(x) > self.max_source_tokens for x in ids]
+        return [x[: self.max_source_tokens] + [EOS_ID] for x in ids], truncated
+
+    def _batches(self, sequences, max_tokens):
+        """Indices grouped by similar length so little padding is computed."""
+        order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
+        batch = []
+        for i in order:
+            if batch and (len(batch) + 1) * len(sequences[i]) > max_tokens:
+                yield batch
+                batch = []
+            batch.append(i)
+        if batch:
+            yield batch
+
+    @torch.no_grad()
+    def translate_ids(self, texts, beam=1, use_cache=True, max_tokens=4096):
+        """Generated token ids for each text (no BOS/EOS), decoded in length-sorted batches."""
+        sources, _ = self.encode_source(texts)
+        outputs = [None] * len(sources)
+        for batch in self._batches(sources, max_tokens // max(beam, 1)):
+            src = pad_sequences([sources[i] for i in batch])
+            for i, out in zip(batch, generate(self.model, src, beam=beam, use_cache=use_cache)):
+                outputs[i] = out
+        return outputs
+
+    def translate(self, text_or_list, beam=1, use_cache=True):
+        """English -> Italian: a string for a string, a list for a list."""
+        single = isinstance(text_or_list, str)
+        texts = [text_or_list] if single else list(text_or_list)
+        if not texts:
+            return []
+        outputs = [decode(self.tokenizer, ids) for ids in self.translate_ids(texts, beam, use_cache)]
+        return outputs[0] if single else outputs
+
+    @torch.no_grad()
+    def inspect(self, text, beam=1, top_k=5):
+        """Translate `text`, then run one teacher-forced pass over the output with attention weights on, so
+        every map's labels are the tokens by construction."""
+        (source,), (truncated,) = self.encode_source([text])
+        generated = self.translate_ids([text], beam=beam)[0]
+        src = torch.tensor([source])
+        tgt = torch.tensor([[BOS_ID] + generated])
+        memory, src_mask, enc_maps = self.model.encode(src, need_weights=True)
+        logits, dec_maps, cross_maps = self.model.decode(tgt, memory, src_mask, need_weights=True)
+        probs = torch.softmax(logits[0].float(), dim=-1)  # (T, V)
+        top_p, top_i = probs.topk(top_k, dim=-1)
+        candidates = [
+            [(self.tokenizer.id_to_token(i), p) for i, p in zip(ids, ps)]
+            for ids, ps in zip(top_i.tolist(), top_p.tolist())
+        ]
+        stack = lambda maps: torch.stack([m[0] for m in maps]).float().numpy()  # (layers, heads, Tq, Tk)
+        return Inspection(
+            source_tokens=[self.tokenizer.id_to_token(i) for i in source],
+            target_tokens=[self.tokenizer.id_to_token(i) for i in [BOS_ID] + generated],
+            translation=decode(self.tokenizer, generated),
+            encoder_attention=stack(enc_maps),
+            decoder_attention=stack(dec_maps),
+            cross_attention=stack(cross_maps),
+            top_candidates=candidates,
+            source_truncated=truncated,
+        )
