@@ -15,6 +15,7 @@ from pathlib import Path
 
 import sacrebleu
 import torch
+from tqdm import tqdm
 
 from transformer import Translator
 from transformer.translator import METRICS
@@ -24,8 +25,6 @@ from .data import load_pairs
 
 def score(translator, pairs, beam=1, batch_size=256, progress=True):
     """Translate the English side of `pairs` and score against the Italian side -> dict."""
-    from tqdm import tqdm
-
     start = time.time()
     hypotheses = []
     chunks = range(0, len(pairs), batch_size)

@@ -12,7 +12,6 @@ exported to OUT/model, which `Translator.load` reads.
 
 import argparse
 import csv
-import json
 import math
 import os
 import platform
@@ -26,11 +25,12 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
+from tqdm import tqdm
 
 from transformer import Translator
 from transformer.model import Transformer, TransformerConfig
 from transformer.tokenizer import PAD_ID, encode_batch, load_tokenizer, train_tokenizer
-from transformer.translator import METRICS, save_model_dir
+from transformer.translator import save_model_dir
 
 from .configs import config_dict, load_config
 from .data import TokenBatcher, load_pairs
@@ -122,6 +122,34 @@ def learning_rate(step, cfg, time_progress=None):
             raise ValueError("the cosine schedule needs decay_steps or --max-minutes")
         return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1 + math.cos(math.pi * min(1.0, progress)))
     return max(cfg.min_lr, cfg.lr * math.sqrt(cfg.warmup_steps / (step + 1)))
+
+
+def make_optimizer(model, train_cfg):
+    """AdamW with the paper's betas; weight decay on matrices only (not on biases and LayerNorm gains)."""
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    return torch.optim.AdamW(
+        [{"params": decay, "weight_decay": train_cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=train_cfg.lr, betas=(0.9, 0.98), eps=1e-9,
+    )
+
+
+def train_step(model, optimizer, batch, lr, autocast, train_cfg):
+    """One optimizer step on (src, tgt_in, tgt_out): label-smoothed cross-entropy averaged over the real
+    (non-padding) target tokens, clipped gradients. Returns (loss, real target tokens)."""
+    src, tgt_in, tgt_out = batch
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    with autocast:
+        logits = model(src, tgt_in)  # (B, T, V)
+    n_tokens = int((tgt_out != PAD_ID).sum())
+    loss = F.cross_entropy(logits.float().view(-1, logits.size(-1)), tgt_out.view(-1), ignore_index=PAD_ID,
+                           label_smoothing=train_cfg.label_smoothing, reduction="sum") / n_tokens
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), train_cfg.clip_norm)
+    optimizer.step()
+    return loss.item(), n_tokens
 
 
 def apply_overrides(train_cfg, overrides):
@@ -255,13 +283,7 @@ def main(argv=None):
             raise SystemExit(f"--init-from {args.init_from}: its config.json differs from --config {args.config}")
         model.load_state_dict(init.model.state_dict())
         history = init.metrics.get("history", []) + [init.metrics.get("training", {})]
-    decay, no_decay = [], []
-    for name, p in model.named_parameters():
-        (decay if p.dim() >= 2 else no_decay).append(p)
-    optimizer = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": train_cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=train_cfg.lr, betas=(0.9, 0.98), eps=1e-9,
-    )
+    optimizer = make_optimizer(model, train_cfg)
     state = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "target_tokens": 0, "train_seconds": 0.0,
              "best_bleu": -1.0, "history": history, "commands": []}
     if checkpoint:
@@ -341,8 +363,6 @@ def main(argv=None):
                 f.unlink()
             (out / "model.old").rmdir()
 
-    from tqdm import tqdm
-
     model.train()
     budget = args.max_minutes * 60 if args.max_minutes else float("inf")
     start = time.time()
@@ -364,23 +384,13 @@ def main(argv=None):
         horizon = state["lr_horizon_seconds"]
         time_progress = state["train_seconds"] / horizon if math.isfinite(horizon) else None
         lr = learning_rate(state["step"], train_cfg, time_progress)
-        for group in optimizer.param_groups:
-            group["lr"] = lr
-        with autocast:
-            logits = train_model(src, tgt_in)  # (B, T, V)
-        n_tokens = int((tgt_out != PAD_ID).sum())
-        loss = F.cross_entropy(logits.float().view(-1, logits.size(-1)), tgt_out.view(-1), ignore_index=PAD_ID,
-                               label_smoothing=train_cfg.label_smoothing, reduction="sum") / n_tokens
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), train_cfg.clip_norm)
-        optimizer.step()
+        loss, n_tokens = train_step(train_model, optimizer, (src, tgt_in, tgt_out), lr, autocast, train_cfg)
 
         state["step"] += 1
         state["batch_in_epoch"] += 1
         state["target_tokens"] += int(dist_ctx.all_reduce_sum(n_tokens))
         state["train_seconds"] = seconds_at_start + (time.time() - start)
-        window_loss += loss.item() * n_tokens
+        window_loss += loss * n_tokens
         window_tokens += n_tokens
         bar.update(1)
 

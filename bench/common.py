@@ -1,0 +1,72 @@
+"""Helpers shared by the benchmark scripts: paths, thread setup, the tokenizer, percentiles and output."""
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent  # the repository
+DATA_DIR = ROOT.parent / "shared" / "data" / "en-it"  # ../shared/data/en-it seen from the repository
+
+from training.data import read_tsv
+from transformer.tokenizer import load_tokenizer, train_tokenizer
+
+
+def default_path(*candidates):
+    """The first candidate that exists (as a string), else None."""
+    for path in candidates:
+        if Path(path).exists():
+            return str(path)
+    return None
+
+
+def set_threads(threads):
+    """torch.set_num_threads(threads) when threads > 0; returns the number of threads in use."""
+    if threads:
+        torch.set_num_threads(threads)
+    return torch.get_num_threads()
+
+
+def read_pairs(tsv, limit=0):
+    """English<TAB>Italian pairs of a TSV (malformed lines skipped), the first `limit` if limit > 0."""
+    pairs, _ = read_tsv(tsv)
+    if not pairs:
+        raise SystemExit(f"{tsv}: no English<TAB>Italian pairs")
+    return pairs[:limit] if limit else pairs
+
+
+def get_tokenizer(path, pairs, vocab_size):
+    """The tokenizer at `path` if given, else a BPE vocabulary learnt from `pairs` (both sides).
+    Returns (tokenizer, a line saying where it came from)."""
+    if path:
+        tokenizer = load_tokenizer(path)
+        return tokenizer, f"tokenizer {path} ({tokenizer.get_vocab_size()} tokens)"
+    start = time.perf_counter()
+    tokenizer = train_tokenizer((s for pair in pairs for s in pair), vocab_size)
+    seconds = time.perf_counter() - start
+    return tokenizer, (f"tokenizer trained on {len(pairs):,} pairs in {seconds:.1f}s "
+                       f"({tokenizer.get_vocab_size()} tokens)")
+
+
+def percentile(values, q):
+    return float(np.percentile(np.asarray(values, dtype=np.float64), q))
+
+
+def print_table(headers, rows, text_columns=1):
+    """The first `text_columns` columns left-aligned, the rest (numbers) right-aligned; cells are strings."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+
+    def line(cells):
+        return "  ".join(c.ljust(w) if i < text_columns else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+    print(line(headers))
+    print(line(["-" * w for w in widths]))
+    for row in rows:
+        print(line(row))
+
+
+def print_json(result):
+    """The machine-readable summary: always the last line of the output."""
+    print(json.dumps(result, sort_keys=False), flush=True)
