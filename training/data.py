@@ -14,7 +14,7 @@ def read_tsv(path):
     with open(path, "rb") as f:
         for raw in f:
             try:
-                line = raw.decode("utf-8").rstrip("\r\n")
+                line = raw.decode("utf-8-sig").rstrip("\r\n")  # -sig: a byte-order mark is not text
             except UnicodeDecodeError:
                 skipped += 1
                 continue

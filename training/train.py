@@ -90,7 +90,7 @@ class Distributed:
     def all_reduce_sum(self, value):
         if self.world == 1:
             return value
-        t = torch.tensor(float(value), dtype=torch.float64)
+        t = torch.tensor(float(value), dtype=torch.float64, device=self.device)  # NCCL needs GPU tensors
         dist.all_reduce(t)
         return t.item()
 
@@ -98,7 +98,7 @@ class Distributed:
         """Rank 0 decides (e.g. the time budget is spent); every rank follows."""
         if self.world == 1:
             return flag
-        t = torch.tensor(int(flag))
+        t = torch.tensor(int(flag), device=self.device)
         dist.broadcast(t, 0)
         return bool(t.item())
 
@@ -221,7 +221,7 @@ def build_tokenizer(args, train_pairs, out, dist_ctx, vocab_size):
     path = out / "tokenizer.json"
     if args.init_from:
         path = Path(args.init_from) / "tokenizer.json"
-    elif dist_ctx.main and not path.is_file():
+    elif dist_ctx.main and not args.resume:
         train_tokenizer((s for pair in train_pairs for s in pair), vocab_size).save(str(path))
     dist_ctx.barrier()
     return load_tokenizer(path)
@@ -248,6 +248,8 @@ def main(argv=None):
     model_cfg, train_cfg = load_config(args.config)
     apply_overrides(train_cfg, args.set)
     checkpoint = None
+    if not args.resume and (out / CHECKPOINT).is_file():
+        raise SystemExit(f"{out} already holds a run: add --resume to continue it, or choose another --out")
     if args.resume:
         if not (out / CHECKPOINT).is_file():
             raise SystemExit(f"--resume: no {out / CHECKPOINT} to resume from")
@@ -292,6 +294,8 @@ def main(argv=None):
         state = checkpoint["state"]
         torch.set_rng_state(checkpoint["rng"]["torch"])
         random.setstate(checkpoint["rng"]["python"])
+        if device.type == "cuda" and checkpoint["rng"].get("cuda") is not None:
+            torch.cuda.set_rng_state(checkpoint["rng"]["cuda"], device)  # dropout on a GPU draws from this one
         log(f"resumed at step {state['step']} (epoch {state['epoch']}, batch {state['batch_in_epoch']})")
     state["commands"].append("python -m training.train " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])))
     log(f"model: {model.num_parameters():,} parameters; {hardware_description(device, dist_ctx.world)}")
@@ -331,7 +335,9 @@ def main(argv=None):
                    f"({result['n']} pairs){' - best so far, exported' if improved else ''}")
         save_atomic({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": state,
                      "model_config": asdict(model_cfg), "train_config": asdict(train_cfg),
-                     "rng": {"torch": torch.get_rng_state(), "python": random.getstate()}}, out / CHECKPOINT)
+                     "rng": {"torch": torch.get_rng_state(), "python": random.getstate(),
+                             "cuda": torch.cuda.get_rng_state(device) if device.type == "cuda" else None}},
+                    out / CHECKPOINT)
 
     def export(dev_result):
         metrics = {
@@ -373,6 +379,9 @@ def main(argv=None):
     window_loss, window_tokens, window_start = 0.0, 0, time.time()
     batches = batcher.epoch_batches(state["epoch"])
     n_batches = len(batches) // dist_ctx.world
+    if n_batches == 0:
+        raise SystemExit(f"{args.train}: {len(src_ids)} usable training pairs make {len(batches)} batches, "
+                         f"too few for {dist_ctx.world} process(es) (pairs over {model_cfg.max_len} tokens are dropped)")
     stop = False
     while not stop:
         if state["batch_in_epoch"] >= n_batches:

@@ -108,16 +108,16 @@ def beam_search(model, src, beam_size=4, alpha=0.6, use_cache=True):
         ys = torch.cat([ys.index_select(0, flat_index), top_token.gather(1, keep).view(-1, 1)], dim=1)
         if cache is not None:
             _reorder_cache(cache, flat_index)
+        for b in range(B):
+            if not done[b] and length >= limits[b] and not finished[b]:
+                # Length cap reached without EOS: fall back to the best unfinished beam now, not after the
+                # beam has kept going for the batch's longer sentences (that made results batch-dependent).
+                best = int(scores[b].argmax())
+                finished[b].append((0.0, ys[b * K + best, 1:].tolist()))
         done = [d or len(finished[b]) >= K or length >= limits[b] for b, d in enumerate(done)]
         if all(done):
             break
-    results = []
-    for b in range(B):
-        if not finished[b]:  # length cap reached: fall back to the best unfinished beam
-            best = int(scores[b].argmax())
-            finished[b].append((0.0, ys[b * K + best, 1 : limits[b] + 1].tolist()))
-        results.append(_strip(max(finished[b], key=lambda h: h[0])[1]))
-    return results
+    return [_strip(max(hypotheses, key=lambda h: h[0])[1]) for hypotheses in finished]
 
 
 def generate(model, src, beam=1, use_cache=True):

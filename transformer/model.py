@@ -9,6 +9,7 @@ computes the same thing and returns the weights (rows are queries, columns are k
 
 import json
 import math
+import numbers
 from dataclasses import asdict, dataclass, fields
 
 import torch
@@ -31,8 +32,14 @@ class TransformerConfig:
     pad_id: int = 0
 
     def __post_init__(self):
+        for name in ("vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
+        if self.d_model % 2:
+            raise ValueError(f"d_model ({self.d_model}) must be even: the positional encoding pairs sin and cos")
 
     def to_json(self, path):
         with open(path, "w", encoding="utf-8") as f:
@@ -244,9 +251,10 @@ def padding_mask(tokens, pad_id):
     return (tokens != pad_id)[:, None, None, :]
 
 
-def causal_mask(size, device=None):
-    """(1, 1, T, T) lower-triangular mask: position i may attend to positions <= i only."""
-    return torch.ones(size, size, dtype=torch.bool, device=device).tril()[None, None]
+def causal_mask(size, device=None, offset=0):
+    """(1, 1, T, offset + T) lower-triangular mask: position i may attend to positions <= i only. `offset` is
+    the number of earlier (cached) positions, which every new position may attend to."""
+    return torch.ones(size, offset + size, dtype=torch.bool, device=device).tril(diagonal=offset)[None, None]
 
 
 class Transformer(nn.Module):
@@ -288,7 +296,7 @@ class Transformer(nn.Module):
         offset = cache[0]["self"]["k"].size(2) if cache and "self" in cache[0] else 0
         T = tgt.size(1)
         # Targets are right-padded, so the causal mask alone keeps padding out of every real position.
-        tgt_mask = causal_mask(T, tgt.device) if T > 1 else None  # (1, 1, T, T)
+        tgt_mask = causal_mask(T, tgt.device, offset) if T > 1 else None  # (1, 1, T, offset + T)
         x = self.positional_encoding(self.tgt_embed(tgt), offset)  # (B, T, C)
         x, self_maps, cross_maps = self.decoder(x, memory, src_mask, tgt_mask, cache, need_weights)
         return self.generator(x), self_maps, cross_maps

@@ -66,7 +66,10 @@ def _load_model(model_dir):
         weights = load_file(str(model_dir / WEIGHTS))
     except Exception as e:
         raise ModelLoadError(f"{model_dir / WEIGHTS}: cannot read weights: {e}") from e
-    model = Transformer(cfg)
+    try:
+        model = Transformer(cfg)
+    except (ValueError, TypeError, RuntimeError) as e:  # e.g. dropout outside [0, 1]
+        raise ModelLoadError(f"{model_dir / CONFIG}: invalid config: {e}") from e
     expected = {k: v.shape for k, v in model.state_dict().items() if k not in tied_weight_names(cfg)}
     missing = sorted(set(expected) - set(weights))
     unexpected = sorted(set(weights) - set(expected))
@@ -113,8 +116,15 @@ class Translator:
         model, tokenizer = _load_model(model_dir)
         metrics = {}
         if (model_dir / METRICS).is_file():
-            metrics = json.loads((model_dir / METRICS).read_text(encoding="utf-8"))
+            try:
+                metrics = json.loads((model_dir / METRICS).read_text(encoding="utf-8"))
+            except ValueError as e:  # also bad UTF-8
+                raise ModelLoadError(f"{model_dir / METRICS}: invalid JSON: {e}") from e
         return cls(model, tokenizer, metrics)
+
+    @property
+    def _device(self):
+        return next(self.model.parameters()).device
 
     @property
     def max_source_tokens(self):
@@ -144,7 +154,7 @@ class Translator:
         sources, _ = self.encode_source(texts)
         outputs = [None] * len(sources)
         for batch in self._batches(sources, max_tokens // max(beam, 1)):
-            src = pad_sequences([sources[i] for i in batch])
+            src = pad_sequences([sources[i] for i in batch]).to(self._device)  # the model may be on a GPU (training)
             for i, out in zip(batch, generate(self.model, src, beam=beam, use_cache=use_cache)):
                 outputs[i] = out
         return outputs
@@ -164,8 +174,8 @@ class Translator:
         every map's labels are the tokens by construction."""
         (source,), (truncated,) = self.encode_source([text])
         generated = self.translate_ids([text], beam=beam)[0]
-        src = torch.tensor([source])
-        tgt = torch.tensor([[BOS_ID] + generated])
+        src = torch.tensor([source], device=self._device)
+        tgt = torch.tensor([[BOS_ID] + generated], device=self._device)
         memory, src_mask, enc_maps = self.model.encode(src, need_weights=True)
         logits, dec_maps, cross_maps = self.model.decode(tgt, memory, src_mask, need_weights=True)
         probs = torch.softmax(logits[0].float(), dim=-1)  # (T, V)
@@ -174,7 +184,7 @@ class Translator:
             [(self.tokenizer.id_to_token(i), p) for i, p in zip(ids, ps)]
             for ids, ps in zip(top_i.tolist(), top_p.tolist())
         ]
-        stack = lambda maps: torch.stack([m[0] for m in maps]).float().numpy()  # (layers, heads, Tq, Tk)
+        stack = lambda maps: torch.stack([m[0] for m in maps]).float().cpu().numpy()  # (layers, heads, Tq, Tk)
         return Inspection(
             source_tokens=[self.tokenizer.id_to_token(i) for i in source],
             target_tokens=[self.tokenizer.id_to_token(i) for i in [BOS_ID] + generated],

@@ -1,0 +1,120 @@
+"""Greedy and beam-search decoding: the key/value cache, beam 1 = greedy, batching, length caps."""
+
+import pytest
+import torch
+
+from conftest import make_model, random_sequences, tiny_config, toy_pairs
+from transformer.decoding import beam_search, generate, greedy_decode, max_output_lengths
+from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, pad_sequences
+
+# Toy-corpus sentences plus a few the tiny model never saw, so outputs are not all perfect copies.
+SENTENCES = [en for en, _ in toy_pairs()[:6]] + ["Tom", "the cat and the dog.", "I eat the house the car the water."]
+
+
+def source_batch(translator, sentences):
+    sources, _ = translator.encode_source(sentences)
+    return pad_sequences(sources)
+
+
+def suppress_eos(model):
+    """Make the model never end a sentence, so every output runs to its length cap."""
+
+    def hook(module, inputs, logits):
+        logits = logits.clone()
+        logits[..., EOS_ID] = float("-inf")
+        return logits
+
+    model.generator.register_forward_hook(hook)
+    return model
+
+
+def test_cached_step_logits_equal_full_prefix_logits():
+    cfg = tiny_config()
+    model = make_model()
+    src = pad_sequences(random_sequences([6, 3], cfg.vocab_size))
+    tgt = torch.tensor([[BOS_ID] + seq for seq in random_sequences([7, 7], cfg.vocab_size, seed=1)])
+    memory, src_mask, _ = model.encode(src)
+    full, _, _ = model.decode(tgt, memory, src_mask)
+    cache = model.new_cache()
+    for t in range(tgt.size(1)):
+        step, _, _ = model.decode(tgt[:, t : t + 1], memory, src_mask, cache)
+        torch.testing.assert_close(step[:, 0], full[:, t], atol=1e-5, rtol=1e-5)
+    assert cache[0]["self"]["k"].shape == (2, cfg.n_heads, tgt.size(1), cfg.d_model // cfg.n_heads)
+
+
+def test_cache_accepts_several_new_tokens_at_once():
+    cfg = tiny_config()
+    model = make_model()
+    src = pad_sequences(random_sequences([6, 3], cfg.vocab_size))
+    tgt = torch.tensor([[BOS_ID] + seq for seq in random_sequences([7, 7], cfg.vocab_size, seed=1)])
+    memory, src_mask, _ = model.encode(src)
+    full, _, _ = model.decode(tgt, memory, src_mask)
+    cache = model.new_cache()
+    chunks = [(0, 3), (3, 7), (7, 8)]  # a prompt, then a chunk of several tokens, then one token
+    steps = torch.cat([model.decode(tgt[:, a:b], memory, src_mask, cache)[0] for a, b in chunks], dim=1)
+    torch.testing.assert_close(steps, full, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("beam", [1, 4])
+def test_cached_decoding_equals_uncached(translator, beam):
+    src = source_batch(translator, SENTENCES)
+    cached = generate(translator.model, src, beam=beam, use_cache=True)
+    uncached = generate(translator.model, src, beam=beam, use_cache=False)
+    assert cached == uncached
+    assert all(len(out) > 0 for out in cached)
+
+
+def test_beam_of_one_is_greedy(translator):
+    for model in (translator.model, make_model(vocab_size=translator.model.cfg.vocab_size)):
+        src = source_batch(translator, SENTENCES)
+        assert beam_search(model, src, beam_size=1) == greedy_decode(model, src)
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_batched_decoding_equals_one_sentence_at_a_time(translator, beam):
+    batched = generate(translator.model, source_batch(translator, SENTENCES), beam=beam)
+    assert len(batched) == len(SENTENCES)
+    for sentence, out in zip(SENTENCES, batched):
+        assert generate(translator.model, source_batch(translator, [sentence]), beam=beam) == [out]
+
+
+def test_trained_model_translates_toy_sentences_with_beam(translator):
+    for en, it in toy_pairs()[:10]:
+        assert translator.translate(en, beam=4) == it
+
+
+def test_max_output_lengths_grow_with_source_and_respect_max_len():
+    model = make_model(max_len=30)
+    src = pad_sequences([[5] * n for n in (1, 2, 5, 20, 29)])
+    limits = max_output_lengths(src, model).tolist()
+    assert limits == sorted(limits) and limits[0] < limits[1] < limits[2]
+    assert limits[0] >= 2  # even a one-token source gets room for a translation
+    assert max(limits) == model.cfg.max_len - 1  # longest sources are capped by the positional table
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+@pytest.mark.parametrize("seed", [2, 3, 6])
+def test_outputs_stop_at_their_own_length_cap(beam, seed):
+    cfg = tiny_config(max_len=40)
+    model = suppress_eos(make_model(seed=seed, max_len=40))
+    sequences = random_sequences([2, 9, 4], cfg.vocab_size, seed=seed)
+    src = pad_sequences(sequences)
+    limits = max_output_lengths(src, model).tolist()
+    assert len(set(limits)) == 3  # different caps inside one batch
+    outputs = generate(model, src, beam=beam)
+    assert [len(out) for out in outputs] == limits
+    for out in outputs:
+        assert not {PAD_ID, BOS_ID, EOS_ID} & set(out)
+    # A sentence capped before the rest of its batch gets the output it gets alone.
+    assert outputs == [generate(model, pad_sequences([seq]), beam=beam)[0] for seq in sequences]
+
+
+def test_beam_search_returns_one_hypothesis_per_sentence_without_specials():
+    cfg = tiny_config()
+    model = make_model()
+    src = pad_sequences(random_sequences([3, 8, 5, 1], cfg.vocab_size))
+    outputs = beam_search(model, src, beam_size=4)
+    assert len(outputs) == 4
+    for out, limit in zip(outputs, max_output_lengths(src, model).tolist()):
+        assert len(out) <= limit
+        assert not {PAD_ID, BOS_ID, EOS_ID} & set(out)

@@ -1,0 +1,223 @@
+"""Training: a toy task learned by the library's model, data reading and batching, the learning-rate
+schedule, the real training script (resume, DDP, bad input) and the evaluation CLI."""
+
+import json
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from conftest import make_model, random_sequences, toy_pairs, write_tsv
+from training.configs import TrainConfig, load_config
+from training.data import TokenBatcher, load_pairs, read_tsv
+from training.train import apply_overrides, learning_rate, main as train_main
+from transformer import Translator
+from transformer.decoding import greedy_decode
+from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, pad_sequences
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def reversal_batch(sequences):
+    """src = x + EOS, tgt_in = BOS + reversed(x), tgt_out = reversed(x) + EOS."""
+    return (pad_sequences([s + [EOS_ID] for s in sequences]),
+            pad_sequences([[BOS_ID] + s[::-1] for s in sequences]),
+            pad_sequences([s[::-1] + [EOS_ID] for s in sequences]))
+
+
+def test_tiny_transformer_learns_to_reverse_sequences():
+    vocab_size = 14
+    model = make_model(vocab_size=vocab_size, d_model=32, n_heads=4, n_encoder_layers=1, n_decoder_layers=1,
+                       d_ff=64, max_len=16).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    rng = random.Random(0)
+    for step in range(400):
+        lengths = [rng.randint(3, 6) for _ in range(64)]
+        src, tgt_in, tgt_out = reversal_batch(random_sequences(lengths, vocab_size, seed=step))
+        loss = F.cross_entropy(model(src, tgt_in).transpose(1, 2), tgt_out, ignore_index=PAD_ID)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    test = random_sequences([rng.randint(3, 6) for _ in range(200)], vocab_size, seed=10_000)
+    outputs = greedy_decode(model, reversal_batch(test)[0])
+    accuracy = sum(out == seq[::-1] for out, seq in zip(outputs, test)) / len(test)
+    assert accuracy >= 0.95
+
+
+# ---- Data ----
+
+def test_read_tsv_skips_and_counts_malformed_lines(tmp_path):
+    path = tmp_path / "mixed.tsv"
+    path.write_bytes(
+        b"\xef\xbb\xbfI see the cat.\tio vedo il gatto.\n"  # starts with a UTF-8 byte-order mark
+        b"three\tfields\there\n"
+        b"one field only\n"
+        b"\tmissing English\n"
+        b"missing Italian\t  \n"
+        b"bad bytes \xff\xfe\tciao\n"
+        b"\n"
+        b"  the dog. \t il cane. \r\n"
+        b"L'ho vista.\tL'ho vista all'universit\xc3\xa0."
+    )
+    pairs, skipped = read_tsv(path)
+    assert pairs == [("I see the cat.", "io vedo il gatto."), ("the dog.", "il cane."),
+                     ("L'ho vista.", "L'ho vista all'università.")]
+    assert skipped == 5  # the blank line is not counted
+
+
+def test_load_pairs_errors_name_the_file(tmp_path):
+    empty = tmp_path / "empty.tsv"
+    empty.write_text("", encoding="utf-8")
+    with pytest.raises(ValueError, match="empty.tsv"):
+        load_pairs(str(empty))
+    junk = tmp_path / "junk.tsv"
+    junk.write_text("no tab here\nnor here\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"junk.tsv.*2 malformed"):
+        load_pairs(str(junk))
+    with pytest.raises(FileNotFoundError, match="missing.tsv"):
+        load_pairs(str(tmp_path / "missing.tsv"))
+
+
+def test_training_script_rejects_an_empty_training_file(tmp_path, toy_corpus):
+    empty = tmp_path / "empty.tsv"
+    empty.write_text("", encoding="utf-8")
+    with pytest.raises((ValueError, SystemExit), match="empty.tsv"):
+        train_main(["--train", str(empty), "--dev", str(toy_corpus[1]), "--out", str(tmp_path / "run")])
+
+
+def test_training_script_rejects_data_with_no_usable_pairs(tmp_path, toy_corpus):
+    words = " ".join(f"w{i}" for i in range(80))  # longer than the tiny config's max_len of 64 tokens
+    too_long = write_tsv(tmp_path / "too_long.tsv", [(words, words)] * 5)
+    with pytest.raises(SystemExit, match="too_long.tsv"):
+        train_main(["--train", str(too_long), "--dev", str(toy_corpus[1]), "--out", str(tmp_path / "run")])
+
+
+def test_token_batcher_covers_every_pair_within_the_token_budget():
+    rng = random.Random(0)
+    src = random_sequences([rng.randint(1, 20) for _ in range(300)], 50, seed=1)
+    tgt = random_sequences([rng.randint(1, 20) for _ in range(300)], 50, seed=2)
+    batcher = TokenBatcher(src, tgt, max_tokens=100, seed=3, pool_size=64)
+    batches = batcher.epoch_batches(0)
+    assert sorted(i for batch in batches for i in batch) == list(range(300))
+    for batch in batches:
+        s, t_in, t_out = batcher.collate(batch)
+        assert s.numel() <= 100 and t_in.numel() <= 100
+        assert t_in.shape == t_out.shape
+        assert (t_in[:, 0] == BOS_ID).all()
+        assert all(s[k, len(src[i])] == EOS_ID and t_out[k, len(tgt[i])] == EOS_ID for k, i in enumerate(batch))
+    assert batcher.epoch_batches(0) == batches  # the order depends only on (seed, epoch) ...
+    assert batcher.epoch_batches(1) != batches  # ... and changes between epochs
+
+
+# ---- Learning-rate schedule and configs ----
+
+def test_learning_rate_warmup_then_decay():
+    cfg = TrainConfig(lr=1e-3, warmup_steps=10, min_lr=1e-5)
+    lrs = [learning_rate(step, cfg) for step in range(1000)]
+    assert lrs[:10] == sorted(lrs[:10]) and lrs[9] == pytest.approx(1e-3)
+    assert lrs[39] == pytest.approx(1e-3 * (10 / 40) ** 0.5)
+    assert lrs[10:] == sorted(lrs[10:], reverse=True) and min(lrs) >= 1e-5
+    cosine = TrainConfig(lr=1e-3, warmup_steps=10, min_lr=1e-5, schedule="cosine", decay_steps=110)
+    assert learning_rate(60, cosine) == pytest.approx((1e-3 + 1e-5) / 2)
+    assert learning_rate(110, cosine) == learning_rate(500, cosine) == pytest.approx(1e-5)
+    assert learning_rate(50, TrainConfig(schedule="cosine", warmup_steps=10), time_progress=1.0) == pytest.approx(1e-5)
+
+
+def test_configs_and_overrides(tmp_path):
+    model_cfg, train_cfg = load_config("tiny")
+    assert model_cfg.vocab_size == train_cfg.vocab_size
+    apply_overrides(train_cfg, ["eval_every=7", "lr=0.5"])
+    assert (train_cfg.eval_every, train_cfg.lr) == (7, 0.5)
+    with pytest.raises(ValueError, match="nonsense"):
+        apply_overrides(train_cfg, ["nonsense=1"])
+    spec = tmp_path / "cfg.json"
+    spec.write_text(json.dumps({"model": {"d_model": 8, "n_heads": 2}, "train": {"vocab_size": 77}}))
+    model_cfg, _ = load_config(str(spec))
+    assert (model_cfg.d_model, model_cfg.vocab_size) == (8, 77)
+    with pytest.raises(ValueError, match="unknown config"):
+        load_config("huge")
+
+
+# ---- The training script ----
+
+def train_args(train, dev, out, *extra):
+    return ["--config", "tiny", "--train", str(train), "--dev", str(dev), "--out", str(out), "--no-progress",
+            "--precision", "fp32", *extra]
+
+
+@pytest.fixture(scope="module")
+def small_corpus(tmp_path_factory):
+    """The toy training set with a 5-pair dev set (dev decoding is the slow part of short runs)."""
+    root = tmp_path_factory.mktemp("small_corpus")
+    return write_tsv(root / "train.tsv", toy_pairs()), write_tsv(root / "dev.tsv", toy_pairs()[:5])
+
+
+def test_resume_gives_the_same_weights_as_an_uninterrupted_run(small_corpus, tmp_path):
+    train, dev = small_corpus
+    total, half = 30, 13  # stops mid-epoch, after warmup (10 steps), crossing an epoch boundary on resume
+    train_main(train_args(train, dev, tmp_path / "straight", "--max-steps", str(total)))
+    train_main(train_args(train, dev, tmp_path / "resumed", "--max-steps", str(half)))
+    train_main(train_args(train, dev, tmp_path / "resumed", "--max-steps", str(total), "--resume"))
+    straight = torch.load(tmp_path / "straight" / "checkpoint.pt", weights_only=False)
+    resumed = torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=False)
+    for key in ("step", "epoch", "batch_in_epoch", "target_tokens"):
+        assert straight["state"][key] == resumed["state"][key], key
+    assert straight["state"]["step"] == total
+    for name, tensor in straight["model"].items():
+        torch.testing.assert_close(resumed["model"][name], tensor, rtol=0, atol=1e-6, msg=name)
+    for index, slot in straight["optimizer"]["state"].items():
+        torch.testing.assert_close(resumed["optimizer"]["state"][index]["exp_avg"], slot["exp_avg"], rtol=0, atol=1e-6)
+    assert len(resumed["state"]["commands"]) == 2  # both invocations are recorded
+
+
+def test_resume_without_checkpoint_is_a_clear_error(small_corpus, tmp_path):
+    train, dev = small_corpus
+    with pytest.raises(SystemExit, match="checkpoint.pt"):
+        train_main(train_args(train, dev, tmp_path / "fresh", "--resume"))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_module(*args, timeout=300):
+    """`python -m ...` in a subprocess from the repository root; returns stdout (fails the test on error)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-m", *map(str, args)], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+def test_ddp_training_on_two_cpu_processes_exports_a_loadable_model(small_corpus, tmp_path):
+    train, dev = small_corpus
+    out = tmp_path / "ddp"
+    run_module("torch.distributed.run", "--nproc_per_node=2", f"--master_port={free_port()}", "-m",
+               "training.train", *train_args(train, dev, out, "--max-steps", "6"))
+    translator = Translator.load(out / "model")
+    assert isinstance(translator.translate("I see the cat."), str)
+    assert translator.metrics["training"]["hardware"].startswith("2 process(es)")
+    assert torch.load(out / "checkpoint.pt", weights_only=False)["state"]["step"] == 6
+
+
+def test_evaluate_cli_prints_json_and_records_scores(tiny_model_dir, toy_corpus, tmp_path):
+    model_dir = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model_dir)
+    stdout = run_module("training.evaluate", "--model", model_dir, "--data", toy_corpus[1], "--beam", "2",
+                        "--record", "toy dev")
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    assert {"bleu", "chrf", "n", "seconds"} <= set(summary)
+    assert summary["n"] == 40 and summary["bleu"] > 90 and summary["chrf"] > 90
+    recorded = json.loads((model_dir / "metrics.json").read_text(encoding="utf-8"))["scores"]["toy dev"]["beam2"]
+    assert recorded["bleu"] == summary["bleu"] and "--record" in recorded["command"]
+    assert "dev (during training)" in json.loads((model_dir / "metrics.json").read_text())["scores"]

@@ -1,0 +1,171 @@
+"""`Translator` on the tiny model trained by the real training script: translate, inspect, odd input, and
+model directories that are broken in every way `Translator.load` should catch."""
+
+import copy
+import json
+import shutil
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from conftest import toy_pairs
+from transformer import Inspection, ModelLoadError, Translator
+from transformer.tokenizer import EOS_ID
+from transformer.translator import save_model_dir
+
+ODD_INPUTS = ["", "   ", "😀🐱", "e\u0301 cafe\u0301", "שלום עולם", "مرحبا بالعالم", "\u200b", "Ünïcödé ✓ “quotes”",
+              "I\tlove\nthe cat."]
+
+
+def test_training_run_leaves_model_logs_and_checkpoint(tiny_model_dir):
+    run_dir = tiny_model_dir.parent
+    for name in ("model.safetensors", "config.json", "tokenizer.json", "metrics.json"):
+        assert (tiny_model_dir / name).is_file(), name
+    for name in ("metrics.csv", "loss_curve.png", "checkpoint.pt"):
+        assert (run_dir / name).is_file(), name
+    assert (run_dir / "loss_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    metrics = json.loads((tiny_model_dir / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["training"]["steps"] > 0
+    assert metrics["scores"]["dev (during training)"]["greedy"]["bleu"] > 90
+
+
+def test_translates_the_toy_corpus(translator):
+    assert translator.translate("I love the cat.") == "io amo il gatto."
+    pairs = toy_pairs()
+    outputs = translator.translate([en for en, _ in pairs])
+    correct = sum(out == it for out, (_, it) in zip(outputs, pairs))
+    assert correct >= 0.95 * len(pairs)
+
+
+def test_translate_returns_str_for_str_and_list_for_list(translator):
+    assert isinstance(translator.translate("Tom sees the dog."), str)
+    out = translator.translate(["Tom sees the dog.", "we have the book."])
+    assert out == ["Tom vedo il cane.", "noi ho il libro."]
+    assert translator.translate(("we have the book.",)) == ["noi ho il libro."]
+    assert translator.translate([]) == []
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_inspect_agrees_with_translate_and_has_consistent_maps(translator, beam):
+    cfg = translator.model.cfg
+    text = "they want the water."
+    result = translator.inspect(text, beam=beam)
+    assert isinstance(result, Inspection)
+    assert result.translation == translator.translate(text, beam=beam) == "loro voglio l'acqua."
+    S, T = len(result.source_tokens), len(result.target_tokens)
+    assert result.source_tokens[-1] == "</s>" and result.target_tokens[0] == "<s>"
+    assert result.encoder_attention.shape == (cfg.n_encoder_layers, cfg.n_heads, S, S)
+    assert result.decoder_attention.shape == (cfg.n_decoder_layers, cfg.n_heads, T, T)
+    assert result.cross_attention.shape == (cfg.n_decoder_layers, cfg.n_heads, T, S)
+    for maps in (result.encoder_attention, result.decoder_attention, result.cross_attention):
+        assert abs(maps.sum(-1) - 1).max() < 1e-4
+    assert len(result.top_candidates) == T
+    if beam == 1:  # teacher forcing on the greedy output: each top candidate is the next generated token
+        predicted = [candidates[0][0] for candidates in result.top_candidates]
+        assert predicted == result.target_tokens[1:] + ["</s>"]
+    for candidates in result.top_candidates:
+        probs = [p for _, p in candidates]
+        assert probs == sorted(probs, reverse=True) and 0 < sum(probs) <= 1 + 1e-6
+    assert not result.source_truncated
+
+
+def test_odd_inputs_do_not_crash(translator):
+    outputs = translator.translate(ODD_INPUTS)
+    assert len(outputs) == len(ODD_INPUTS) and all(isinstance(o, str) for o in outputs)
+    assert outputs == [translator.translate(text) for text in ODD_INPUTS]
+    for text in ODD_INPUTS:
+        result = translator.inspect(text)
+        assert result.cross_attention.shape[-1] == len(result.source_tokens) >= 1
+
+
+def test_long_input_is_truncated_to_the_model_length(translator):
+    max_len = translator.model.cfg.max_len
+    text = "I see the cat and the dog and the house. " * 40
+    result = translator.inspect(text)
+    assert result.source_truncated
+    assert len(result.source_tokens) == max_len and result.source_tokens[-1] == "</s>"
+    assert len(result.target_tokens) <= max_len
+    (ids,) = translator.translate_ids([text])
+    assert len(ids) <= max_len - 1 and EOS_ID not in ids
+    assert isinstance(translator.translate(text, beam=2), str)
+
+
+def test_fp32_export_round_trips_exactly_and_stores_tied_weights_once(translator, tmp_path):
+    save_model_dir(translator.model, translator.tokenizer, tmp_path, dtype=torch.float32, metrics={"note": "x"})
+    assert "generator.weight" not in load_file(str(tmp_path / "model.safetensors"))
+    loaded = Translator.load(tmp_path)
+    assert loaded.metrics == {"note": "x"}
+    expected = translator.model.state_dict()
+    for name, tensor in loaded.model.state_dict().items():
+        assert torch.equal(tensor, expected[name]), name
+    assert loaded.model.generator.weight.data_ptr() == loaded.model.src_embed.lut.weight.data_ptr()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_translator_accepts_a_model_on_the_gpu(translator):
+    """The training script evaluates through a Translator around its GPU model."""
+    gpu = Translator(copy.deepcopy(translator.model).cuda(), translator.tokenizer)
+    sentences = [en for en, _ in toy_pairs()[:8]]
+    assert gpu.translate(sentences, beam=2) == translator.translate(sentences, beam=2)
+    assert gpu.inspect(sentences[0]).translation == translator.translate(sentences[0])
+
+
+# ---- Broken model directories ----
+
+def edit_json(path, **changes):
+    values = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**values, **changes}), encoding="utf-8")
+
+
+def edit_weights(path, change):
+    weights = load_file(str(path))
+    change(weights)
+    save_file(weights, str(path))
+
+
+def grow(weights, name):
+    weights[name] = torch.zeros(weights[name].shape[0] + 1, *weights[name].shape[1:])
+
+
+BROKEN = {
+    "missing weights": (lambda d: (d / "model.safetensors").unlink(), "missing model.safetensors"),
+    "missing config": (lambda d: (d / "config.json").unlink(), "missing config.json"),
+    "missing tokenizer": (lambda d: (d / "tokenizer.json").unlink(), "missing tokenizer.json"),
+    "config not json": (lambda d: (d / "config.json").write_text("{oops", encoding="utf-8"), "invalid config"),
+    "config is a list": (lambda d: (d / "config.json").write_text("[1, 2]", encoding="utf-8"), "invalid config"),
+    "unknown config key": (lambda d: edit_json(d / "config.json", colour="red"), "colour"),
+    "heads do not divide": (lambda d: edit_json(d / "config.json", n_heads=5), "divisible"),
+    "zero heads": (lambda d: edit_json(d / "config.json", n_heads=0), "n_heads"),
+    "fractional width": (lambda d: edit_json(d / "config.json", d_model=32.0), "d_model must be a positive integer"),
+    "dropout out of range": (lambda d: edit_json(d / "config.json", dropout=1.5), "invalid config"),
+    "vocab mismatch": (lambda d: edit_json(d / "config.json", vocab_size=999), "vocab_size=999"),
+    "wrong weight shape": (
+        lambda d: edit_weights(d / "model.safetensors", lambda w: grow(w, "encoder.layers.0.feed_forward.w_1.weight")),
+        "encoder.layers.0.feed_forward.w_1.weight",
+    ),
+    "missing weight": (
+        lambda d: edit_weights(d / "model.safetensors", lambda w: w.pop("decoder.norm.weight")), "decoder.norm.weight"
+    ),
+    "extra weight": (
+        lambda d: edit_weights(d / "model.safetensors", lambda w: w.update(stray=torch.zeros(2))), "stray"
+    ),
+    "weights not safetensors": (lambda d: (d / "model.safetensors").write_bytes(b"\x00garbage"), "weights"),
+    "tokenizer not json": (lambda d: (d / "tokenizer.json").write_text("nope", encoding="utf-8"), "tokenizer"),
+    "metrics not json": (lambda d: (d / "metrics.json").write_text("{", encoding="utf-8"), "metrics.json"),
+}
+
+
+@pytest.mark.parametrize("problem", BROKEN)
+def test_broken_model_directory_raises_model_load_error(tiny_model_dir, tmp_path, problem):
+    break_it, message = BROKEN[problem]
+    model_dir = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model_dir)
+    break_it(model_dir)
+    with pytest.raises(ModelLoadError, match=message):
+        Translator.load(model_dir)
+
+
+def test_missing_directory_raises_model_load_error(tmp_path):
+    with pytest.raises(ModelLoadError, match="no such model directory"):
+        Translator.load(tmp_path / "nowhere")
