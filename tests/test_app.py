@@ -1,0 +1,127 @@
+"""The web app as users and API clients meet it: `python app.py` in a subprocess, called with gradio_client."""
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import toy_pairs
+
+ROOT = Path(__file__).resolve().parents[1]
+gradio_client = pytest.importorskip("gradio_client")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serve_app(model_dir, timeout=180):
+    """Run `python app.py` on a free port; yield its URL once it answers; stop it afterwards."""
+    port = free_port()
+    env = {**os.environ, "MODEL_DIR": str(model_dir), "GRADIO_SERVER_PORT": str(port),
+           "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_ANALYTICS_ENABLED": "False"}
+    proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.time() + timeout
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"app.py exited with {proc.returncode}:\n{proc.stdout.read()}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(url + "config", timeout=5).status_code == 200:
+                    break
+            if time.time() > deadline:
+                pytest.fail(f"app.py did not answer on {url} within {timeout} s")
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def app_url(tiny_model_dir):
+    with serve_app(tiny_model_dir) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def client(app_url):
+    return gradio_client.Client(app_url, verbose=False)
+
+
+def test_translates_like_the_library(client, translator):
+    italian, status, tokens = client.predict("I see the cat.", api_name="/translate")
+    assert italian == translator.translate("I see the cat.") == "io vedo il gatto."
+    assert "Translated in" in status and "greedy" in status
+    assert "▁cat" in tokens and "▁gatto" in tokens
+
+
+def test_beam_search_option(client, translator):
+    italian, status, _ = client.predict("we love the dog.", "beam", 4, api_name="/translate")
+    assert italian == translator.translate("we love the dog.", beam=4)
+    assert "beam search (4 beams)" in status
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t "])
+def test_empty_input_gets_a_friendly_message(client, text):
+    italian, status, tokens = client.predict(text, api_name="/translate")
+    assert italian == "" and tokens == ""
+    assert "Type an English sentence" in status
+
+
+def test_html_input_comes_back_as_text(client, translator):
+    text = "<script>alert(1)</script> <b>the cat</b>"
+    italian, _, tokens = client.predict(text, api_name="/translate")
+    assert italian == translator.translate(text)
+    assert "<script" not in tokens and "<b>" not in tokens
+    assert "&lt;" in tokens  # the "<" pieces are shown, escaped
+
+
+def test_long_input_is_truncated_with_a_note(client, translator):
+    text = "I see the cat. " * 40  # far more than the tiny model's 63 source tokens
+    italian, status, _ = client.predict(text, api_name="/translate")
+    assert italian == translator.translate(text)
+    assert "only the beginning was translated" in status
+    assert str(translator.max_source_tokens) in status
+
+
+@pytest.mark.parametrize("text", ["Ça va? naïve café ☕ 😀", "日本語のテキスト",
+                                  "I see\u00a0the cat.\u200b"])
+def test_any_unicode_works(client, translator, text):
+    italian, status, _ = client.predict(text, api_name="/translate")
+    assert italian == translator.translate(text)
+    assert "Translated in" in status
+
+
+def test_sixteen_clients_at_once(app_url, translator):
+    sentences = [en for en, _ in toy_pairs()[:16]]
+    clients = [gradio_client.Client(app_url, verbose=False) for _ in sentences]
+
+    def call(i):
+        return clients[i].predict(sentences[i], api_name="/translate")[0]
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        answers = list(pool.map(call, range(16)))
+    assert answers == translator.translate(sentences)
+
+
+def test_starts_without_a_model_and_says_how_to_train_one(tmp_path):
+    with serve_app(tmp_path / "no_model") as url:
+        page_config = httpx.get(url + "config", timeout=10).text
+        assert "No model loaded" in page_config and "python -m training.train" in page_config
+        italian, status = gradio_client.Client(url, verbose=False).predict("Hello", api_name="/translate")
+        assert italian == "" and "No model loaded" in status
