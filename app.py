@@ -15,7 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import gradio as gr
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # the app needs no network; do not phone home
+
+import gradio as gr  # noqa: E402 (after the environment it reads)
 from PIL import Image
 
 from transformer import ModelLoadError, Translator, plots
@@ -76,7 +78,7 @@ It was trained on short everyday sentences from [Tatoeba](https://tatoeba.org) (
 hungry."*, *"Where do you live?"*). It handles such sentences well, and does badly on long, technical, news-style or
 literary text, rare words and names it has not seen, and on anything that needs context beyond one sentence (who
 *you* is: *tu*, *voi* or *Lei*; the gender of *I*). It reads at most {max_tokens} tokens and translates only the
-beginning of longer inputs. It is a small model trained for a few hours on a laptop-class CPU: check what it says.
+beginning of longer inputs. It is a small model trained for about two hours on two CPU cores: check what it says.
 
 ### Credits
 Architecture: Vaswani et al., [*Attention Is All You Need*](https://arxiv.org/abs/1706.03762) (2017), explained

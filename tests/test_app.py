@@ -23,6 +23,11 @@ def free_port():
         return s.getsockname()[1]
 
 
+def connect(url):
+    """A client with a generous timeout: a loaded CI machine answers slowly, which is not what is tested here."""
+    return gradio_client.Client(url, verbose=False, analytics_enabled=False, httpx_kwargs={"timeout": 120})
+
+
 @contextlib.contextmanager
 def serve_app(model_dir, timeout=180):
     """Run `python app.py` on a free port; yield its URL once it answers; stop it afterwards."""
@@ -60,7 +65,7 @@ def app_url(tiny_model_dir):
 
 @pytest.fixture(scope="module")
 def client(app_url):
-    return gradio_client.Client(app_url, verbose=False)
+    return connect(app_url)
 
 
 def test_translates_like_the_library(client, translator):
@@ -109,7 +114,7 @@ def test_any_unicode_works(client, translator, text):
 
 def test_sixteen_clients_at_once(app_url, translator):
     sentences = [en for en, _ in toy_pairs()[:16]]
-    clients = [gradio_client.Client(app_url, verbose=False) for _ in sentences]
+    clients = [connect(app_url) for _ in sentences]
 
     def call(i):
         return clients[i].predict(sentences[i], api_name="/translate")[0]
@@ -123,5 +128,5 @@ def test_starts_without_a_model_and_says_how_to_train_one(tmp_path):
     with serve_app(tmp_path / "no_model") as url:
         page_config = httpx.get(url + "config", timeout=10).text
         assert "No model loaded" in page_config and "python -m training.train" in page_config
-        italian, status = gradio_client.Client(url, verbose=False).predict("Hello", api_name="/translate")
+        italian, status = connect(url).predict("Hello", api_name="/translate")
         assert italian == "" and "No model loaded" in status

@@ -28,13 +28,19 @@ def suppress_eos(model):
     return model
 
 
-def test_cached_step_logits_equal_full_prefix_logits():
+def encoded_pair_and_full_logits():
+    """A random model, an encoded source batch, a target prefix and its uncached logits (one full pass)."""
     cfg = tiny_config()
     model = make_model()
     src = pad_sequences(random_sequences([6, 3], cfg.vocab_size))
     tgt = torch.tensor([[BOS_ID] + seq for seq in random_sequences([7, 7], cfg.vocab_size, seed=1)])
     memory, src_mask, _ = model.encode(src)
     full, _, _ = model.decode(tgt, memory, src_mask)
+    return cfg, model, tgt, memory, src_mask, full
+
+
+def test_cached_step_logits_equal_full_prefix_logits():
+    cfg, model, tgt, memory, src_mask, full = encoded_pair_and_full_logits()
     cache = model.new_cache()
     for t in range(tgt.size(1)):
         step, _, _ = model.decode(tgt[:, t : t + 1], memory, src_mask, cache)
@@ -43,12 +49,7 @@ def test_cached_step_logits_equal_full_prefix_logits():
 
 
 def test_cache_accepts_several_new_tokens_at_once():
-    cfg = tiny_config()
-    model = make_model()
-    src = pad_sequences(random_sequences([6, 3], cfg.vocab_size))
-    tgt = torch.tensor([[BOS_ID] + seq for seq in random_sequences([7, 7], cfg.vocab_size, seed=1)])
-    memory, src_mask, _ = model.encode(src)
-    full, _, _ = model.decode(tgt, memory, src_mask)
+    cfg, model, tgt, memory, src_mask, full = encoded_pair_and_full_logits()
     cache = model.new_cache()
     chunks = [(0, 3), (3, 7), (7, 8)]  # a prompt, then a chunk of several tokens, then one token
     steps = torch.cat([model.decode(tgt[:, a:b], memory, src_mask, cache)[0] for a, b in chunks], dim=1)
