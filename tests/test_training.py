@@ -178,6 +178,22 @@ def test_resume_gives_the_same_weights_as_an_uninterrupted_run(small_corpus, tmp
     assert len(resumed["state"]["commands"]) == 2  # both invocations are recorded
 
 
+def test_training_crosses_epochs_whose_batch_counts_differ(small_corpus, tmp_path, monkeypatch):
+    """Small length pools make each epoch's batch count depend on its shuffle; the loop must follow it."""
+    import training.train
+
+    monkeypatch.setattr(training.train, "TokenBatcher",
+                        lambda src, tgt, max_tokens, seed: TokenBatcher(src, tgt, max_tokens, seed, pool_size=7))
+    rng = random.Random(0)
+    lengths = [rng.randint(1, 12) for _ in range(200)]
+    batcher = TokenBatcher([[5] * n for n in lengths], [[6] * n for n in lengths], max_tokens=48, pool_size=7)
+    assert len({len(batcher.epoch_batches(epoch)) for epoch in range(6)}) > 1
+    train, dev = small_corpus
+    train_main(train_args(train, dev, tmp_path / "run", "--max-steps", "160", "--set", "max_tokens=48", "eval_every=1000"))
+    state = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)["state"]
+    assert state["step"] == 160 and state["epoch"] >= 3
+
+
 def test_resume_without_checkpoint_is_a_clear_error(small_corpus, tmp_path):
     train, dev = small_corpus
     with pytest.raises(SystemExit, match="checkpoint.pt"):

@@ -388,6 +388,7 @@ def main(argv=None):
             state["epoch"] += 1
             state["batch_in_epoch"] = 0
             batches = batcher.epoch_batches(state["epoch"])
+            n_batches = len(batches) // dist_ctx.world  # pools cut differently each epoch
         batch = batches[state["batch_in_epoch"] * dist_ctx.world + dist_ctx.rank]
         src, tgt_in, tgt_out = (t.to(device) for t in batcher.collate(batch))
         horizon = state["lr_horizon_seconds"]
