@@ -36,7 +36,7 @@ def _strip(tokens):
     return out
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def greedy_decode(model, src, use_cache=True):
     """src (B, S) -> list of B token-id lists, each the argmax continuation until EOS or its length cap."""
     B = src.size(0)
@@ -66,7 +66,7 @@ def _reorder_cache(cache, flat_index):
             layer["self"][name] = layer["self"][name].index_select(0, flat_index)
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def beam_search(model, src, beam_size=4, alpha=0.6, use_cache=True):
     """src (B, S) -> list of B token-id lists: the best finished hypothesis of each sentence's beam.
 
