@@ -1,6 +1,7 @@
 """Training: a toy task learned by the library's model, data reading and batching, the learning-rate
 schedule, the real training script (resume, DDP, bad input) and the evaluation CLI."""
 
+import csv
 import json
 import os
 import random
@@ -15,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from conftest import make_model, random_sequences, toy_pairs, write_tsv
-from training.configs import TrainConfig, load_config
+from training.configs import CONFIGS, TrainConfig, load_config
 from training.data import TokenBatcher, load_pairs, read_tsv
 from training.train import apply_overrides, learning_rate, main as train_main
 from transformer import Translator
@@ -148,8 +149,8 @@ def test_configs_and_overrides(tmp_path):
 
 # ---- The training script ----
 
-def train_args(train, dev, out, *extra):
-    return ["--config", "tiny", "--train", str(train), "--dev", str(dev), "--out", str(out), "--no-progress",
+def train_args(train, dev, out, *extra, config="tiny"):
+    return ["--config", config, "--train", str(train), "--dev", str(dev), "--out", str(out), "--no-progress",
             "--precision", "fp32", *extra]
 
 
@@ -160,22 +161,45 @@ def small_corpus(tmp_path_factory):
     return write_tsv(root / "train.tsv", toy_pairs()), write_tsv(root / "dev.tsv", toy_pairs()[:5])
 
 
-def test_resume_gives_the_same_weights_as_an_uninterrupted_run(small_corpus, tmp_path):
-    train, dev = small_corpus
-    total, half = 30, 13  # stops mid-epoch, after warmup (10 steps), crossing an epoch boundary on resume
-    train_main(train_args(train, dev, tmp_path / "straight", "--max-steps", str(total)))
-    train_main(train_args(train, dev, tmp_path / "resumed", "--max-steps", str(half)))
-    train_main(train_args(train, dev, tmp_path / "resumed", "--max-steps", str(total), "--resume"))
-    straight = torch.load(tmp_path / "straight" / "checkpoint.pt", weights_only=False)
-    resumed = torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=False)
+@pytest.fixture(scope="module")
+def dropout_config(tmp_path_factory):
+    """The tiny config with dropout on, so that resuming must restore the random state too."""
+    model, train = CONFIGS["tiny"]
+    path = tmp_path_factory.mktemp("config") / "tiny_dropout.json"
+    path.write_text(json.dumps({"model": {**model, "dropout": 0.1}, "train": train}), encoding="utf-8")
+    return str(path)
+
+
+def assert_same_run(straight_dir, resumed_dir, stopped_at):
+    """Two runs' checkpoints hold the same state, weights and optimizer moments; their logs the same rows, but
+    for the dev evaluation that ends every stint (the resumed run stopped once, at step `stopped_at`)."""
+    straight = torch.load(straight_dir / "checkpoint.pt", weights_only=False)
+    resumed = torch.load(resumed_dir / "checkpoint.pt", weights_only=False)
     for key in ("step", "epoch", "batch_in_epoch", "target_tokens"):
         assert straight["state"][key] == resumed["state"][key], key
-    assert straight["state"]["step"] == total
     for name, tensor in straight["model"].items():
         torch.testing.assert_close(resumed["model"][name], tensor, rtol=0, atol=1e-6, msg=name)
     for index, slot in straight["optimizer"]["state"].items():
         torch.testing.assert_close(resumed["optimizer"]["state"][index]["exp_avg"], slot["exp_avg"], rtol=0, atol=1e-6)
-    assert len(resumed["state"]["commands"]) == 2  # both invocations are recorded
+    logged_steps = lambda run: [row["step"] for row in csv.DictReader(open(run / "metrics.csv", encoding="utf-8"))]
+    assert logged_steps(resumed_dir) == sorted(logged_steps(straight_dir) + [str(stopped_at)], key=int)
+    return resumed
+
+
+def test_resume_gives_the_same_weights_as_an_uninterrupted_run(small_corpus, dropout_config, tmp_path):
+    train, dev = small_corpus
+    total, half = 30, 13  # stops mid-epoch, after warmup (10 steps), crossing an epoch boundary on resume
+    args = lambda out, steps, *extra: train_args(train, dev, out, "--max-steps", str(steps), *extra, config=dropout_config)
+    train_main(args(tmp_path / "straight", total))
+    train_main(args(tmp_path / "resumed", half))
+    shutil.copy(tmp_path / "resumed" / "checkpoint.pt", tmp_path / "at_half.pt")
+    # A crash: the run goes on logging past its last checkpoint, then restarts from that checkpoint.
+    train_main(args(tmp_path / "resumed", total, "--resume"))
+    shutil.copy(tmp_path / "at_half.pt", tmp_path / "resumed" / "checkpoint.pt")
+    train_main(args(tmp_path / "resumed", total, "--resume"))
+    resumed = assert_same_run(tmp_path / "straight", tmp_path / "resumed", stopped_at=half)
+    assert resumed["state"]["step"] == total
+    assert len(resumed["state"]["commands"]) == 2  # the invocations that led to this checkpoint are recorded
 
 
 def test_training_crosses_epochs_whose_batch_counts_differ(small_corpus, tmp_path, monkeypatch):
@@ -215,15 +239,19 @@ def run_module(*args, timeout=300):
     return proc.stdout
 
 
-def test_ddp_training_on_two_cpu_processes_exports_a_loadable_model(small_corpus, tmp_path):
+def test_ddp_training_on_two_cpu_processes_resumes_exactly_and_exports_a_loadable_model(
+        small_corpus, dropout_config, tmp_path):
     train, dev = small_corpus
-    out = tmp_path / "ddp"
-    run_module("torch.distributed.run", "--nproc_per_node=2", f"--master_port={free_port()}", "-m",
-               "training.train", *train_args(train, dev, out, "--max-steps", "6"))
-    translator = Translator.load(out / "model")
+    torchrun = lambda out, steps, *extra: run_module(
+        "torch.distributed.run", "--nproc_per_node=2", f"--master_port={free_port()}", "-m", "training.train",
+        *train_args(train, dev, out, "--max-steps", str(steps), *extra, config=dropout_config))
+    torchrun(tmp_path / "straight", 8)
+    torchrun(tmp_path / "resumed", 4)
+    torchrun(tmp_path / "resumed", 8, "--resume")  # each process must get back its own random state
+    assert_same_run(tmp_path / "straight", tmp_path / "resumed", stopped_at=4)
+    translator = Translator.load(tmp_path / "resumed" / "model")
     assert isinstance(translator.translate("I see the cat."), str)
     assert translator.metrics["training"]["hardware"].startswith("2 process(es)")
-    assert torch.load(out / "checkpoint.pt", weights_only=False)["state"]["step"] == 6
 
 
 def test_evaluate_cli_prints_json_and_records_scores(tiny_model_dir, toy_corpus, tmp_path):

@@ -94,6 +94,14 @@ class Distributed:
         dist.all_reduce(t)
         return t.item()
 
+    def all_gather_object(self, obj):
+        """Every rank's `obj`, in rank order, on every rank."""
+        if self.world == 1:
+            return [obj]
+        gathered = [None] * self.world
+        dist.all_gather_object(gathered, obj)
+        return gathered
+
     def broadcast_flag(self, flag):
         """Rank 0 decides (e.g. the time budget is spent); every rank follows."""
         if self.world == 1:
@@ -182,6 +190,29 @@ def hardware_description(device, world):
     if device.type == "cuda":
         return f"{world} x {torch.cuda.get_device_name(device)}"
     return f"{world} process(es) x {torch.get_num_threads()} CPU threads ({platform.processor() or platform.machine()})"
+
+
+def rng_state(device):
+    """This process's random generators: dropout draws from torch's (CUDA's on a GPU)."""
+    return {"torch": torch.get_rng_state(), "python": random.getstate(),
+            "cuda": torch.cuda.get_rng_state(device) if device.type == "cuda" else None}
+
+
+def set_rng_state(state, device):
+    torch.set_rng_state(state["torch"])
+    random.setstate(state["python"])
+    if device.type == "cuda" and state["cuda"] is not None:
+        torch.cuda.set_rng_state(state["cuda"], device)
+
+
+def truncate_log(log_path, step):
+    """Drop the metrics rows logged after `step`: a run resumed from the checkpoint of `step` logs them again."""
+    with open(log_path, newline="", encoding="utf-8") as f:
+        rows = [row for row in csv.DictReader(f) if int(row["step"]) <= step]
+    with open(log_path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, LOG_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def save_atomic(obj, path):
@@ -292,10 +323,11 @@ def main(argv=None):
         model.load_state_dict(checkpoint["model"])
         optimizer.load_state_dict(checkpoint["optimizer"])
         state = checkpoint["state"]
-        torch.set_rng_state(checkpoint["rng"]["torch"])
-        random.setstate(checkpoint["rng"]["python"])
-        if device.type == "cuda" and checkpoint["rng"].get("cuda") is not None:
-            torch.cuda.set_rng_state(checkpoint["rng"]["cuda"], device)  # dropout on a GPU draws from this one
+        saved_rng = checkpoint["rng"]  # one state per process of the run that saved it
+        if len(saved_rng) != dist_ctx.world:
+            log(f"warning: the checkpoint was written by {len(saved_rng)} process(es), this run has "
+                f"{dist_ctx.world}: each process takes a saved random state, so dropout differs from an unbroken run")
+        set_rng_state(saved_rng[dist_ctx.rank % len(saved_rng)], device)
         log(f"resumed at step {state['step']} (epoch {state['epoch']}, batch {state['batch_in_epoch']})")
     state["commands"].append("python -m training.train " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])))
     log(f"model: {model.num_parameters():,} parameters; {hardware_description(device, dist_ctx.world)}")
@@ -308,9 +340,12 @@ def main(argv=None):
     autocast = autocast_context(device, args.precision)
 
     log_path = out / "metrics.csv"
-    if dist_ctx.main and not (args.resume and log_path.is_file()):
-        with open(log_path, "w", newline="", encoding="utf-8") as f:
-            csv.writer(f).writerow(LOG_COLUMNS)
+    if dist_ctx.main:
+        if args.resume and log_path.is_file():
+            truncate_log(log_path, state["step"])
+        else:
+            with open(log_path, "w", newline="", encoding="utf-8") as f:
+                csv.writer(f).writerow(LOG_COLUMNS)
 
     def write_log(row):
         with open(log_path, "a", newline="", encoding="utf-8") as f:
@@ -318,6 +353,7 @@ def main(argv=None):
 
     def evaluate_and_checkpoint():
         """Dev BLEU/chrF with batched greedy decoding (rank 0), best model exported, state checkpointed."""
+        rng = dist_ctx.all_gather_object(rng_state(device))
         if not dist_ctx.main:
             return
         model.eval()
@@ -335,8 +371,7 @@ def main(argv=None):
                    f"({result['n']} pairs){' - best so far, exported' if improved else ''}")
         save_atomic({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": state,
                      "model_config": asdict(model_cfg), "train_config": asdict(train_cfg),
-                     "rng": {"torch": torch.get_rng_state(), "python": random.getstate(),
-                             "cuda": torch.cuda.get_rng_state(device) if device.type == "cuda" else None}},
+                     "rng": rng},
                     out / CHECKPOINT)
 
     def export(dev_result):
