@@ -3,6 +3,7 @@
     pip install -r requirements.txt
     python app.py                          # http://127.0.0.1:7860 (GRADIO_SERVER_NAME / GRADIO_SERVER_PORT apply)
     MODEL_DIR=runs/cpu/model python app.py # another model directory
+    MODEL_DTYPE=float32 python app.py      # run the model in float32 (default float16, faster one sentence at a time)
 
 Wiring only: `transformer.Translator` runs the model, `transformer.plots` draws. Each translation is one
 `Translator.inspect` call, kept in the session state; every figure is drawn from it, and only the figures of the
@@ -23,6 +24,8 @@ from PIL import Image
 from transformer import ModelLoadError, Translator, plots
 
 MODEL_DIR = Path(os.environ.get("MODEL_DIR", Path(__file__).parent / "assets" / "model"))
+# One sentence at a time, a CPU decoder step waits on reading the weights: float16 halves that (README, Benchmarks).
+MODEL_DTYPE = os.environ.get("MODEL_DTYPE", "float16")
 
 EXAMPLES = [
     "I love reading books.",
@@ -112,7 +115,7 @@ def download_file(data: bytes, name: str) -> str:
 
 def load_translator():
     try:
-        return Translator.load(MODEL_DIR), None
+        return Translator.load(MODEL_DIR, dtype=MODEL_DTYPE), None
     except ModelLoadError as e:
         return None, str(e)
 

@@ -1,7 +1,7 @@
 """Translation latency per sentence, as an app user sees it: one sentence at a time (batch 1), greedy and beam
 search, with and without the decoder's key/value cache, in one run.
 
-    nice -n 19 python bench/decode_latency.py --threads 2
+    python bench/decode_latency.py --threads 2 [--dtype float32]
 
 (about a minute on 2 idle cores with the cpu-config model; e.g. `--sentences 10` for a smoke run).
 
@@ -11,6 +11,8 @@ exists, a randomly initialised model of `--config` (default cpu) with a tokenize
 training data (or `--tokenizer`). A random model's outputs run to other lengths than a trained model's (often to
 the length cap), so its latencies are only indicative; the output says so.
 
+The model runs in `--dtype`, float16 by default as in the app: a decoder step at batch 1 is a chain of
+matrix-vector products that wait on reading the weights from memory, and float16 halves the bytes read.
 Each call is `Translator.translate_ids([sentence], beam, use_cache)`: tokenisation, encoder, decoding loop.
 Every mode first translates `--warmup` sentences untimed. Reported per mode: p50 / p95 / mean milliseconds, the
 mean number of generated tokens, and for the uncached modes how many outputs equal the cached mode's (they
@@ -31,7 +33,7 @@ from bench.common import (DATA_DIR, ROOT, default_path, get_tokenizer, percentil
 from training.configs import load_config
 from transformer import Translator
 from transformer.model import Transformer
-from transformer.translator import WEIGHTS
+from transformer.translator import DTYPES, WEIGHTS
 
 GOAL_GREEDY_P50_MS = 30.0
 
@@ -50,6 +52,7 @@ def parse_args(argv=None):
     p.add_argument("--beam", type=int, default=4)
     p.add_argument("--warmup", type=int, default=5, help="untimed sentences per mode")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    p.add_argument("--dtype", choices=DTYPES, default="float16", help="precision the model runs in (as the app: float16)")
     args = p.parse_args(argv)
     if args.data is None:
         p.error("--data is required (no ../shared/data/en-it/test-tatoeba.tsv here)")
@@ -85,14 +88,14 @@ def random_translator(args):
     tokenizer, note = get_tokenizer(args.tokenizer, pairs, train_cfg.vocab_size)
     model_cfg.vocab_size = tokenizer.get_vocab_size()
     torch.manual_seed(0)
-    return Translator(Transformer(model_cfg), tokenizer), note
+    return Translator(Transformer(model_cfg).to(DTYPES[args.dtype]), tokenizer), note
 
 
 def load_translator(args):
     """(translator, description, trained?)"""
     model_dir = find_model_dir(args.model)
     if model_dir:
-        return Translator.load(model_dir), f"model {model_dir}", True
+        return Translator.load(model_dir, dtype=args.dtype), f"model {model_dir}", True
     translator, note = random_translator(args)
     return translator, (f"RANDOM-INIT model of config {args.config} (no --model, assets/model or runs/cpu/model); "
                         f"{note}. Output lengths differ from a trained model's: latencies are indicative only"), False
@@ -147,7 +150,7 @@ def main(argv=None):
     warmup, sentences = sentences[: args.warmup], sentences[args.warmup :]
     print(model_note)
     print(f"model: d_model {cfg.d_model}, {cfg.n_encoder_layers}+{cfg.n_decoder_layers} layers, vocabulary "
-          f"{cfg.vocab_size}, {translator.model.num_parameters():,} parameters; threads: {threads}")
+          f"{cfg.vocab_size}, {translator.model.num_parameters():,} parameters, run in {args.dtype}; threads: {threads}")
     print(f"{len(sentences)} sentences of {args.min_words}-{args.max_words} words from {args.data}, batch 1, "
           f"{len(warmup)} warm-up sentences per mode")
 
@@ -175,7 +178,7 @@ def main(argv=None):
     print_json({
         "benchmark": "decode_latency", "model": model_note if trained else "random-init", "trained_model": trained,
         "d_model": cfg.d_model, "layers": [cfg.n_encoder_layers, cfg.n_decoder_layers],
-        "parameters": translator.model.num_parameters(), "threads": threads, "sentences": len(sentences),
+        "parameters": translator.model.num_parameters(), "dtype": args.dtype, "threads": threads, "sentences": len(sentences),
         "modes": rows, "goal_greedy_p50_ms": GOAL_GREEDY_P50_MS, "goal_met": met,
         "caveats": caveats, "wall_seconds": round(time.perf_counter() - started, 1),
     })

@@ -58,6 +58,14 @@ def serve_app(model_dir, timeout=180):
 
 
 @pytest.fixture(scope="module")
+def translator(tiny_model_dir):
+    """The library's translator as the app runs it: in float16, the app's default MODEL_DTYPE."""
+    from transformer import Translator
+
+    return Translator.load(tiny_model_dir, dtype="float16")
+
+
+@pytest.fixture(scope="module")
 def app_url(tiny_model_dir):
     with serve_app(tiny_model_dir) as url:
         yield url

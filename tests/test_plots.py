@@ -163,6 +163,7 @@ def test_model_card(translator):
     card = plots.model_card_markdown(translator)
     assert f"{translator.model.num_parameters():,}" in card
     assert "dev (during training)" in card  # the score recorded by the training script
+    assert "| runs in | float32 |" in card
 
 
 def test_no_figures_left_behind(inspection, pe):

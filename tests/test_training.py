@@ -258,10 +258,10 @@ def test_evaluate_cli_prints_json_and_records_scores(tiny_model_dir, toy_corpus,
     model_dir = tmp_path / "model"
     shutil.copytree(tiny_model_dir, model_dir)
     stdout = run_module("training.evaluate", "--model", model_dir, "--data", toy_corpus[1], "--beam", "2",
-                        "--record", "toy dev")
+                        "--dtype", "float16", "--record", "toy dev")
     summary = json.loads(stdout.strip().splitlines()[-1])
-    assert {"bleu", "chrf", "n", "seconds"} <= set(summary)
+    assert {"bleu", "chrf", "n", "seconds"} <= set(summary) and summary["dtype"] == "float16"
     assert summary["n"] == 40 and summary["bleu"] > 90 and summary["chrf"] > 90
-    recorded = json.loads((model_dir / "metrics.json").read_text(encoding="utf-8"))["scores"]["toy dev"]["beam2"]
+    recorded = json.loads((model_dir / "metrics.json").read_text(encoding="utf-8"))["scores"]["toy dev"]["beam2, float16"]
     assert recorded["bleu"] == summary["bleu"] and "--record" in recorded["command"]
     assert "dev (during training)" in json.loads((model_dir / "metrics.json").read_text())["scores"]

@@ -5,6 +5,7 @@ import copy
 import json
 import shutil
 
+import numpy as np
 import pytest
 import torch
 from safetensors.torch import load_file, save_file
@@ -100,6 +101,26 @@ def test_fp32_export_round_trips_exactly_and_stores_tied_weights_once(translator
     for name, tensor in loaded.model.state_dict().items():
         assert torch.equal(tensor, expected[name]), name
     assert loaded.model.generator.weight.data_ptr() == loaded.model.src_embed.lut.weight.data_ptr()
+
+
+def test_float16_translates_like_float32(tiny_model_dir, translator):
+    """The app runs the model in float16; it must say what the float32 model says."""
+    half = Translator.load(tiny_model_dir, dtype="float16")
+    assert {p.dtype for p in half.model.parameters()} == {torch.float16}
+    sentences = [en for en, _ in toy_pairs()]
+    for beam in (1, 3):
+        same = sum(a == b for a, b in zip(half.translate(sentences, beam=beam), translator.translate(sentences, beam=beam)))
+        assert same >= 0.95 * len(sentences)
+    view = half.inspect("I love the cat.")
+    assert view.translation == translator.translate("I love the cat.")
+    for maps in (view.encoder_attention, view.decoder_attention, view.cross_attention):
+        assert maps.dtype == np.float32
+        np.testing.assert_allclose(maps.sum(axis=-1), 1.0, atol=2e-3)
+
+
+def test_unknown_dtype_is_a_clear_error(tiny_model_dir):
+    with pytest.raises(ValueError, match="float16"):
+        Translator.load(tiny_model_dir, dtype="int8")
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")

@@ -371,6 +371,7 @@ def model_card_markdown(translator):
         f"| longest input | {translator.max_source_tokens} tokens |",
         f"| layer norm | {'pre-norm (before each sublayer)' if cfg.norm_first else 'post-norm (as in the paper)'} |",
         f"| tied embeddings | {'yes (source = target = output projection)' if cfg.tie_embeddings else 'no'} |",
+        f"| runs in | {str(next(translator.model.parameters()).dtype).removeprefix('torch.')} |",
     ]
     training = metrics.get("training", {})
     if training:

@@ -18,6 +18,11 @@ from .tokenizer import BOS_ID, EOS_ID, decode, encode_batch, load_tokenizer, pad
 
 WEIGHTS, CONFIG, TOKENIZER, METRICS = "model.safetensors", "config.json", "tokenizer.json", "metrics.json"
 
+# Precisions a model can run in. float16 halves the bytes each decoding step reads, which is what limits a
+# one-sentence decoder step on a CPU (its matrix-vector products wait on memory); batched matrix products on a
+# CPU without float16 arithmetic are faster in float32. See bench/decode_latency.py.
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
 
 class ModelLoadError(ValueError):
     """A model directory whose files are missing or do not fit together."""
@@ -45,7 +50,7 @@ def save_model_dir(model, tokenizer, model_dir, dtype=torch.float16, metrics=Non
         (model_dir / METRICS).write_text(json.dumps(metrics, indent=2), encoding="utf-8")
 
 
-def _load_model(model_dir):
+def _load_model(model_dir, dtype):
     for name in (WEIGHTS, CONFIG, TOKENIZER):
         if not (model_dir / name).is_file():
             raise ModelLoadError(f"{model_dir}: missing {name} (a model directory needs {WEIGHTS}, {CONFIG}, {TOKENIZER})")
@@ -83,7 +88,7 @@ def _load_model(model_dir):
                 f"{model_dir}: weight {name} has shape {tuple(weights[name].shape)}, config.json implies {tuple(shape)}"
             )
     model.load_state_dict({k: v.float() for k, v in weights.items()}, strict=False)
-    return model.eval(), tokenizer
+    return model.to(dtype).eval(), tokenizer
 
 
 @dataclass
@@ -109,11 +114,14 @@ class Translator:
         self.metrics = metrics or {}
 
     @classmethod
-    def load(cls, model_dir):
+    def load(cls, model_dir, dtype="float32"):
+        """The model of `model_dir`, run in `dtype` (a name in DTYPES) whatever precision its weights are stored in."""
         model_dir = Path(model_dir)
+        if dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
         if not model_dir.is_dir():
             raise ModelLoadError(f"{model_dir}: no such model directory")
-        model, tokenizer = _load_model(model_dir)
+        model, tokenizer = _load_model(model_dir, DTYPES[dtype])
         metrics = {}
         if (model_dir / METRICS).is_file():
             try:
