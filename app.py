@@ -22,6 +22,7 @@ import gradio as gr  # noqa: E402 (after the environment it reads)
 from PIL import Image
 
 from transformer import ModelLoadError, Translator, plots
+from transformer.model import sinusoidal_positional_encoding
 
 MODEL_DIR = Path(os.environ.get("MODEL_DIR", Path(__file__).parent / "assets" / "model"))
 # One sentence at a time, a CPU decoder step waits on reading the weights: float16 halves that (README, Benchmarks).
@@ -200,8 +201,13 @@ def move_step(inspection, step, delta):
     return max(1, min(int(step) + delta, last))
 
 
+def positional_table():
+    """The sinusoid table the model adds, from the formula (a float16 model holds it rounded)."""
+    return sinusoidal_positional_encoding(translator.model.cfg.max_len, translator.model.cfg.d_model)
+
+
 def positions_tab(inspection):
-    pe = translator.model.positional_encoding.pe
+    pe = positional_table()
     if inspection is None:
         return plots.to_image(plots.positional_encoding_figure(pe)), None, None
     tokens = inspection.source_tokens
@@ -213,7 +219,7 @@ def positions_tab(inspection):
 
 
 def curves(dims):
-    return plots.to_image(plots.positional_curves_figure(translator.model.positional_encoding.pe, sorted(dims)))
+    return plots.to_image(plots.positional_curves_figure(positional_table(), sorted(dims)))
 
 
 def when_visible(tab_id, fn):

@@ -323,8 +323,8 @@ def embedding_norms(translator, tokens):
     meaning it is added to."""
     model = translator.model
     ids = torch.tensor([translator.tokenizer.token_to_id(t) for t in tokens])
-    embedded = model.src_embed(ids)  # (T, C), already scaled by sqrt(d_model)
-    pe = model.positional_encoding.pe[: len(ids)]
+    embedded = model.src_embed(ids).float()  # (T, C), already scaled by sqrt(d_model)
+    pe = model.positional_encoding.pe[: len(ids)].float()
     return embedded.norm(dim=-1).numpy(), pe.norm(dim=-1).numpy()
 
 

@@ -156,7 +156,6 @@ class Translator:
         if batch:
             yield batch
 
-    @torch.no_grad()
     def translate_ids(self, texts, beam=1, use_cache=True, max_tokens=4096):
         """Generated token ids for each text (no BOS/EOS), decoded in length-sorted batches."""
         sources, _ = self.encode_source(texts)
@@ -176,7 +175,7 @@ class Translator:
         outputs = [decode(self.tokenizer, ids) for ids in self.translate_ids(texts, beam, use_cache)]
         return outputs[0] if single else outputs
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def inspect(self, text, beam=1, top_k=5):
         """Translate `text`, then run one teacher-forced pass over the output with attention weights on, so
         every map's labels are the tokens by construction."""
