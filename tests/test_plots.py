@@ -169,7 +169,10 @@ def test_token_chips_escape_html():
 def test_model_card(translator):
     card = plots.model_card_markdown(translator)
     assert f"{translator.model.num_parameters():,}" in card
-    assert "dev (during training)" in card  # the score recorded by the training script
+    assert "| dev (during training) | greedy | float32 |" in card  # the score recorded by the training script
+    scored = Translator(translator.model, translator.tokenizer,
+                        {"scores": {"toy": {"beam4, float16": {"bleu": 12.5, "chrf": 40.0, "n": 7}}}})
+    assert "| toy | beam4 | float16 | 12.5 | 40.0 | 7 |" in plots.model_card_markdown(scored)
     assert f"| runs in | {str(translator.model.src_embed.lut.weight.dtype).removeprefix('torch.')} |" in card
 
 

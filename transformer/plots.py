@@ -386,9 +386,11 @@ def model_card_markdown(translator):
         ]
     scores = metrics.get("scores", {})
     if scores:
-        lines += ["", "### Scores", "| test set | decoding | BLEU | chrF | sentences |", "|---|---|---|---|---|"]
+        lines += ["", "### Scores", "| test set | decoding | precision | BLEU | chrF | sentences |",
+                  "|---|---|---|---|---|---|"]
         for test_set, by_decoding in scores.items():
-            for decoding, s in by_decoding.items():
-                cells = [test_set, decoding] + [s.get(key, "") for key in ("bleu", "chrf", "n")]
+            for key, s in by_decoding.items():
+                decoding, _, precision = key.partition(", ")  # "greedy" (float32) or e.g. "beam4, float16"
+                cells = [test_set, decoding, precision or "float32"] + [s.get(k, "") for k in ("bleu", "chrf", "n")]
                 lines.append("| " + " | ".join(map(str, cells)) + " |")
     return "\n".join(lines)
