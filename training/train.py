@@ -326,7 +326,7 @@ def main(argv=None):
         saved_rng = checkpoint["rng"]  # one state per process of the run that saved it
         if len(saved_rng) != dist_ctx.world:
             log(f"warning: the checkpoint was written by {len(saved_rng)} process(es), this run has "
-                f"{dist_ctx.world}: each process takes a saved random state, so dropout differs from an unbroken run")
+                f"{dist_ctx.world}: training goes on, but its batches and dropout differ from an unbroken run's")
         set_rng_state(saved_rng[dist_ctx.rank % len(saved_rng)], device)
         log(f"resumed at step {state['step']} (epoch {state['epoch']}, batch {state['batch_in_epoch']})")
     state["commands"].append("python -m training.train " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])))
