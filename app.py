@@ -3,7 +3,7 @@
     pip install -r requirements.txt
     python app.py                          # http://127.0.0.1:7860 (GRADIO_SERVER_NAME / GRADIO_SERVER_PORT apply)
     MODEL_DIR=runs/cpu/model python app.py # another model directory
-    MODEL_DTYPE=float32 python app.py      # run the model in float32 (default float16, faster one sentence at a time)
+    MODEL_DTYPE=float32 python app.py      # run the model in float32 (default: float16 where the CPU has fast kernels)
 
 Wiring only: `transformer.Translator` runs the model, `transformer.plots` draws. Each translation is one
 `Translator.inspect` call, kept in the session state; every figure is drawn from it, and only the figures of the
@@ -23,10 +23,11 @@ from PIL import Image
 
 from transformer import ModelLoadError, Translator, plots
 from transformer.model import sinusoidal_positional_encoding
+from transformer.translator import fast_cpu_dtype
 
 MODEL_DIR = Path(os.environ.get("MODEL_DIR", Path(__file__).parent / "assets" / "model"))
 # One sentence at a time, a CPU decoder step waits on reading the weights: float16 halves that (README, Benchmarks).
-MODEL_DTYPE = os.environ.get("MODEL_DTYPE", "float16")
+MODEL_DTYPE = os.environ.get("MODEL_DTYPE") or fast_cpu_dtype()
 
 EXAMPLES = [
     "I love reading books.",

@@ -59,10 +59,11 @@ def serve_app(model_dir, timeout=180):
 
 @pytest.fixture(scope="module")
 def translator(tiny_model_dir):
-    """The library's translator as the app runs it: in float16, the app's default MODEL_DTYPE."""
+    """The library's translator as the app runs it, in the app's default MODEL_DTYPE."""
     from transformer import Translator
+    from transformer.translator import fast_cpu_dtype
 
-    return Translator.load(tiny_model_dir, dtype="float16")
+    return Translator.load(tiny_model_dir, dtype=fast_cpu_dtype())
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,12 @@ model directories that are broken in every way `Translator.load` should catch.""
 
 import copy
 import json
+import os
+import platform
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,7 +18,7 @@ from safetensors.torch import load_file, save_file
 from conftest import toy_pairs
 from transformer import Inspection, ModelLoadError, Translator
 from transformer.tokenizer import EOS_ID
-from transformer.translator import save_model_dir
+from transformer.translator import fast_cpu_dtype, save_model_dir
 
 ODD_INPUTS = ["", "   ", "😀🐱", "e\u0301 cafe\u0301", "שלום עולם", "مرحبا بالعالم", "\u200b", "Ünïcödé ✓ “quotes”",
               "I\tlove\nthe cat."]
@@ -116,6 +121,23 @@ def test_float16_translates_like_float32(tiny_model_dir, translator):
     for maps in (view.encoder_attention, view.decoder_attention, view.cross_attention):
         assert maps.dtype == np.float32
         np.testing.assert_allclose(maps.sum(axis=-1), 1.0, atol=2e-3)
+
+
+@pytest.mark.parametrize("machine, capability, expected", [
+    ("x86_64", "AVX512", "float16"), ("x86_64", "AVX2", "float16"), ("x86_64", "DEFAULT", "float32"),
+    ("aarch64", "DEFAULT", "float16"), ("arm64", "DEFAULT", "float16")])
+def test_fast_cpu_dtype_follows_the_cpu(monkeypatch, machine, capability, expected):
+    monkeypatch.setattr(platform, "machine", lambda: machine)
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: capability)
+    assert fast_cpu_dtype() == expected
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="x86 kernels")
+def test_fast_cpu_dtype_is_float32_when_torch_runs_unvectorised_kernels():
+    env = {**os.environ, "ATEN_CPU_CAPABILITY": "default"}
+    out = subprocess.run([sys.executable, "-c", "from transformer.translator import fast_cpu_dtype; print(fast_cpu_dtype())"],
+                         cwd=Path(__file__).resolve().parents[1], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "float32"
 
 
 def test_unknown_dtype_is_a_clear_error(tiny_model_dir):

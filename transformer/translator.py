@@ -5,6 +5,7 @@ A model directory holds `model.safetensors` (weights, fp32/fp16/bf16), `config.j
 """
 
 import json
+import platform
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +23,14 @@ WEIGHTS, CONFIG, TOKENIZER, METRICS = "model.safetensors", "config.json", "token
 # one-sentence decoder step on a CPU (its matrix-vector products wait on memory); batched matrix products on a
 # CPU without float16 arithmetic are faster in float32. See bench/decode_latency.py.
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def fast_cpu_dtype():
+    """The faster precision for one-sentence decoding on this CPU: float16 where PyTorch has vectorised float16
+    matrix-vector kernels (x86 with AVX2 or AVX-512, 64-bit ARM), float32 elsewhere (there float16 is emulated
+    element by element, about twice as slow as float32)."""
+    arm = platform.machine().lower() in ("arm64", "aarch64")
+    return "float16" if arm or torch.backends.cpu.get_cpu_capability() != "DEFAULT" else "float32"
 
 
 class ModelLoadError(ValueError):
