@@ -254,6 +254,17 @@ def test_ddp_training_on_two_cpu_processes_resumes_exactly_and_exports_a_loadabl
     assert translator.metrics["training"]["hardware"].startswith("2 process(es)")
 
 
+def test_resuming_with_another_process_count_warns_and_goes_on(small_corpus, tmp_path):
+    train, dev = small_corpus
+    out = tmp_path / "run"
+    train_main(train_args(train, dev, out, "--max-steps", "4"))
+    stdout = run_module("torch.distributed.run", "--nproc_per_node=2", f"--master_port={free_port()}", "-m",
+                        "training.train", *train_args(train, dev, out, "--max-steps", "8", "--resume"))
+    assert "written by 1 process(es), this run has 2" in stdout
+    assert torch.load(out / "checkpoint.pt", weights_only=False)["state"]["step"] == 8
+    assert len(torch.load(out / "checkpoint.pt", weights_only=False)["rng"]) == 2
+
+
 def test_evaluate_cli_prints_json_and_records_scores(tiny_model_dir, toy_corpus, tmp_path):
     model_dir = tmp_path / "model"
     shutil.copytree(tiny_model_dir, model_dir)
