@@ -11,8 +11,9 @@ exists, a randomly initialised model of `--config` (default cpu) with a tokenize
 training data (or `--tokenizer`). A random model's outputs run to other lengths than a trained model's (often to
 the length cap), so its latencies are only indicative; the output says so.
 
-The model runs in `--dtype`, by default as in the app float16 where the CPU has vectorised float16 kernels: a decoder step at batch 1 is a chain of
-matrix-vector products that wait on reading the weights from memory, and float16 halves the bytes read.
+The model runs in `--dtype`, by default as in the app: float16 where the CPU has vectorised float16 kernels. A
+decoder step at batch 1 is a chain of matrix-vector products that wait on reading the weights from memory, and
+float16 halves the bytes read.
 Each call is `Translator.translate_ids([sentence], beam, use_cache)`: tokenisation, encoder, decoding loop.
 Every mode first translates `--warmup` sentences untimed. Reported per mode: p50 / p95 / mean milliseconds, the
 mean number of generated tokens, and for the uncached modes how many outputs equal the cached mode's (they

@@ -5,10 +5,11 @@ touch, in float32 and float16.
 
 A decoder step at batch 1 multiplies one vector by every decoder weight matrix and by the output projection:
 for the cpu config 4.8M weights per step (3 decoder layers, 2.75M, cross-attention keys and values being cached;
-the 8,000 x 256 output projection, 2.05M), 19.2 MB in float32. This script cycles `F.linear(x, W)` over distinct 256 x 256 matrices holding `--params` million weights
-in all, and prints the time per product and the weight bytes read per second. Once the weights outgrow the
-processor's cache, the rate drops to what memory delivers; float16 weights halve the bytes, so the same products
-stay in cache longer and cost less beyond it. The last line is a JSON summary.
+the 8,000 x 256 output projection, 2.05M), 19.2 MB in float32. This script cycles `F.linear(x, W)` over distinct
+256 x 256 matrices holding `--params` million weights in all, and prints the time per product and the weight bytes
+read per second. Once the weights outgrow the processor's cache, the rate drops to what memory delivers; float16
+weights halve the bytes, so the same products stay in cache longer and cost less beyond it. The last line is a JSON
+summary.
 """
 
 import argparse
