@@ -5,14 +5,14 @@
     MODEL_DIR=runs/cpu/model python app.py # another model directory
     MODEL_DTYPE=float32 python app.py      # run the model in float32 (default: float16 where the CPU has fast kernels)
 
-Wiring only: `transformer.Translator` runs the model, `transformer.plots` draws. Each translation is one
+Wiring only: `transformer.Translator` runs the model, `webapp` draws and writes the page. Each translation is one
 `Translator.inspect` call, kept in the session state; every figure is drawn from it, and only the figures of the
 tab in view are drawn (a tab draws its own when opened).
 """
 
-import hashlib
 import os
-import tempfile
+import signal
+import sys
 import time
 from pathlib import Path
 
@@ -21,9 +21,14 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # the app needs no n
 import gradio as gr  # noqa: E402 (after the environment it reads)
 from PIL import Image
 
-from transformer import ModelLoadError, Translator, plots
-from transformer.model import sinusoidal_positional_encoding
+from transformer import ModelLoadError, Translator
+from transformer.model_dir import LOSS_CURVE
 from transformer.translator import fast_cpu_dtype
+from webapp import figures, views
+from webapp.downloads import Downloads
+from webapp.model_card import about_markdown, model_card_markdown
+from webapp.style import CSS
+from webapp.texts import ATTENTION_HELP, EMPTY_MESSAGE, INTRO, POSITION_HELP, STEPS_HELP, TRAIN_HELP
 
 MODEL_DIR = Path(os.environ.get("MODEL_DIR", Path(__file__).parent / "assets" / "model"))
 # One sentence at a time, a CPU decoder step waits on reading the weights: float16 halves that (README, Benchmarks).
@@ -42,83 +47,15 @@ EXAMPLES = [
     "How much does this cost?",
 ]
 
-INTRO = """# English → Italian: a Transformer, from scratch
-Type English, get Italian, then open the tabs to see how the encoder–decoder Transformer of
-[*Attention Is All You Need*](https://arxiv.org/abs/1706.03762) produced it. Tokens are subwords: **▁** marks the
-start of a word, `</s>` ends a sentence, `<s>` starts the decoder."""
-
-TRAIN_HELP = """### No model yet: how to get one
-The app looks for a model directory in `{model_dir}` (set `MODEL_DIR` to use another). Train one with the
-project's training script, then restart the app:
-
-```bash
-# a toy model in a minute (any TSV of English<TAB>Italian lines works):
-python -m training.train --config tiny --train train.tsv --dev dev.tsv --out runs/tiny --max-steps 300
-MODEL_DIR=runs/tiny/model python app.py
-
-# the real one (about two hours on 2 CPU cores):
-python -m training.train --config cpu --train data/en-it/train.tsv --dev data/en-it/dev.tsv \\
-    --out runs/cpu --max-minutes 120
-cp -r runs/cpu/model assets/model && python app.py
-```"""
-
-EMPTY_MESSAGE = "Type an English sentence (or click an example), then press **Translate**."
-
-ATTENTION_HELP = """Each **row** is a query token, each **column** a key token; a row's colours show how much that query
-attends to each key (every row sums to 1). *Encoder self-attention*: English words looking at English words.
-*Decoder self-attention*: each Italian position looks only at itself and earlier positions (the causal mask).
-*Cross-attention*: each Italian position looks at the English sentence; row `<s>` is where the first Italian token
-was chosen, row `▁x` where the token after `▁x` was chosen."""
-
-STEPS_HELP = """The decoder writes one token at a time. At step *t* it sees the tokens so far (starting with `<s>`),
-gives every token of the vocabulary a probability, and keeps one: the most probable with greedy decoding, the one
-on the best path with beam search (which can be a less probable one)."""
-
-POSITION_HELP = """Attention itself ignores word order, so a **positional encoding** is added to each token's embedding:
-PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d)). Low dimensions change quickly with the
-position, high ones slowly, so every position gets a distinct pattern, and nearby positions similar ones."""
-
-LIMITS = """### What it is good and bad at
-It was trained on short everyday sentences from [Tatoeba](https://tatoeba.org) (typically 5–6 words: *"Tom is
-hungry."*, *"Where do you live?"*). It handles such sentences well, and does badly on long, technical, news-style or
-literary text, rare words and names it has not seen, and on anything that needs context beyond one sentence (who
-*you* is: *tu*, *voi* or *Lei*; the gender of *I*). It reads at most {max_tokens} tokens and translates only the
-beginning of longer inputs. It is a small model trained for about two hours on two CPU cores: check what it says.
-
-### Credits
-Architecture: Vaswani et al., [*Attention Is All You Need*](https://arxiv.org/abs/1706.03762) (2017), explained
-line by line in Harvard NLP's [*Annotated Transformer*](https://nlp.seas.harvard.edu/annotated-transformer/).
-Training data: Tatoeba.org contributors (CC-BY 2.0 FR), sentence pairs as collected by
-[manythings.org/anki](https://www.manythings.org/anki/). Interface: [Gradio](https://www.gradio.app)."""
-
-CSS = """
-.chips { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: 4px 0; }
-.chips-label { font-weight: 600; min-width: 5.5em; }
-.chip { font-family: var(--font-mono); font-size: 1.05em; padding: 2px 8px; border-radius: 6px;
-        background: var(--color-accent-soft); border: 1px solid var(--border-color-accent); white-space: pre; }
-.chip.special { opacity: 0.6; font-style: italic; }
-.chip.chosen { background: #ff9f43; color: black; font-weight: 700; }
-"""
-
-_files = Path(tempfile.mkdtemp(prefix="transformer-app-"))
-
-
-def download_file(data: bytes, name: str) -> str:
-    """A file for a download button, named by its content: a repeated request reuses it and concurrent users never
-    overwrite each other's."""
-    path = _files / hashlib.sha1(data).hexdigest()[:20] / name
-    if not path.exists():
-        path.parent.mkdir(exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.{time.monotonic_ns()}.tmp")
-        tmp.write_bytes(data)
-        tmp.replace(path)
-    return str(path)
+downloads = Downloads()  # removed at exit, on SIGTERM too (see the end of this file)
 
 
 def load_translator():
+    """(translator, None), or (None, why not): the page explains, and so does the terminal that started the app."""
     try:
         return Translator.load(MODEL_DIR, dtype=MODEL_DTYPE), None
     except ModelLoadError as e:
+        print(f"app.py: no model loaded: {e}", file=sys.stderr, flush=True)
         return None, str(e)
 
 
@@ -128,27 +65,27 @@ translator, load_error = load_translator()
 # --- Event handlers: each takes the session's Inspection (None before the first translation) -------------------
 
 
-def translate(text, decoding, beam_width):
+def translate(text, decoding, beam):
     """English -> Italian. Outputs: translation, status, token chips, and the Inspection the figures are drawn from."""
     if not text or not text.strip():
         return "", EMPTY_MESSAGE, "", None
-    beam = 1 if decoding == "greedy" else int(beam_width)
+    beam = 1 if decoding == "greedy" else int(beam)
     start = time.perf_counter()
     inspection = translator.inspect(text, beam=beam)
     seconds = time.perf_counter() - start
-    outputs = inspection.target_tokens[1:] + ["</s>"]
+    outputs = views.output_tokens(inspection)
     status = (f"Translated in {seconds:.2f} s · {'greedy' if beam == 1 else f'beam search ({beam} beams)'} · "
               f"{len(inspection.source_tokens)} English tokens → {len(outputs)} Italian tokens")
     if inspection.source_truncated:
         status += (f"\n\n**Note: your text is longer than the model reads ({translator.max_source_tokens} tokens): "
                    "only the beginning was translated.**")
-    chips = plots.token_chips(inspection.source_tokens, "English") + plots.token_chips(outputs, "Italian")
+    chips = views.token_chips(inspection.source_tokens, "English") + views.token_chips(outputs, "Italian")
     return inspection.translation, status, chips, inspection
 
 
 def reset_step(inspection):
     """The step slider of a new translation: at step 1, one stop per decoder step."""
-    steps = plots.decoding_steps(inspection) if inspection is not None else 1
+    steps = views.decoding_steps(inspection) if inspection is not None else 1
     return gr.Slider(value=1, maximum=max(steps, 2))  # a slider needs two ends; step_view clamps
 
 
@@ -168,9 +105,9 @@ def attention_heatmap(inspection, kind, layer, head):
         return None, gr.DownloadButton(value=None)
     layer = min(int(layer), layer_count(kind)) - 1
     head = head if head in ("mean", "all") else int(head) - 1
-    png = plots.to_png(plots.attention_figure(inspection, kind, layer, head))
-    name = f"attention-{kind}-layer{layer + 1}-{plots.head_label(head).replace(' ', '-')}.png"
-    path = download_file(png, name)
+    png = figures.to_png(figures.attention_figure(inspection, kind, layer, head))
+    name = f"attention-{kind}-layer{layer + 1}-{views.head_label(head).replace(' ', '-')}.png"
+    path = downloads.file(png, name)
     return path, gr.DownloadButton(value=path)
 
 
@@ -178,9 +115,9 @@ def attention_kind(inspection, kind):
     """The figure and file that depend on the kind only: the layers × heads overview and the raw weights."""
     if inspection is None:
         return None, gr.DownloadButton(value=None)
-    overview = plots.to_image(plots.attention_overview(inspection, kind))
-    data = plots.attention_json(inspection, kind).encode("utf-8")
-    return overview, gr.DownloadButton(value=download_file(data, f"attention-{kind}.json"))
+    overview = figures.to_image(figures.attention_overview(inspection, kind))
+    data = views.attention_json(inspection, kind).encode("utf-8")
+    return overview, gr.DownloadButton(value=downloads.file(data, f"attention-{kind}.json"))
 
 
 def attention_tab(inspection, kind, layer, head):
@@ -190,37 +127,32 @@ def attention_tab(inspection, kind, layer, head):
 def step_view(inspection, step):
     if inspection is None:
         return "", None, None
-    step = max(1, min(int(step), plots.decoding_steps(inspection)))
-    prefix, chosen = plots.step_tokens(inspection, step)
-    chips = plots.token_chips(prefix + [chosen], f"step {step}", highlight=len(prefix))
-    return (chips, plots.to_image(plots.top_k_figure(inspection, step)),
-            plots.to_image(plots.step_cross_attention_figure(inspection, step)))
+    step = max(1, min(int(step), views.decoding_steps(inspection)))
+    prefix, chosen = views.step_tokens(inspection, step)
+    chips = views.token_chips(prefix + [chosen], f"step {step}", highlight=len(prefix))
+    return (chips, figures.to_image(figures.top_k_figure(inspection, step)),
+            figures.to_image(figures.step_cross_attention_figure(inspection, step)))
 
 
 def move_step(inspection, step, delta):
-    last = plots.decoding_steps(inspection) if inspection is not None else 1
+    last = views.decoding_steps(inspection) if inspection is not None else 1
     return max(1, min(int(step) + delta, last))
 
 
-def positional_table():
-    """The sinusoid table the model adds, from the formula (a float16 model holds it rounded)."""
-    return sinusoidal_positional_encoding(translator.model.cfg.max_len, translator.model.cfg.d_model)
-
-
 def positions_tab(inspection):
-    pe = positional_table()
+    pe = translator.positional_encoding()
     if inspection is None:
-        return plots.to_image(plots.positional_encoding_figure(pe)), None, None
+        return figures.to_image(figures.positional_encoding_figure(pe)), None, None
     tokens = inspection.source_tokens
     return (
-        plots.to_image(plots.positional_encoding_figure(pe, len(tokens))),
-        plots.to_image(plots.position_similarity_figure(pe, tokens)),
-        plots.to_image(plots.embedding_norms_figure(tokens, *plots.embedding_norms(translator, tokens))),
+        figures.to_image(figures.positional_encoding_figure(pe, len(tokens))),
+        figures.to_image(figures.position_similarity_figure(pe, tokens)),
+        figures.to_image(figures.embedding_norms_figure(tokens, *translator.embedding_norms(tokens))),
     )
 
 
 def curves(dims):
-    return plots.to_image(plots.positional_curves_figure(positional_table(), sorted(dims)))
+    return figures.to_image(figures.positional_curves_figure(translator.positional_encoding(), sorted(dims)))
 
 
 def when_visible(tab_id, fn):
@@ -250,7 +182,7 @@ def build_demo():
             italian = gr.Textbox(label="Italian", lines=3, interactive=False, buttons=["copy"], elem_id="italian")
         with gr.Row(equal_height=False):
             decoding = gr.Radio([("Greedy", "greedy"), ("Beam search", "beam")], value="greedy", label="Decoding")
-            beam_width = gr.Slider(2, 8, value=4, step=1, label="Beam width (for beam search)")
+            beam = gr.Slider(2, 8, value=4, step=1, label="Beam width (for beam search)")
             button = gr.Button("Translate", variant="primary", size="lg", elem_id="translate")
         status = gr.Markdown(label="Status", elem_id="status")
         chips = gr.HTML(label="Tokens")
@@ -262,7 +194,7 @@ def build_demo():
             with gr.Tab("Attention", id="attention") as tab_attention:
                 gr.Markdown(ATTENTION_HELP)
                 with gr.Row():
-                    kind = gr.Radio([(plots.ATTENTION_KINDS[k].title, k) for k in plots.ATTENTION_KINDS],
+                    kind = gr.Radio([(spec.title, k) for k, spec in views.ATTENTION_KINDS.items()],
                                     value="cross", label="Attention", scale=3)
                     layer = gr.Radio(list(range(1, layer_count("cross") + 1)), value=1, label="Layer", scale=1)
                     head = gr.Radio([("mean", "mean"), ("all (grid)", "all")]
@@ -296,26 +228,26 @@ def build_demo():
                 similarity = figure("Position similarity")
                 norms = figure("Embedding vs positional encoding size")
             with gr.Tab("Model card", id="model") as tab_model:
-                gr.Markdown(plots.model_card_markdown(translator))
-                curve_file = MODEL_DIR / "loss_curve.png"
+                gr.Markdown(model_card_markdown(translator))
+                curve_file = MODEL_DIR / LOSS_CURVE
                 if curve_file.is_file():
                     figure("Training curve", value=Image.open(curve_file))
-                gr.Markdown(LIMITS.format(max_tokens=translator.max_source_tokens))
+                gr.Markdown(about_markdown(translator))
 
         attention_inputs = [inspection, kind, layer, head]
         attention_outputs = [heatmap, png_button, overview, json_button]
         step_outputs = [prefix, top_k, step_attention]
-        views = {  # tab id -> what draws it
+        tab_views = {  # tab id -> what draws it
             "attention": (attention_tab, attention_inputs, attention_outputs),
             "steps": (step_view, [inspection, step], step_outputs),
             "positions": (positions_tab, [inspection], [pe_image, similarity, norms]),
         }
-        translate_io = dict(fn=translate, inputs=[text, decoding, beam_width],
+        translate_io = dict(fn=translate, inputs=[text, decoding, beam],
                             outputs=[italian, status, chips, inspection])
 
         def redraw_visible(event):
             event = event.then(reset_step, inspection, step, api_visibility="private", show_progress="hidden")
-            for tab_id, (fn, inputs, outputs) in views.items():
+            for tab_id, (fn, inputs, outputs) in tab_views.items():
                 event = event.then(when_visible(tab_id, fn), [active_tab, *inputs], outputs,
                                    api_visibility="private", show_progress="minimal")
 
@@ -325,8 +257,8 @@ def build_demo():
         for tab, tab_id in [(tab_attention, "attention"), (tab_steps, "steps"), (tab_positions, "positions"),
                             (tab_model, "model")]:
             selected = tab.select(lambda tab_id=tab_id: tab_id, None, active_tab, api_visibility="private")
-            if tab_id in views:
-                fn, inputs, outputs = views[tab_id]
+            if tab_id in tab_views:
+                fn, inputs, outputs = tab_views[tab_id]
                 selected.then(fn, inputs, outputs, api_visibility="private")
 
         kind.input(layer_choices, [kind, layer], layer, api_visibility="private").then(
@@ -361,4 +293,5 @@ demo = build_demo() if translator is not None else build_unavailable_demo()
 demo.queue(default_concurrency_limit=4, max_size=128)
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # stop on SIGTERM as on Ctrl+C: exit handlers run
     demo.launch(theme=gr.themes.Soft(), css=CSS, footer_links=["api", "gradio"])

@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent  # the repository
-DATA_DIR = ROOT.parent / "shared" / "data" / "en-it"  # ../shared/data/en-it seen from the repository
-
 from training.data import read_tsv
 from transformer.tokenizer import load_tokenizer, train_tokenizer
+
+ROOT = Path(__file__).resolve().parent.parent  # the repository
+DATA_DIR = ROOT.parent / "shared" / "data" / "en-it"  # ../shared/data/en-it seen from the repository
 
 
 def default_path(*candidates):

@@ -1,7 +1,7 @@
 """Translation latency per sentence, as an app user sees it: one sentence at a time (batch 1), greedy and beam
 search, with and without the decoder's key/value cache, in one run.
 
-    python bench/decode_latency.py --threads 2 [--dtype float32]
+    python -m bench.decode_latency --threads 2 [--dtype float32]
 
 (about a minute on 2 idle cores with the cpu-config model; e.g. `--sentences 10` for a smoke run).
 
@@ -22,25 +22,24 @@ The last line of the output is a JSON summary.
 """
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for `python bench/...`
 from bench.common import (DATA_DIR, ROOT, default_path, get_tokenizer, percentile, print_json, print_table,
                           read_pairs, set_threads)
 from training.configs import load_config
 from transformer import Translator
 from transformer.model import Transformer
-from transformer.translator import DTYPES, WEIGHTS, fast_cpu_dtype
+from transformer.model_dir import WEIGHTS
+from transformer.translator import DTYPES, fast_cpu_dtype
 
 GOAL_GREEDY_P50_MS = 30.0
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(prog="python -m bench.decode_latency", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", default=default_path(DATA_DIR / "test-tatoeba.tsv"), help="TSV with the sentences")
     p.add_argument("--sentences", type=int, default=100, help="how many sentences are timed per mode")
     p.add_argument("--min-words", type=int, default=6)

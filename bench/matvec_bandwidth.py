@@ -1,7 +1,7 @@
 """Why one-sentence decoding waits on memory: the speed of matrix-vector products against how many weights they
 touch, in float32 and float16.
 
-    python bench/matvec_bandwidth.py --threads 1
+    python -m bench.matvec_bandwidth --threads 1
 
 A decoder step at batch 1 multiplies one vector by every decoder weight matrix and by the output projection:
 for the cpu config 4.8M weights per step (3 decoder layers, 2.75M, cross-attention keys and values being cached;
@@ -13,14 +13,11 @@ summary.
 """
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for `python bench/...`
 from bench.common import print_json, print_table, set_threads
 
 SIZE = 256  # d_model of the cpu config
@@ -42,7 +39,8 @@ def time_products(n_matrices, dtype, products=3000):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(prog="python -m bench.matvec_bandwidth", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--params", type=float, nargs="+", default=[0.25, 1, 2, 4.8, 8, 16],
                    help="millions of weights cycled over (4.8: one decoder step of the cpu config)")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")

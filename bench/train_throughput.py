@@ -1,16 +1,16 @@
 """Training throughput: our trainer against a naive pipeline, same model, same data, one run.
 
-    nice -n 19 python bench/train_throughput.py --config base --threads 2
+    nice -n 19 python -m bench.train_throughput --config base --threads 2
 
 (about 3-4 minutes on 2 idle cores; `--quick` for a smoke run in well under a minute, e.g.
-`python bench/train_throughput.py --config tiny --quick`).
+`python -m bench.train_throughput --config tiny --quick`).
 
 Two pipelines train the same freshly initialised model (same seed) on the same pairs:
 
 * naive   -- the kind of loop the project started from: pairs in file order, 8 at a time, every source and
              target padded to 350 tokens, fp32.
 * trainer -- what training/train.py does: token-bucketed batches of similar-length pairs
-             (training.data.TokenBatcher, the config's max_tokens), bf16 autocast (training.train.autocast_context).
+             (training.data.TokenBatcher, the config's max_tokens), bf16 autocast (training.runtime.autocast_context).
 
 Both run the trainer's own step (training.train.train_step: forward under the pipeline's autocast,
 label-smoothed cross-entropy over non-padding targets, AdamW from training.train.make_optimizer, gradient
@@ -34,18 +34,16 @@ import argparse
 import dataclasses
 import itertools
 import math
-import sys
 import time
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for `python bench/...`
 from bench.common import DATA_DIR, default_path, get_tokenizer, print_json, print_table, read_pairs, set_threads
 from training.configs import load_config
-from training.data import TokenBatcher
-from training.train import autocast_context, encode_pairs, learning_rate, make_optimizer, train_step
+from training.data import TokenBatcher, encode_pairs
+from training.runtime import autocast_context
+from training.train import learning_rate, make_optimizer, train_step
 from transformer.model import Transformer
 from transformer.tokenizer import PAD_ID
 
@@ -53,7 +51,8 @@ GOAL_SPEEDUP = 50.0
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(prog="python -m bench.train_throughput", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", default=default_path(DATA_DIR / "train.tsv"), help="English<TAB>Italian TSV")
     p.add_argument("--config", default="base", help="tiny | cpu | base, or a JSON config file")
     p.add_argument("--tokenizer", help="tokenizer.json to use instead of training one on the data")
@@ -63,7 +62,8 @@ def parse_args(argv=None):
     p.add_argument("--max-tokens", type=int, default=0, help="trainer batch size in tokens (0: the config's)")
     p.add_argument("--naive-seq-len", type=int, default=350)
     p.add_argument("--naive-batch", type=int, default=8)
-    p.add_argument("--precision", choices=["bf16", "fp32"], default="bf16", help="the trainer pipeline's autocast")
+    p.add_argument("--precision", choices=["bfloat16", "float32"], default="bfloat16",
+                   help="the trainer pipeline's autocast")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     p.add_argument("--matmul-size", type=int, default=4096, help="n of the n x n x n matmul measuring peak FLOP/s")
     p.add_argument("--check-flops", action="store_true", help="compare the analytic FLOPs with FlopCounterMode")
@@ -223,7 +223,8 @@ def main(argv=None):
     pairs = read_pairs(args.data, args.limit_pairs)
     tokenizer, tokenizer_note = get_tokenizer(args.tokenizer, pairs, train_cfg.vocab_size)
     model_cfg.vocab_size = tokenizer.get_vocab_size()
-    src_ids, tgt_ids, dropped = encode_pairs(tokenizer, pairs, model_cfg.max_len)
+    src_ids, tgt_ids, kept = encode_pairs(tokenizer, pairs, model_cfg.max_len)
+    dropped = len(pairs) - len(kept)
     batcher = TokenBatcher(src_ids, tgt_ids, max_tokens, seed=train_cfg.seed)
     n_params = Transformer(model_cfg).num_parameters()
     print(f"config {args.config}: {n_params:,} parameters, vocabulary {model_cfg.vocab_size}, threads: {threads}")
@@ -235,8 +236,8 @@ def main(argv=None):
           f"fp32 {peak_fp32 / 1e9:.0f} GFLOP/s")
 
     trainer_autocast = autocast_context(torch.device("cpu"), args.precision)
-    # autocast_context falls back to fp32 on CPUs without AVX512-BF16/AMX.
-    trainer_precision = args.precision if getattr(trainer_autocast, "_enabled", True) else "fp32"
+    # autocast_context falls back to float32 on CPUs without AVX512-BF16/AMX.
+    trainer_precision = args.precision if getattr(trainer_autocast, "_enabled", True) else "float32"
     if args.check_flops:
         linear, mm, attention, bmm = flop_counter_check(model_cfg, train_cfg, next(bucketed_batches(batcher)),
                                                         trainer_autocast)
@@ -246,8 +247,9 @@ def main(argv=None):
 
     naive_cfg = dataclasses.replace(model_cfg, max_len=max(model_cfg.max_len, args.naive_seq_len))
     pipelines = [
-        ("naive", f"{args.naive_batch} pairs padded to {args.naive_seq_len}", "fp32", naive_cfg,
-         naive_batches(batcher, args.naive_batch, args.naive_seq_len), autocast_context(torch.device("cpu"), "fp32")),
+        ("naive", f"{args.naive_batch} pairs padded to {args.naive_seq_len}", "float32", naive_cfg,
+         naive_batches(batcher, args.naive_batch, args.naive_seq_len),
+         autocast_context(torch.device("cpu"), "float32")),
         ("trainer", f"token-bucketed, {max_tokens} tokens", trainer_precision, model_cfg,
          bucketed_batches(batcher), trainer_autocast),
     ]

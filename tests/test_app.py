@@ -7,11 +7,12 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
-from conftest import toy_pairs
+from helpers import toy_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
 gradio_client = pytest.importorskip("gradio_client")
@@ -28,33 +29,50 @@ def connect(url):
     return gradio_client.Client(url, verbose=False, analytics_enabled=False, httpx_kwargs={"timeout": 120})
 
 
+@dataclass
+class AppProcess:
+    url: str
+    output: str = ""  # what it printed (stdout and stderr), once it has stopped
+    returncode: int | None = None
+
+
 @contextlib.contextmanager
-def serve_app(model_dir, timeout=180):
-    """Run `python app.py` on a free port; yield its URL once it answers; stop it afterwards."""
+def start_app(model_dir, timeout=180, **env):
+    """Run `python app.py` on a free port (with `env` on top of ours); yield it once it answers; stop it afterwards
+    with SIGTERM, as a service manager does, and record what it printed and how it ended."""
     port = free_port()
     env = {**os.environ, "MODEL_DIR": str(model_dir), "GRADIO_SERVER_PORT": str(port),
-           "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_ANALYTICS_ENABLED": "False"}
+           "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_ANALYTICS_ENABLED": "False", **env}
     proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}/"
+    app = AppProcess(f"http://127.0.0.1:{port}/")
     try:
         deadline = time.time() + timeout
         while True:
             if proc.poll() is not None:
                 pytest.fail(f"app.py exited with {proc.returncode}:\n{proc.stdout.read()}")
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(url + "config", timeout=5).status_code == 200:
+                if httpx.get(app.url + "config", timeout=5).status_code == 200:
                     break
             if time.time() > deadline:
-                pytest.fail(f"app.py did not answer on {url} within {timeout} s")
+                pytest.fail(f"app.py did not answer on {app.url} within {timeout} s")
             time.sleep(0.5)
-        yield url
+        yield app
     finally:
         proc.terminate()
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait()
+        app.output, app.returncode = proc.stdout.read(), proc.returncode
+
+
+@contextlib.contextmanager
+def serve_app(model_dir, timeout=180):
+    """Run `python app.py` on a free port; yield its URL once it answers; stop it afterwards."""
+    with start_app(model_dir, timeout) as app:
+        yield app.url
 
 
 @pytest.fixture(scope="module")
@@ -134,8 +152,13 @@ def test_sixteen_clients_at_once(app_url, translator):
 
 
 def test_starts_without_a_model_and_says_how_to_train_one(tmp_path):
-    with serve_app(tmp_path / "no_model") as url:
+    """In the page and in the terminal; and, stopped, it leaves no temporary folder for downloads behind."""
+    with start_app(tmp_path / "no_model", TMPDIR=str(tmp_path)) as app:
+        url = app.url
         page_config = httpx.get(url + "config", timeout=10).text
         assert "No model loaded" in page_config and "python -m training.train" in page_config
         italian, status = connect(url).predict("Hello", api_name="/translate")
         assert italian == "" and "No model loaded" in status
+        assert len(list(tmp_path.glob("transformer-app-*"))) == 1  # the downloads folder, while it runs
+    assert f"{tmp_path / 'no_model'}: no such model directory" in app.output
+    assert app.returncode == 0 and not list(tmp_path.glob("transformer-app-*"))

@@ -1,11 +1,15 @@
 """Greedy and beam-search decoding: the key/value cache, beam 1 = greedy, batching, length caps."""
 
+import copy
+from collections import Counter
+
 import pytest
 import torch
 
-from conftest import make_model, random_sequences, tiny_config, toy_pairs
+from helpers import make_model, random_sequences, tiny_config, toy_pairs
 from transformer.decoding import beam_search, generate, greedy_decode, max_output_lengths
-from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, pad_sequences
+from transformer.model import KVCache
+from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, pad_sequences
 
 # Toy-corpus sentences plus a few the tiny model never saw, so outputs are not all perfect copies.
 SENTENCES = [en for en, _ in toy_pairs()[:6]] + ["Tom", "the cat and the dog.", "I eat the house the car the water."]
@@ -45,7 +49,7 @@ def test_cached_step_logits_equal_full_prefix_logits():
     for t in range(tgt.size(1)):
         step, _, _ = model.decode(tgt[:, t : t + 1], memory, src_mask, cache)
         torch.testing.assert_close(step[:, 0], full[:, t], atol=1e-5, rtol=1e-5)
-    assert cache[0]["self"]["k"].shape == (2, cfg.n_heads, tgt.size(1), cfg.d_model // cfg.n_heads)
+    assert cache.layers[0].self_k.shape == (2, cfg.n_heads, tgt.size(1), cfg.d_model // cfg.n_heads)
 
 
 def test_cache_accepts_several_new_tokens_at_once():
@@ -54,6 +58,52 @@ def test_cache_accepts_several_new_tokens_at_once():
     chunks = [(0, 3), (3, 7), (7, 8)]  # a prompt, then a chunk of several tokens, then one token
     steps = torch.cat([model.decode(tgt[:, a:b], memory, src_mask, cache)[0] for a, b in chunks], dim=1)
     torch.testing.assert_close(steps, full, atol=1e-5, rtol=1e-5)
+    assert cache.length == tgt.size(1)
+
+
+def test_cache_length_grows_by_one_per_cached_step():
+    cfg, model, tgt, memory, src_mask, _ = encoded_pair_and_full_logits()
+    cache = KVCache(cfg.n_decoder_layers)
+    assert cache.length == 0
+    for t in range(tgt.size(1)):
+        model.decode(tgt[:, t : t + 1], memory, src_mask, cache)
+        assert cache.length == t + 1
+        assert all(layer.self_k.size(2) == layer.self_v.size(2) == t + 1 for layer in cache.layers)
+
+
+def test_cross_attention_keys_values_are_projected_once():
+    cfg, model, tgt, memory, src_mask, _ = encoded_pair_and_full_logits()
+    calls = Counter()
+    for layer in model.decoder.layers:
+        layer.self_attn.k_proj.register_forward_hook(lambda *_: calls.update(["self"]))
+        layer.cross_attn.k_proj.register_forward_hook(lambda *_: calls.update(["cross"]))
+    cache = model.new_cache()
+    model.decode(tgt[:, :1], memory, src_mask, cache)
+    first_cross = [(layer.cross_k, layer.cross_v) for layer in cache.layers]
+    for t in range(1, tgt.size(1)):
+        model.decode(tgt[:, t : t + 1], memory, src_mask, cache)
+    assert calls == {"self": cfg.n_decoder_layers * tgt.size(1), "cross": cfg.n_decoder_layers}
+    for layer, (k, v) in zip(cache.layers, first_cross):
+        assert layer.cross_k is k and layer.cross_v is v
+        assert k.shape == (2, cfg.n_heads, memory.size(1), cfg.d_model // cfg.n_heads)
+
+
+def test_reorder_keeps_the_chosen_hypotheses():
+    """After `reorder(index)` the cache is the one of hypotheses `index`: its tensors are those rows, and the next
+    step's logits equal a pass from scratch over the reordered prefixes (across sentences and batch sizes too)."""
+    _, model, tgt, memory, src_mask, _ = encoded_pair_and_full_logits()
+    cache = model.new_cache()
+    model.decode(tgt[:, :5], memory, src_mask, cache)
+    before = [copy.copy(layer) for layer in cache.layers]
+    index = torch.tensor([1, 0, 1])  # sentences swapped, one repeated: three hypotheses from two
+    cache.reorder(index)
+    for layer, old in zip(cache.layers, before):
+        for name, cached in vars(layer).items():
+            assert torch.equal(cached, getattr(old, name)[index]), name
+    step, _, _ = model.decode(tgt[index, 5:6], memory[index], src_mask[index], cache)
+    scratch, _, _ = model.decode(tgt[index, :6], memory[index], src_mask[index])
+    torch.testing.assert_close(step[:, 0], scratch[:, -1], atol=1e-5, rtol=1e-5)
+    assert cache.length == 6
 
 
 @pytest.mark.parametrize("beam", [1, 4])
@@ -68,7 +118,7 @@ def test_cached_decoding_equals_uncached(translator, beam):
 def test_beam_of_one_is_greedy(translator):
     for model in (translator.model, make_model(vocab_size=translator.model.cfg.vocab_size)):
         src = source_batch(translator, SENTENCES)
-        assert beam_search(model, src, beam_size=1) == greedy_decode(model, src)
+        assert beam_search(model, src, beam=1) == greedy_decode(model, src)
 
 
 @pytest.mark.parametrize("beam", [1, 3])
@@ -114,8 +164,53 @@ def test_beam_search_returns_one_hypothesis_per_sentence_without_specials():
     cfg = tiny_config()
     model = make_model()
     src = pad_sequences(random_sequences([3, 8, 5, 1], cfg.vocab_size))
-    outputs = beam_search(model, src, beam_size=4)
+    outputs = beam_search(model, src, beam=4)
     assert len(outputs) == 4
     for out, limit in zip(outputs, max_output_lengths(src, model).tolist()):
         assert len(out) <= limit
         assert not {PAD_ID, BOS_ID, EOS_ID} & set(out)
+
+
+def test_block_repeated_ngrams_forbids_exactly_the_tokens_that_repeat_an_ngram():
+    from transformer.decoding import block_repeated_ngrams
+
+    ys = torch.tensor([[BOS_ID, 5, 6, 7, 5, 6], [BOS_ID, 5, 6, 7, 8, 9]])
+    logits = torch.zeros(2, 12)
+    block_repeated_ngrams(logits, ys, 3)
+    assert torch.isinf(logits[0]).nonzero().flatten().tolist() == [7]  # "5 6 7" would repeat
+    assert not torch.isinf(logits[1]).any()
+    logits = torch.zeros(2, 12)
+    block_repeated_ngrams(logits, ys[:, :2], 3)  # prefix shorter than n: nothing to block
+    assert not torch.isinf(logits).any()
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_decoding_with_no_repeat_ngram_never_repeats_one(beam):
+    model = suppress_eos(make_model(seed=3, vocab_size=12))  # few tokens, no EOS: loops are all it can do
+    src = pad_sequences(random_sequences([5, 9], 12))
+    for out in generate(model, src, beam=beam, no_repeat_ngram=2):
+        bigrams = list(zip(out, out[1:]))
+        assert len(bigrams) == len(set(bigrams)) and len(out) > 2
+    looping = generate(model, src, beam=beam)
+    assert any(len(set(zip(o, o[1:]))) < len(o) - 1 for o in looping)  # without the rule it loops
+
+
+def test_beam_search_keeps_searching_while_a_live_beam_can_still_win():
+    from transformer.decoding import _beam_finished
+
+    finished = [(-2.0, [5]), (-3.0, [6])]
+    assert not _beam_finished(finished[:1], torch.tensor([-1.0]), K=2, length=3, alpha=0.6)  # too few finished
+    assert not _beam_finished(finished, torch.tensor([-1.0, -9.0]), K=2, length=3, alpha=0.6)  # -1/1.27 > -2
+    assert _beam_finished(finished, torch.tensor([-4.0, -9.0]), K=2, length=3, alpha=0.6)
+
+
+def test_decoding_never_writes_padding_start_or_unknown_tokens():
+    model = make_model(seed=5, vocab_size=12)
+    bias = torch.zeros(12)
+    bias[[PAD_ID, BOS_ID, UNK_ID]] = 100.0  # the model prefers them above all ...
+    bias[EOS_ID] = -100.0  # ... and writes on to the length cap
+    model.generator.register_forward_hook(lambda module, inputs, logits: logits + bias)
+    src = pad_sequences(random_sequences([4, 7], 12))
+    for beam in (1, 3):
+        outputs = generate(model, src, beam=beam)
+        assert all(out and not {PAD_ID, BOS_ID, UNK_ID} & set(out) for out in outputs)

@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import make_model, random_sequences, tiny_config
+from helpers import make_model, random_sequences, tiny_config
 from transformer.model import (
     InputEmbedding,
     MultiHeadAttention,
@@ -16,7 +16,7 @@ from transformer.model import (
     padding_mask,
     sinusoidal_positional_encoding,
 )
-from transformer.tokenizer import PAD_ID, pad_sequences
+from transformer.tokenizer import PAD_ID, SPECIAL_TOKENS, pad_sequences
 
 
 def padded_batch(lengths, vocab_size, seed=0):
@@ -131,7 +131,8 @@ def test_decoder_is_causal():
     src = padded_batch([6], cfg.vocab_size)
     tgt = padded_batch([8], cfg.vocab_size, seed=1)
     changed = tgt.clone()
-    changed[0, 5:] = (changed[0, 5:] - 4 + 1) % (cfg.vocab_size - 4) + 4  # other ordinary tokens from position 5
+    first = len(SPECIAL_TOKENS)  # ordinary tokens follow the special ones
+    changed[0, 5:] = (changed[0, 5:] - first + 1) % (cfg.vocab_size - first) + first  # other ones from position 5
     before, after = model(src, tgt), model(src, changed)
     torch.testing.assert_close(before[:, :5], after[:, :5])
     assert not torch.allclose(before[:, 5], after[:, 5]), "the changed position itself must see its new token"
@@ -184,7 +185,7 @@ def test_tied_embeddings_share_one_tensor_and_untied_do_not():
 
 
 def test_masks():
-    tokens = torch.tensor([[5, 6, 0], [7, 0, 0]])
+    tokens = torch.tensor([[5, 6, PAD_ID], [7, PAD_ID, PAD_ID]])
     assert padding_mask(tokens, PAD_ID).shape == (2, 1, 1, 3)
     assert padding_mask(tokens, PAD_ID)[:, 0, 0].tolist() == [[True, True, False], [True, False, False]]
     assert torch.equal(causal_mask(3)[0, 0], torch.tensor([[1, 0, 0], [1, 1, 0], [1, 1, 1]], dtype=torch.bool))

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from transformer import Translator
+from transformer.model_dir import scores
 
 MODEL_DIR = Path(__file__).resolve().parent.parent / "assets" / "model"
 
@@ -44,8 +45,8 @@ def test_shipped_model_translates_simple_sentences(shipped, beam):
 def test_shipped_metrics_record_scores_and_commands(shipped):
     metrics = shipped.metrics
     assert metrics["parameters"] == shipped.model.num_parameters()
-    test = metrics["scores"]["test-tatoeba"]
-    for decoding in ("greedy", "beam4"):
-        assert test[decoding]["n"] == 10_000 and 0 < test[decoding]["bleu"] < 100
-        assert test[decoding]["command"].startswith("python -m training.evaluate")
+    recorded = {(r.data, r.decoding, r.precision, r.variant, r.subset): r for r in scores(metrics)}
+    for decoding in ("greedy", "beam 4"):
+        test = recorded["test-tatoeba", decoding, "float32", "as given", "all"]
+        assert test.n == 10_000 and 0 < test.bleu < 100 and test.command.startswith("python -m training.evaluate")
     assert metrics["training"]["commands"][0].startswith("python -m training.train")

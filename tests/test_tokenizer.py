@@ -3,7 +3,7 @@
 import pytest
 from tokenizers import Tokenizer, models, trainers
 
-from conftest import toy_pairs
+from helpers import toy_pairs
 from transformer.tokenizer import (
     BOS_ID,
     EOS_ID,
@@ -12,28 +12,38 @@ from transformer.tokenizer import (
     UNK_ID,
     decode,
     encode_batch,
+    has_byte_fallback,
     load_tokenizer,
     pad_sequences,
     train_tokenizer,
+    with_byte_fallback,
 )
 
 ROUND_TRIP = [
     "L'ho vista all'università.",
     "Perché no? È così!",
     "C'è un caffè: 3,14 € (più o meno).",
-    "«Sì», disse lui — davvero...",
+    "\"Sì\", disse lui - davvero...",
     "Where's Tom's dog?",
-    "Non l’ho fatto, però è già là.",
+    "Non l'ho fatto, però è già là.",
     "Città, perché, più, né, là.",
     "naïve café",
     "Hello,   world!",
+    "The ticket costs 25 euros, 1990 ½ 😀 北京 שלום",
+]
+
+# Typographic forms and the plain ones the tokenizer reads them as.
+TYPOGRAPHIC = [
+    ("«Sì», disse lui — davvero…", '"Sì", disse lui - davvero...'),
+    ("Non l’ho fatto – “mai”.", "Non l'ho fatto - \"mai\"."),
+    ("10\u00a0000 euro\u200b", "10 000 euro"),
 ]
 
 
 @pytest.fixture(scope="module")
 def tokenizer():
     texts = [s for pair in toy_pairs() for s in pair] + ROUND_TRIP * 3
-    return train_tokenizer(texts, vocab_size=300)
+    return train_tokenizer(texts, vocab_size=600)
 
 
 @pytest.mark.parametrize("text", ROUND_TRIP)
@@ -71,13 +81,37 @@ def test_encoding_adds_no_special_tokens_and_decoding_drops_them(tokenizer):
     assert decode(tokenizer, [BOS_ID] + ids + [EOS_ID, PAD_ID, PAD_ID]) == "io vedo il gatto."
 
 
-def test_unicode_is_nfc_normalised_and_unknown_characters_do_not_crash(tokenizer):
+def test_unicode_is_nfc_normalised_and_no_character_is_unknown(tokenizer):
     decomposed, composed = "citta\u0300", "città"
     assert encode_batch(tokenizer, [decomposed]) == encode_batch(tokenizer, [composed])
-    ids = encode_batch(tokenizer, ["il gatto 😀 שלום"])[0]
-    assert UNK_ID in ids
-    assert decode(tokenizer, ids).startswith("il gatto")
+    ids = encode_batch(tokenizer, ["il gatto 🎉 ∑"])[0]  # characters it never saw
+    assert UNK_ID not in ids
+    assert tokenizer.id_to_token(ids[3]) == "<0xF0>"  # the emoji's first UTF-8 byte, after "▁il ▁gatto ▁"
+    assert decode(tokenizer, ids) == "il gatto 🎉 ∑"
     assert encode_batch(tokenizer, ["", "   "]) == [[], []]
+
+
+@pytest.mark.parametrize("typed, plain", TYPOGRAPHIC)
+def test_typographic_characters_read_as_their_plain_forms(tokenizer, typed, plain):
+    assert encode_batch(tokenizer, [typed]) == encode_batch(tokenizer, [plain])
+    assert decode(tokenizer, encode_batch(tokenizer, [typed])[0]) == plain
+
+
+def test_digits_are_split_one_by_one(tokenizer):
+    tokens = tokenizer.encode("I was born in 1990.", add_special_tokens=False).tokens
+    assert tokens[-5:] == ["▁1", "9", "9", "0", "."]
+
+
+def test_byte_fallback_keeps_an_old_vocabulary_and_appends_the_bytes():
+    old = Tokenizer(models.BPE(unk_token="<unk>"))
+    old.train_from_iterator(["ciao mondo"] * 3, trainers.BpeTrainer(special_tokens=SPECIAL_TOKENS))
+    assert not has_byte_fallback(old)
+    new = with_byte_fallback(old)
+    assert has_byte_fallback(new)
+    assert all(new.token_to_id(t) == i for t, i in old.get_vocab().items())
+    assert new.get_vocab_size() == old.get_vocab_size() + 256
+    assert new.token_to_id("<0x00>") == old.get_vocab_size()
+    assert decode(new, encode_batch(new, ["ciao 🙂"])[0]) == "ciao 🙂"
 
 
 def test_pad_sequences_right_pads_with_pad_id():

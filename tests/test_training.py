@@ -15,12 +15,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import make_model, random_sequences, toy_pairs, write_tsv
+from helpers import make_model, random_sequences, toy_pairs, write_tsv
 from training.configs import CONFIGS, TrainConfig, load_config
 from training.data import TokenBatcher, load_pairs, read_tsv
 from training.train import apply_overrides, learning_rate, main as train_main
 from transformer import Translator
 from transformer.decoding import greedy_decode
+from transformer.model_dir import scores
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, pad_sequences
 
 REPO = Path(__file__).resolve().parents[1]
@@ -151,7 +152,7 @@ def test_configs_and_overrides(tmp_path):
 
 def train_args(train, dev, out, *extra, config="tiny"):
     return ["--config", config, "--train", str(train), "--dev", str(dev), "--out", str(out), "--no-progress",
-            "--precision", "fp32", *extra]
+            "--precision", "float32", *extra]
 
 
 @pytest.fixture(scope="module")
@@ -273,6 +274,79 @@ def test_evaluate_cli_prints_json_and_records_scores(tiny_model_dir, toy_corpus,
     summary = json.loads(stdout.strip().splitlines()[-1])
     assert {"bleu", "chrf", "n", "seconds"} <= set(summary) and summary["dtype"] == "float16"
     assert summary["n"] == 40 and summary["bleu"] > 90 and summary["chrf"] > 90
-    recorded = json.loads((model_dir / "metrics.json").read_text(encoding="utf-8"))["scores"]["toy dev"]["beam2, float16"]
-    assert recorded["bleu"] == summary["bleu"] and "--record" in recorded["command"]
-    assert "dev (during training)" in json.loads((model_dir / "metrics.json").read_text())["scores"]
+    records = scores(json.loads((model_dir / "metrics.json").read_text(encoding="utf-8")))
+    recorded = [r for r in records if (r.data, r.decoding, r.precision) == ("toy dev", "beam 2", "float16")]
+    assert len(recorded) == 1 and recorded[0].bleu == summary["bleu"] and "--record" in recorded[0].command
+    assert "dev (during training)" in {r.data for r in records}
+
+
+# ---- What a new user meets on the command line ----
+
+def run_module_failing(*args, env=None, timeout=300):
+    """`python -m ...` expected to fail: (exit code, stderr)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", **(env or {})}
+    proc = subprocess.run([sys.executable, "-m", *map(str, args)], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+    assert proc.returncode != 0
+    return proc.returncode, proc.stderr
+
+
+def test_help_names_the_module_and_keeps_the_example_on_its_lines():
+    help_text = run_module("training.train", "--help")
+    assert help_text.startswith("usage: python -m training.train")
+    example = [line.strip() for line in help_text.splitlines() if "train-extra.tsv" in line or "--out runs/cpu" in line]
+    assert example[0].endswith("\\") and example[-1].startswith("--dev")
+
+
+def test_a_missing_file_is_one_clear_line_and_leaves_no_output_directory(tmp_path, toy_corpus):
+    code, stderr = run_module_failing("training.train", "--train", tmp_path / "missing.tsv", "--dev", toy_corpus[1],
+                                      "--out", tmp_path / "run")
+    assert code == 1 and "Traceback" not in stderr
+    assert stderr.strip().splitlines() == [f"error: {tmp_path / 'missing.tsv'}: no such file"]
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_name_that_is_neither_file_nor_dataset_says_so(tmp_path, toy_corpus, monkeypatch):
+    import training.data
+
+    def offline(*args):
+        raise ConnectionError("Couldn't reach 'nosuchdata' on the Hub")
+
+    monkeypatch.setattr(training.data, "read_hf_dataset", offline)
+    with pytest.raises(FileNotFoundError, match=r"nosuchdata: no such file, and it could not be loaded as a Hugging "
+                                                r"Face dataset id either \(Couldn't reach"):
+        train_main(["--train", "nosuchdata", "--dev", str(toy_corpus[1]), "--out", str(tmp_path / "run")])
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_bad_init_from_fails_before_reading_data_or_creating_the_output(tmp_path, toy_corpus):
+    from transformer.translator import ModelLoadError
+
+    with pytest.raises(ModelLoadError, match="no-model"):
+        train_main(["--train", str(toy_corpus[0]), "--dev", str(toy_corpus[1]), "--out", str(tmp_path / "run"),
+                    "--init-from", str(tmp_path / "no-model")])
+    assert not (tmp_path / "run").exists()
+
+
+def test_old_precision_spellings_still_work_with_a_note(small_corpus, tmp_path, capsys):
+    train, dev = small_corpus
+    train_main(["--train", str(train), "--dev", str(dev), "--out", str(tmp_path / "run"), "--max-steps", "2",
+                "--no-progress", "--precision", "fp32", "--export-dtype", "fp16"])
+    err = capsys.readouterr().err
+    assert "--precision fp32 is deprecated: use float32" in err and "--export-dtype fp16 is deprecated" in err
+    metrics = json.loads((tmp_path / "run" / "model" / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["training"]["precision"] == "float32"
+    with pytest.raises(SystemExit):
+        train_main(["--train", str(train), "--dev", str(dev), "--out", str(tmp_path / "x"), "--precision", "fp8"])
+
+
+def test_the_progress_bar_counts_steps_or_the_time_budget(small_corpus, tmp_path):
+    from training.train import RunState, parse_args, progress_bar, set_up_run
+
+    train, dev = small_corpus
+    for extra, total, unit in ((["--max-steps", "7"], 7, "step"), (["--max-minutes", "2.5"], 2.5, "min"),
+                               ([], None, "step")):
+        args = parse_args(["--train", str(train), "--dev", str(dev), "--out", str(tmp_path / "run"), *extra])
+        bar = progress_bar(set_up_run(args, "command"), RunState())
+        assert (bar.total, bar.unit) == (total, unit)
+        bar.close()

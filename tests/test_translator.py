@@ -15,10 +15,12 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from conftest import toy_pairs
+from helpers import toy_pairs
 from transformer import Inspection, ModelLoadError, Translator
+from transformer.model import sinusoidal_positional_encoding
+from transformer.model_dir import NOTES, scores
 from transformer.tokenizer import EOS_ID
-from transformer.translator import fast_cpu_dtype, save_model_dir
+from transformer.translator import fast_cpu_dtype, save_model_dir, unshout
 
 ODD_INPUTS = ["", "   ", "😀🐱", "e\u0301 cafe\u0301", "שלום עולם", "مرحبا بالعالم", "\u200b", "Ünïcödé ✓ “quotes”",
               "I\tlove\nthe cat."]
@@ -33,7 +35,8 @@ def test_training_run_leaves_model_logs_and_checkpoint(tiny_model_dir):
     assert (run_dir / "loss_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     metrics = json.loads((tiny_model_dir / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["training"]["steps"] > 0
-    assert metrics["scores"]["dev (during training)"]["greedy"]["bleu"] > 90
+    (dev,) = [s for s in scores(metrics) if s.data == "dev (during training)"]
+    assert dev.decoding == "greedy" and dev.bleu > 90 and dev.n == 40
 
 
 def test_translates_the_toy_corpus(translator):
@@ -154,6 +157,42 @@ def test_translator_accepts_a_model_on_the_gpu(translator):
     assert gpu.inspect(sentences[0]).translation == translator.translate(sentences[0])
 
 
+def test_positional_encoding_is_the_formula_in_float32(tiny_model_dir, translator):
+    cfg = translator.model.cfg
+    half = Translator.load(tiny_model_dir, dtype="float16")
+    for model in (translator, half):
+        table = model.positional_encoding()
+        assert isinstance(table, np.ndarray) and table.dtype == np.float32 and table.shape == (cfg.max_len, cfg.d_model)
+        np.testing.assert_array_equal(table, sinusoidal_positional_encoding(cfg.max_len, cfg.d_model).numpy())
+    np.testing.assert_array_equal(translator.positional_encoding(5), translator.positional_encoding()[:5])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_embedding_norms_of_a_text_its_ids_or_its_tokens(tiny_model_dir, translator, dtype):
+    model = Translator.load(tiny_model_dir, dtype=dtype)
+    text = "I see the cat."
+    tokens = translator.inspect(text).source_tokens
+    ids = [translator.tokenizer.token_to_id(t) for t in tokens]
+    embedding, position = model.embedding_norms(text)
+    assert embedding.dtype == position.dtype == np.float32 and embedding.shape == position.shape == (len(ids),)
+    for other in (model.embedding_norms(ids), model.embedding_norms(tokens)):
+        np.testing.assert_array_equal(other[0], embedding)
+        np.testing.assert_array_equal(other[1], position)
+    d_model = translator.model.cfg.d_model
+    np.testing.assert_allclose(position, np.sqrt(d_model / 2), rtol=1e-5)  # sin² + cos² = 1 per pair of dimensions
+    rows = translator.model.src_embed.lut.weight[ids].detach()
+    expected = rows.norm(dim=-1).numpy() * np.sqrt(d_model)
+    np.testing.assert_allclose(embedding, expected, rtol=1e-5 if dtype == "float32" else 2e-3)
+
+
+def test_notes_are_read_from_the_model_directory(tiny_model_dir, tmp_path):
+    assert Translator.load(tiny_model_dir).notes == ""
+    model_dir = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model_dir)
+    (model_dir / NOTES).write_text("### Good at\ncats, dogs.\n", encoding="utf-8")
+    assert Translator.load(model_dir).notes == "### Good at\ncats, dogs.\n"
+
+
 # ---- Broken model directories ----
 
 def edit_json(path, **changes):
@@ -212,3 +251,26 @@ def test_broken_model_directory_raises_model_load_error(tiny_model_dir, tmp_path
 def test_missing_directory_raises_model_load_error(tmp_path):
     with pytest.raises(ModelLoadError, match="no such model directory"):
         Translator.load(tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize("typed, read", [
+    ("WHERE IS THE BATHROOM?", "Where is the bathroom?"),
+    ("I AM HUNGRY. ARE YOU?", "I am hungry. Are you?"),
+    ("I LOVE ITALIAN FOOD", "I love italian food"),
+    ("Where is NATO?", "Where is NATO?"),  # an acronym in ordinary text stays
+    ("I LOVE you", "I LOVE you"),  # not shouted: only one of two words in capitals
+    ("USA", "USA"),  # one word: could be an acronym
+    ("È LA CITTÀ", "È la città"),
+])
+def test_unshout_reads_text_in_capitals_in_sentence_case(typed, read):
+    assert unshout(typed) == read
+
+
+def test_translator_reads_capitals_in_sentence_case_unless_told_not_to(translator):
+    shouted = translator.encode_source(["I SEE THE CAT."])[0]
+    assert shouted == translator.encode_source(["I see the cat."])[0]
+    translator.unshout = False
+    try:
+        assert translator.encode_source(["I SEE THE CAT."])[0] != shouted
+    finally:
+        translator.unshout = True

@@ -10,7 +10,7 @@ from transformer.model import TransformerConfig
 
 @dataclass
 class TrainConfig:
-    vocab_size: int = 8000  # BPE vocabulary shared by both languages
+    vocab_size: int = 8000  # BPE vocabulary shared by both languages, its 256 byte tokens included
     max_tokens: int = 4096  # padded tokens per batch (source or target side, whichever is wider)
     lr: float = 1e-3  # peak learning rate, reached at the end of warmup
     warmup_steps: int = 1000
@@ -22,6 +22,8 @@ class TrainConfig:
     clip_norm: float = 1.0
     eval_every: int = 1000  # steps between dev evaluations (and checkpoints)
     eval_limit: int = 0  # dev pairs used during training (0 = all)
+    retype_share: float = 0.0  # share of pairs whose English is lower-cased, capitalised or unpunctuated per epoch
+    join_share: float = 0.0  # share of pairs joined with one or two others into a longer pair per epoch
     seed: int = 1234
 
 
@@ -29,13 +31,13 @@ CONFIGS = {
     # Trains in seconds: for tests and smoke runs.
     "tiny": (
         dict(d_model=32, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=64, dropout=0.0, max_len=64),
-        dict(vocab_size=200, max_tokens=512, lr=3e-3, warmup_steps=10, eval_every=20, min_lr=1e-4),
+        dict(vocab_size=456, max_tokens=512, lr=3e-3, warmup_steps=10, eval_every=20, min_lr=1e-4),
     ),
     # The shipped model: sized for a couple of hours on 2 CPU cores (see README, "Choosing the cpu config").
     "cpu": (
         dict(d_model=256, n_heads=4, n_encoder_layers=4, n_decoder_layers=3, d_ff=1024, dropout=0.1, max_len=128),
-        dict(vocab_size=8000, max_tokens=3000, lr=1.5e-3, warmup_steps=800, schedule="cosine",
-             eval_every=1000, eval_limit=1000),
+        dict(vocab_size=8256, max_tokens=3000, lr=1.5e-3, warmup_steps=800, schedule="cosine",
+             eval_every=1000, eval_limit=1000, retype_share=0.2, join_share=0.1),
     ),
     # The paper's base model (Vaswani et al., 2017, Table 3): for a GPU.
     "base": (

@@ -1,10 +1,13 @@
-"""Parallel data: reading pairs (TSV files or a Hugging Face dataset) and batching them by token count."""
+"""Parallel data: reading pairs (TSV files or a Hugging Face dataset), the pairs each epoch trains on (sources
+mixed by weight, some English re-typed as people type it, some pairs joined into longer ones), and batching them
+by token count."""
 
 import os
 import random
 from pathlib import Path
 
-from transformer.tokenizer import BOS_ID, EOS_ID, pad_sequences
+from transformer.tokenizer import (BOS_ID, EOS_ID, encode_batch, has_byte_fallback, load_tokenizer, pad_sequences,
+                                   train_tokenizer, with_byte_fallback)
 
 
 def read_tsv(path):
@@ -49,10 +52,113 @@ def load_pairs(spec, hf_config=None, split="train", src_lang="en", tgt_lang="it"
     elif Path(spec).suffix in (".tsv", ".txt"):
         raise FileNotFoundError(f"{spec}: no such file")
     else:
-        pairs, skipped = read_hf_dataset(spec, hf_config, split, src_lang, tgt_lang)
+        try:
+            pairs, skipped = read_hf_dataset(spec, hf_config, split, src_lang, tgt_lang)
+        except Exception as e:  # the datasets library raises many kinds: network, missing config, bad format
+            reason = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise FileNotFoundError(f"{spec}: no such file, and it could not be loaded as a Hugging Face dataset id "
+                                    f"either ({reason})") from e
     if not pairs:
         raise ValueError(f"{spec}: no valid English<TAB>Italian pairs ({skipped} malformed lines)")
     return pairs, skipped
+
+
+def build_tokenizer(sources, vocab_size, init_tokenizer=None):
+    """-> (tokenizer, what was done): a BPE vocabulary learnt from every sentence of `sources` (lists of
+    pairs), or the tokenizer file of a model training continues from, given byte fallback if it has none."""
+    if init_tokenizer is None:
+        texts = (sentence for pairs in sources for pair in pairs for sentence in pair)
+        tokenizer = train_tokenizer(texts, vocab_size)
+        return tokenizer, f"learnt {tokenizer.get_vocab_size()} BPE tokens"
+    tokenizer = load_tokenizer(init_tokenizer)
+    if has_byte_fallback(tokenizer):
+        return tokenizer, f"{tokenizer.get_vocab_size()} tokens of {init_tokenizer}"
+    size = tokenizer.get_vocab_size()
+    tokenizer = with_byte_fallback(tokenizer)
+    return tokenizer, f"{size} tokens of {init_tokenizer} + {tokenizer.get_vocab_size() - size} byte-fallback tokens"
+
+
+def encode_pairs(tokenizer, pairs, max_len):
+    """Token ids of both sides -> (src_ids, tgt_ids, kept): pairs longer than the model's max_len are dropped,
+    `kept` are the indices of those that are not."""
+    src = encode_batch(tokenizer, [s for s, _ in pairs])
+    tgt = encode_batch(tokenizer, [t for _, t in pairs])
+    kept = [i for i in range(len(pairs)) if len(src[i]) < max_len and len(tgt[i]) < max_len]
+    return [src[i] for i in kept], [tgt[i] for i in kept], kept
+
+
+FINAL_PUNCTUATION = ".!?"
+RETYPINGS = ("lower", "lower, no final punctuation", "no final punctuation", "capitals", "capitals, no final punctuation")
+
+
+def retype(text, how):
+    """`text` as people type it into a box: lower-cased, in capitals, and/or without its final . ! or ?"""
+    if "no final punctuation" in how:
+        text = text.rstrip(FINAL_PUNCTUATION).rstrip() or text
+    if how.startswith("lower"):
+        text = text.lower()
+    elif how.startswith("capitals"):
+        text = text.upper()
+    return text
+
+
+class TrainingData:
+    """The pairs each epoch trains on, drawn afresh per epoch and reproducibly from (seed, epoch).
+
+    - Each source is repeated by its weight (2.5: twice, plus a random half of it once more).
+    - `retype_share` of the pairs get their English re-typed (`retype`: lower-cased, capitals, no final
+      punctuation); the Italian target stays as written, so the model learns to restore it.
+    - `join_share` of the pairs are joined with one or two other pairs into one longer pair, so inputs longer
+      than a typical training sentence are not unseen. Joining token ids equals encoding the joined text, since
+      every word carries its own "▁".
+    """
+
+    def __init__(self, sources, tokenizer, max_len, retype_share=0.0, join_share=0.0, seed=0):
+        self.tokenizer, self.max_len = tokenizer, max_len
+        self.retype_share, self.join_share, self.seed = retype_share, join_share, seed
+        self.pairs, self.src_ids, self.tgt_ids, self.weights = [], [], [], []
+        self.too_long = 0
+        for pairs, weight in sources:
+            src, tgt, kept = encode_pairs(tokenizer, pairs, max_len)
+            self.pairs.append([pairs[i] for i in kept])
+            self.src_ids.append(src)
+            self.tgt_ids.append(tgt)
+            self.weights.append(weight)
+            self.too_long += len(pairs) - len(kept)
+
+    def __len__(self):
+        """Pairs per epoch before joining."""
+        return round(sum(len(p) * w for p, w in zip(self.pairs, self.weights)))
+
+    def _draw(self, rng):
+        """(source, index) of every pair this epoch: whole repeats of each source, then a random fraction."""
+        drawn = []
+        for k, (pairs, weight) in enumerate(zip(self.pairs, self.weights)):
+            whole, fraction = divmod(weight, 1)
+            drawn += [(k, i) for _ in range(int(whole)) for i in range(len(pairs))]
+            drawn += [(k, i) for i in rng.sample(range(len(pairs)), round(fraction * len(pairs)))]
+        return drawn
+
+    def epoch(self, epoch):
+        """-> (src_ids, tgt_ids) of this epoch's pairs, in no particular order."""
+        rng = random.Random(self.seed * 1_000_003 + epoch)
+        drawn = self._draw(rng)
+        src = [self.src_ids[k][i] for k, i in drawn]
+        tgt = [self.tgt_ids[k][i] for k, i in drawn]
+        retyped = [j for j in range(len(drawn)) if rng.random() < self.retype_share]
+        texts = [retype(self.pairs[drawn[j][0]][drawn[j][1]][0], rng.choice(RETYPINGS)) for j in retyped]
+        for j, ids in zip(retyped, encode_batch(self.tokenizer, texts)):
+            if len(ids) < self.max_len:
+                src[j] = ids
+        n_joined = round(self.join_share * len(drawn))
+        for j in rng.sample(range(len(drawn)), n_joined) if len(drawn) > 1 else []:
+            others = rng.sample(range(len(drawn)), rng.choice((1, 2)))
+            joined_src = src[j] + [t for o in others for t in src[o]]
+            joined_tgt = tgt[j] + [t for o in others for t in tgt[o]]
+            if len(joined_src) < self.max_len and len(joined_tgt) < self.max_len:
+                src.append(joined_src)
+                tgt.append(joined_tgt)
+        return src, tgt
 
 
 class TokenBatcher:

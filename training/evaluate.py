@@ -1,11 +1,15 @@
 """Score a model directory on a TSV test set with sacreBLEU and chrF (batched decoding).
 
     python -m training.evaluate --model assets/model --data ../shared/data/en-it/test-tatoeba.tsv [--beam 4]
+    python -m training.evaluate --model assets/model --data ../shared/data/en-it/test-tatoeba.tsv --limit 2000 --variants
+    python -m training.evaluate --model assets/model --data ../shared/data/en-it/test-tatoeba.tsv --by-length
 
-The last line printed is one JSON object with at least bleu, chrf, n and seconds. `--record NAME` also stores
-the result in the model's metrics.json under scores[NAME][greedy|beamN], with the command that produced it.
-`--dtype float16` runs the model as the app does (scores recorded as e.g. "greedy, float16"); batched decoding is
-faster in float32 on CPUs without float16 arithmetic, one sentence at a time (`--batch-size 1`) in float16.
+`--variants` also scores the English as people type it: lower-cased without final punctuation, and in capitals
+(the Italian references unchanged). `--by-length` also scores the pairs by English length (1-5, 6-10, 11-20, 21+
+words). The last line printed is one JSON object: bleu, chrf, n, beam, seconds, and the variant and length
+scores. `--record NAME` stores every score in the model's metrics.json as records with data NAME and the command
+that produced them. `--dtype float16` runs the model as the app does; batched decoding is faster in float32 on
+CPUs without float16 arithmetic, one sentence at a time (`--batch-size 1`) in float16.
 """
 
 import argparse
@@ -20,74 +24,119 @@ import torch
 from tqdm import tqdm
 
 from transformer import Translator
-from transformer.translator import DTYPES, METRICS
+from transformer.model_dir import METRICS, Score, add_score, decoding_name, read_metrics, write_metrics
+from transformer.translator import DTYPES
 
-from .data import load_pairs
+from .cli import positive_int, run_cli
+from .data import load_pairs, retype
+
+# The ways of typing `--variants` scores; "capitals, as typed" turns the translator's sentence-casing off
+# (`Translator.unshout`), to show what the model alone makes of words spelled in capitals.
+VARIANTS = ("lower-cased, no final punctuation", "capitals", "capitals, as typed")
+LENGTH_BUCKETS = ((1, 5), (6, 10), (11, 20), (21, None))  # English words, inclusive
+
+
+def translate_all(translator, sources, beam=1, batch_size=256, progress=True, desc="decoding"):
+    hypotheses = []
+    chunks = range(0, len(sources), batch_size)
+    for i in tqdm(chunks, desc=f"{desc} (beam {beam})", unit="batch", disable=not progress, leave=False):
+        hypotheses += translator.translate(sources[i : i + batch_size], beam=beam)
+    return hypotheses
+
+
+def corpus_scores(hypotheses, references):
+    return {"bleu": round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2),
+            "chrf": round(sacrebleu.corpus_chrf(hypotheses, [references]).score, 2),
+            "n": len(references)}
 
 
 def score(translator, pairs, beam=1, batch_size=256, progress=True):
     """Translate the English side of `pairs` and score against the Italian side -> dict."""
     start = time.time()
-    hypotheses = []
-    chunks = range(0, len(pairs), batch_size)
-    for i in tqdm(chunks, desc=f"decoding (beam {beam})", unit="batch", disable=not progress, leave=False):
-        hypotheses += translator.translate([src for src, _ in pairs[i : i + batch_size]], beam=beam)
-    references = [tgt for _, tgt in pairs]
-    return {
-        "bleu": round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2),
-        "chrf": round(sacrebleu.corpus_chrf(hypotheses, [references]).score, 2),
-        "n": len(pairs),
-        "beam": beam,
-        "seconds": round(time.time() - start, 1),
-        "hypotheses": hypotheses,
-    }
+    hypotheses = translate_all(translator, [src for src, _ in pairs], beam, batch_size, progress)
+    return {**corpus_scores(hypotheses, [tgt for _, tgt in pairs]), "beam": beam,
+            "seconds": round(time.time() - start, 1), "hypotheses": hypotheses}
 
 
-def record(model_dir, name, result, command, dtype="float32"):
-    """Store `result` in metrics.json under scores[name][decoding], decoding being greedy or beamN, followed by
-    the precision when it is not float32 (e.g. "greedy, float16": the app's)."""
+def typed_as(variant, text):
+    """The English of `text` as the `--variants` variant types it."""
+    return retype(text, "lower, no final punctuation" if variant.startswith("lower") else "capitals")
+
+
+def length_bucket_name(low, high):
+    return f"{low}-{high} words" if high else f"{low}+ words"
+
+
+def scores_by_length(pairs, hypotheses):
+    """{bucket name: scores} of the pairs whose English has that many words (empty buckets left out)."""
+    out = {}
+    for low, high in LENGTH_BUCKETS:
+        idx = [i for i, (src, _) in enumerate(pairs) if low <= len(src.split()) <= (high or len(src.split()))]
+        if idx:
+            out[length_bucket_name(low, high)] = corpus_scores([hypotheses[i] for i in idx], [pairs[i][1] for i in idx])
+    return out
+
+
+def record(model_dir, records):
+    """Add score records to the model's metrics.json (same data/decoding/precision/variant/subset replaced)."""
     path = Path(model_dir) / METRICS
-    metrics = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    key = "greedy" if result["beam"] == 1 else f"beam{result['beam']}"
-    if dtype != "float32":
-        key += f", {dtype}"
-    entry = {k: result[k] for k in ("bleu", "chrf", "n", "seconds")}
-    metrics.setdefault("scores", {}).setdefault(name, {})[key] = {**entry, "command": command}
-    path.write_text(json.dumps(metrics, indent=2), encoding="utf-8")
+    metrics = read_metrics(path)
+    for rec in records:
+        add_score(metrics, rec)
+    write_metrics(path, metrics)
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog="python -m training.evaluate", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", required=True, help="model directory (model.safetensors, config.json, tokenizer.json)")
+    parser.add_argument("--data", required=True, help="TSV file of English<TAB>Italian pairs")
+    parser.add_argument("--beam", type=positive_int, default=1, help="beam width (1 = greedy)")
+    parser.add_argument("--limit", type=positive_int, help="score only the first N pairs")
+    parser.add_argument("--batch-size", type=positive_int, default=256)
+    parser.add_argument("--dtype", choices=DTYPES, default="float32", help="precision the model runs in")
+    parser.add_argument("--threads", type=positive_int, help="torch CPU threads (default: torch's)")
+    parser.add_argument("--variants", action="store_true", help="also score lower-cased/unpunctuated and capitals input")
+    parser.add_argument("--by-length", action="store_true", help="also score by English length (words)")
+    parser.add_argument("--record", metavar="NAME", help="store the scores in the model's metrics.json as data NAME")
+    parser.add_argument("--show", type=int, default=3, help="print this many example translations")
+    return parser.parse_args(argv)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="model directory (model.safetensors, config.json, tokenizer.json)")
-    parser.add_argument("--data", required=True, help="TSV file of English<TAB>Italian pairs")
-    parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
-    parser.add_argument("--limit", type=int, default=0, help="score only the first N pairs")
-    parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--dtype", choices=DTYPES, default="float32", help="precision the model runs in")
-    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = default)")
-    parser.add_argument("--record", metavar="NAME", help="store the scores in the model's metrics.json as NAME")
-    parser.add_argument("--show", type=int, default=3, help="print this many example translations")
-    args = parser.parse_args(argv)
+    args = parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-
     translator = Translator.load(args.model, dtype=args.dtype)
     pairs, skipped = load_pairs(args.data)
     if skipped:
         print(f"skipped {skipped} malformed lines in {args.data}", file=sys.stderr)
-    if args.limit:
-        pairs = pairs[: args.limit]
+    pairs = pairs[: args.limit] if args.limit else pairs
     result = score(translator, pairs, beam=args.beam, batch_size=args.batch_size)
     for (src, ref), hyp in list(zip(pairs, result["hypotheses"]))[: args.show]:
         print(f"EN  {src}\nREF {ref}\nOUT {hyp}\n")
-    if args.record:
-        command = "python -m training.evaluate " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
-        record(args.model, args.record, result, command, args.dtype)
+    command = "python -m training.evaluate " + " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
+    common = dict(data=args.record or Path(args.data).stem, decoding=decoding_name(args.beam), precision=args.dtype,
+                  command=command)
+    records = [Score(**common, **{k: result[k] for k in ("bleu", "chrf", "n", "seconds")})]
     summary = {k: result[k] for k in ("bleu", "chrf", "n", "beam", "seconds")}
-    summary["data"] = str(args.data)
-    summary["dtype"] = args.dtype
+    summary.update(data=str(args.data), dtype=args.dtype)
+    if args.variants:
+        summary["variants"] = {}
+        for variant in VARIANTS:
+            translator.unshout = not variant.endswith("as typed")
+            hyps = translate_all(translator, [typed_as(variant, src) for src, _ in pairs], args.beam, args.batch_size,
+                                 desc=variant)
+            scores = corpus_scores(hyps, [tgt for _, tgt in pairs])
+            summary["variants"][variant] = scores
+            records.append(Score(**common, **scores, variant=variant))
+    if args.by_length:
+        summary["by_length"] = scores_by_length(pairs, result["hypotheses"])
+        records += [Score(**common, **scores, subset=name) for name, scores in summary["by_length"].items()]
+    if args.record:
+        record(args.model, records)
     print(json.dumps(summary))
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main)

@@ -1,7 +1,8 @@
-"""Train an English -> Italian Transformer: data -> BPE tokenizer -> token-bucketed batches -> AdamW with warmup
+r"""Train an English -> Italian Transformer: data -> BPE tokenizer -> token-bucketed batches -> AdamW with warmup
 -> dev BLEU/chrF -> exported model directory.
 
-    python -m training.train --config cpu --train ../shared/data/en-it/train.tsv \
+    python -m training.train --config cpu \
+        --train ../shared/data/en-it/train.tsv ../shared/data/en-it/train-extra.tsv --train-weights 1 2 \
         --dev ../shared/data/en-it/dev.tsv --out runs/cpu --max-minutes 120
 
 One process on CPU or one GPU; under `torchrun --nproc_per_node=N` the same script trains with
@@ -14,36 +15,60 @@ import argparse
 import csv
 import math
 import os
-import platform
 import random
 import shlex
+import shutil
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
-import torch.distributed as dist
 import torch.nn.functional as F
 from tqdm import tqdm
 
 from transformer import Translator
 from transformer.model import Transformer, TransformerConfig
-from transformer.tokenizer import PAD_ID, encode_batch, load_tokenizer, train_tokenizer
-from transformer.translator import save_model_dir
+from transformer.model_dir import LOSS_CURVE, TOKENIZER, Score, add_score
+from transformer.tokenizer import PAD_ID, load_tokenizer
+from transformer.translator import DTYPES, save_model_dir
 
-from .configs import config_dict, load_config
-from .data import TokenBatcher, load_pairs
+from .cli import run_cli
+from .configs import TrainConfig, config_dict, load_config
+from .curve import plot_curve
+from .data import TokenBatcher, TrainingData, build_tokenizer, load_pairs
 from .evaluate import score
+from .runtime import Distributed, autocast_context, hardware_description, rng_state, save_atomic, set_rng_state
 
 CHECKPOINT = "checkpoint.pt"
+LOG = "metrics.csv"
 LOG_COLUMNS = ["step", "epoch", "minutes", "target_tokens", "train_loss", "lr", "tokens_per_s", "dev_bleu", "dev_chrf"]
+OLD_PRECISION_NAMES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}  # accepted, with a note
+
+
+def add_precision_flag(parser, flag, allowed, help):
+    """A flag taking precision names as transformer.translator.DTYPES spells them (`allowed`, the first the
+    default), and the old spellings fp16/bf16/fp32 with a note, so that older commands still run."""
+
+    def parse(text):
+        if text in OLD_PRECISION_NAMES:
+            print(f"note: {flag} {text} is deprecated: use {OLD_PRECISION_NAMES[text]}", file=sys.stderr)
+            text = OLD_PRECISION_NAMES[text]
+        if text not in allowed:
+            raise argparse.ArgumentTypeError(f"{text!r}: choose from {', '.join(allowed)}")
+        return text
+
+    parser.add_argument(flag, type=parse, default=allowed[0], metavar="{" + ",".join(allowed) + "}", help=help)
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(prog="python -m training.train", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", default="tiny", help="tiny | cpu | base, or a JSON file")
-    p.add_argument("--train", required=True, help="TSV of English<TAB>Italian pairs, or a Hugging Face dataset id")
+    p.add_argument("--train", required=True, nargs="+", metavar="DATA",
+                   help="TSV files of English<TAB>Italian pairs or Hugging Face dataset ids (several, or a comma list)")
+    p.add_argument("--train-weights", nargs="+", type=float, metavar="W",
+                   help="how often each --train source is seen per epoch (default 1 each; 2.5 = twice and a random half)")
     p.add_argument("--dev", required=True, help="TSV (or dataset id) for validation")
     p.add_argument("--out", required=True, help="run directory: checkpoint, logs, exported model")
     p.add_argument("--hf-config", help="dataset config for a Hugging Face id (e.g. en-it for opus_books)")
@@ -54,65 +79,14 @@ def parse_args(argv=None):
     p.add_argument("--max-steps", type=int, default=0, help="stop after this many optimizer steps in total")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
     p.add_argument("--init-from", help="start from the weights and tokenizer of an exported model directory")
-    p.add_argument("--limit-train", type=int, default=0, help="use only the first N training pairs")
+    p.add_argument("--limit-train", type=int, default=0, help="use only the first N pairs of each training source")
     p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override train config values")
-    p.add_argument("--precision", choices=["bf16", "fp32"], default="bf16", help="autocast dtype where supported")
+    add_precision_flag(p, "--precision", ["bfloat16", "float32"], "autocast dtype where the hardware has it")
     p.add_argument("--compile", action="store_true", help="torch.compile the model")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = default)")
-    p.add_argument("--export-dtype", choices=["fp16", "bf16", "fp32"], default="fp16")
+    add_precision_flag(p, "--export-dtype", ["float16", "bfloat16", "float32"], "precision of the exported weights")
     p.add_argument("--no-progress", action="store_true")
     return p.parse_args(argv)
-
-
-class Distributed:
-    """Rank/world of this process; under torchrun (WORLD_SIZE > 1) it sets up the process group."""
-
-    def __init__(self):
-        self.world = int(os.environ.get("WORLD_SIZE", 1))
-        self.rank = int(os.environ.get("RANK", 0))
-        local_rank = int(os.environ.get("LOCAL_RANK", 0))
-        if torch.cuda.is_available():
-            self.device = torch.device("cuda", local_rank)
-            torch.cuda.set_device(self.device)
-        else:
-            self.device = torch.device("cpu")
-        if self.world > 1:
-            dist.init_process_group("nccl" if self.device.type == "cuda" else "gloo")
-
-    @property
-    def main(self):
-        return self.rank == 0
-
-    def barrier(self):
-        if self.world > 1:
-            dist.barrier()
-
-    def all_reduce_sum(self, value):
-        if self.world == 1:
-            return value
-        t = torch.tensor(float(value), dtype=torch.float64, device=self.device)  # NCCL needs GPU tensors
-        dist.all_reduce(t)
-        return t.item()
-
-    def all_gather_object(self, obj):
-        """Every rank's `obj`, in rank order, on every rank."""
-        if self.world == 1:
-            return [obj]
-        gathered = [None] * self.world
-        dist.all_gather_object(gathered, obj)
-        return gathered
-
-    def broadcast_flag(self, flag):
-        """Rank 0 decides (e.g. the time budget is spent); every rank follows."""
-        if self.world == 1:
-            return flag
-        t = torch.tensor(int(flag), device=self.device)
-        dist.broadcast(t, 0)
-        return bool(t.item())
-
-    def close(self):
-        if self.world > 1:
-            dist.destroy_process_group()
 
 
 def learning_rate(step, cfg, time_progress=None):
@@ -168,114 +142,69 @@ def apply_overrides(train_cfg, overrides):
         setattr(train_cfg, key, type(getattr(train_cfg, key))(value))
 
 
-def autocast_context(device, precision):
-    """bf16 autocast where the hardware runs it natively (recent x86 CPUs with AVX512-BF16/AMX, Ampere+ GPUs)."""
-    if precision == "bf16":
-        if device.type == "cuda" and torch.cuda.is_bf16_supported():
-            return torch.autocast("cuda", dtype=torch.bfloat16)
-        if device.type == "cpu" and torch.backends.mkldnn.is_available() and _cpu_has_bf16():
-            return torch.autocast("cpu", dtype=torch.bfloat16)
-    return torch.autocast(device.type, enabled=False)
+def load_weights_growing_vocabulary(model, weights):
+    """Load `weights` into `model`, whose vocabulary may have more entries at its end (byte-fallback tokens
+    added): their embedding rows keep the model's fresh initialisation."""
+    own = model.state_dict()
+    for name, tensor in weights.items():
+        if tensor.shape != own[name].shape and tensor.shape[1:] == own[name].shape[1:]:
+            weights[name] = torch.cat([tensor, own[name][tensor.size(0):]])
+    model.load_state_dict(weights)
 
 
-def _cpu_has_bf16():
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
+@dataclass
+class RunState:
+    """Where training stands: saved in every checkpoint, so `--resume` continues exactly from here."""
+
+    step: int = 0
+    epoch: int = 0
+    batch_in_epoch: int = 0
+    target_tokens: int = 0
+    train_seconds: float = 0.0
+    best_bleu: float = -1.0
+    lr_horizon_seconds: float | None = None  # the cosine's length: the first invocation's time budget (inf: none)
+    history: list = field(default_factory=list)  # metrics.json "training" of the runs this one continues
+    commands: list = field(default_factory=list)  # every invocation that led here
+
+    def time_progress(self):
+        """How far through the time budget the cosine schedule decays over (None without a budget)."""
+        return self.train_seconds / self.lr_horizon_seconds if math.isfinite(self.lr_horizon_seconds) else None
 
 
-def hardware_description(device, world):
-    if device.type == "cuda":
-        return f"{world} x {torch.cuda.get_device_name(device)}"
-    return f"{world} process(es) x {torch.get_num_threads()} CPU threads ({platform.processor() or platform.machine()})"
+@dataclass
+class Run:
+    """What the phases of `main` share: the arguments, this process, the configs, the models started from."""
+
+    args: argparse.Namespace
+    dist: Distributed
+    out: Path
+    model_cfg: TransformerConfig
+    train_cfg: TrainConfig
+    checkpoint: dict | None
+    init: Translator | None  # the exported model of --init-from
+    command: str  # this invocation, recorded in metrics.json
+
+    def log(self, *message):
+        if self.dist.main:
+            print(*message)
 
 
-def rng_state(device):
-    """This process's random generators: dropout draws from torch's (CUDA's on a GPU)."""
-    return {"torch": torch.get_rng_state(), "python": random.getstate(),
-            "cuda": torch.cuda.get_rng_state(device) if device.type == "cuda" else None}
+@dataclass
+class Data:
+    """What the run trains and is scored on, and the tokenizer shared by both."""
+
+    sources: list  # (spec, weight, pairs) per --train source
+    dev_pairs: list
+    tokenizer: object
+    training: TrainingData
 
 
-def set_rng_state(state, device):
-    torch.set_rng_state(state["torch"])
-    random.setstate(state["python"])
-    if device.type == "cuda" and state["cuda"] is not None:
-        torch.cuda.set_rng_state(state["cuda"], device)
-
-
-def truncate_log(log_path, step):
-    """Drop the metrics rows logged after `step`: a run resumed from the checkpoint of `step` logs them again."""
-    with open(log_path, newline="", encoding="utf-8") as f:
-        rows = [row for row in csv.DictReader(f) if int(row["step"]) <= step]
-    with open(log_path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, LOG_COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
-
-
-def save_atomic(obj, path):
-    tmp = Path(str(path) + ".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
-
-
-def plot_curve(log_path, png_path):
-    """Train loss and dev BLEU against training minutes."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = list(csv.DictReader(open(log_path, encoding="utf-8")))
-    if not rows:
-        return
-    fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
-    train = [(float(r["minutes"]), float(r["train_loss"])) for r in rows if r["train_loss"]]
-    ax.plot(*zip(*train), color="tab:blue", label="train loss")
-    ax.set_xlabel("training minutes")
-    ax.set_ylabel("train loss (label-smoothed cross-entropy)", color="tab:blue")
-    dev = [(float(r["minutes"]), float(r["dev_bleu"])) for r in rows if r["dev_bleu"]]
-    if dev:
-        ax2 = ax.twinx()
-        ax2.plot(*zip(*dev), "o-", color="tab:red", label="dev BLEU")
-        ax2.set_ylabel("dev BLEU", color="tab:red")
-    ax.set_title("Training curve")
-    fig.tight_layout()
-    fig.savefig(png_path)
-    plt.close(fig)
-
-
-def build_tokenizer(args, train_pairs, out, dist_ctx, vocab_size):
-    """Rank 0 learns the BPE vocabulary (or reuses the run's / --init-from's); the other ranks read it."""
-    path = out / "tokenizer.json"
-    if args.init_from:
-        path = Path(args.init_from) / "tokenizer.json"
-    elif dist_ctx.main and not args.resume:
-        train_tokenizer((s for pair in train_pairs for s in pair), vocab_size).save(str(path))
-    dist_ctx.barrier()
-    return load_tokenizer(path)
-
-
-def encode_pairs(tokenizer, pairs, max_len):
-    """Token ids of both sides; pairs longer than the model's max_len are dropped (and counted)."""
-    src = encode_batch(tokenizer, [s for s, _ in pairs])
-    tgt = encode_batch(tokenizer, [t for _, t in pairs])
-    keep = [i for i in range(len(pairs)) if len(src[i]) < max_len and len(tgt[i]) < max_len]
-    return [src[i] for i in keep], [tgt[i] for i in keep], len(pairs) - len(keep)
-
-
-def main(argv=None):
-    args = parse_args(argv)
+def set_up_run(args, command):
+    """This process, the configs (from --config, or the checkpoint's on --resume), the checkpoint, and the
+    model of --init-from."""
     if args.threads:
         torch.set_num_threads(args.threads)
-    dist_ctx = Distributed()
-    device = dist_ctx.device
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    log = print if dist_ctx.main else (lambda *a, **k: None)
-
     model_cfg, train_cfg = load_config(args.config)
     apply_overrides(train_cfg, args.set)
     checkpoint = None
@@ -289,181 +218,276 @@ def main(argv=None):
         for key, value in checkpoint["train_config"].items():
             setattr(train_cfg, key, value)
         apply_overrides(train_cfg, args.set)  # e.g. a longer decay for a continued run
+    init = load_init_model(args, model_cfg) if args.init_from else None
+    return Run(args, Distributed(), out, model_cfg, train_cfg, checkpoint, init, command)
 
-    # Data: malformed lines are counted, never fatal.
-    train_pairs, skipped = load_pairs(args.train, args.hf_config, "train", args.src_lang, args.tgt_lang)
+
+def load_init_model(args, model_cfg):
+    """The exported model of --init-from, read before any data: a wrong path or config fails at once."""
+    init = Translator.load(args.init_from)
+    if {**asdict(init.model.cfg), "vocab_size": 0} != {**asdict(model_cfg), "vocab_size": 0}:
+        raise SystemExit(f"--init-from {args.init_from}: its config.json differs from --config {args.config}")
+    return init
+
+
+def load_sources(run):
+    """-> [(spec, weight, pairs)] of the --train sources (malformed lines counted, never fatal)."""
+    args = run.args
+    specs = [spec for item in args.train for spec in item.split(",") if spec]
+    weights = args.train_weights or [1.0] * len(specs)
+    if len(weights) != len(specs) or min(weights) <= 0:
+        raise SystemExit(f"--train-weights: give one positive weight per --train source ({len(specs)})")
+    sources = []
+    for spec, weight in zip(specs, weights):
+        pairs, skipped = load_pairs(spec, args.hf_config, "train", args.src_lang, args.tgt_lang)
+        pairs = pairs[: args.limit_train] if args.limit_train else pairs
+        run.log(f"data: {len(pairs):,} training pairs of {spec} x {weight:g} ({skipped} malformed lines skipped)")
+        sources.append((spec, weight, pairs))
+    return sources
+
+
+def make_tokenizer(run, sources):
+    """A new run's tokenizer (learnt, or --init-from's) is saved to OUT by rank 0, which creates OUT only now: a run
+    that fails on its data or tokenizer leaves nothing behind. Every process then reads it from there."""
+    if run.dist.main and not run.args.resume:
+        init_tokenizer = Path(run.args.init_from) / TOKENIZER if run.args.init_from else None
+        tokenizer, note = build_tokenizer([pairs for _, _, pairs in sources], run.train_cfg.vocab_size, init_tokenizer)
+        run.out.mkdir(parents=True, exist_ok=True)
+        tokenizer.save(str(run.out / TOKENIZER))
+        run.log(f"tokenizer: {note}")
+    run.dist.barrier()
+    return load_tokenizer(run.out / TOKENIZER)
+
+
+def build_data(run):
+    """Training sources and dev pairs, the tokenizer, and the drawer of each epoch's pairs."""
+    args, cfg = run.args, run.train_cfg
+    sources = load_sources(run)
     dev_pairs, dev_skipped = load_pairs(args.dev, args.hf_config, args.hf_dev_split, args.src_lang, args.tgt_lang)
-    if args.limit_train:
-        train_pairs = train_pairs[: args.limit_train]
-    log(f"data: {len(train_pairs):,} training pairs ({skipped} malformed lines skipped), "
-        f"{len(dev_pairs):,} dev pairs ({dev_skipped} skipped)")
-    if train_cfg.eval_limit:
-        dev_pairs = dev_pairs[: train_cfg.eval_limit]
+    run.log(f"data: {len(dev_pairs):,} dev pairs ({dev_skipped} skipped)")
+    tokenizer = make_tokenizer(run, sources)
+    run.model_cfg.vocab_size = tokenizer.get_vocab_size()
+    training = TrainingData([(pairs, weight) for _, weight, pairs in sources], tokenizer, run.model_cfg.max_len,
+                            cfg.retype_share, cfg.join_share, seed=cfg.seed)
+    run.log(f"{len(training):,} pairs per epoch; {training.too_long} pairs longer than {run.model_cfg.max_len} "
+            f"tokens dropped; {cfg.retype_share:.0%} re-typed, {cfg.join_share:.0%} joined into longer pairs")
+    return Data(sources, dev_pairs[: cfg.eval_limit or None], tokenizer, training)
 
-    tokenizer = build_tokenizer(args, train_pairs, out, dist_ctx, train_cfg.vocab_size)
-    model_cfg.vocab_size = tokenizer.get_vocab_size()
-    src_ids, tgt_ids, too_long = encode_pairs(tokenizer, train_pairs, model_cfg.max_len)
-    log(f"tokenizer: {model_cfg.vocab_size} BPE tokens; {too_long} pairs longer than {model_cfg.max_len} tokens dropped")
-    batcher = TokenBatcher(src_ids, tgt_ids, train_cfg.max_tokens, seed=train_cfg.seed)
 
-    torch.manual_seed(train_cfg.seed)
-    random.seed(train_cfg.seed)
-    model = Transformer(model_cfg).to(device)
-    history = []
-    if args.init_from:
-        init = Translator.load(args.init_from)
-        if asdict(init.model.cfg) != asdict(model_cfg):
-            raise SystemExit(f"--init-from {args.init_from}: its config.json differs from --config {args.config}")
-        model.load_state_dict(init.model.state_dict())
-        history = init.metrics.get("history", []) + [init.metrics.get("training", {})]
-    optimizer = make_optimizer(model, train_cfg)
-    state = {"step": 0, "epoch": 0, "batch_in_epoch": 0, "target_tokens": 0, "train_seconds": 0.0,
-             "best_bleu": -1.0, "history": history, "commands": []}
-    if checkpoint:
-        model.load_state_dict(checkpoint["model"])
-        optimizer.load_state_dict(checkpoint["optimizer"])
-        state = checkpoint["state"]
-        saved_rng = checkpoint["rng"]  # one state per process of the run that saved it
-        if len(saved_rng) != dist_ctx.world:
-            log(f"warning: the checkpoint was written by {len(saved_rng)} process(es), this run has "
-                f"{dist_ctx.world}: training goes on, but its batches and dropout differ from an unbroken run's")
-        set_rng_state(saved_rng[dist_ctx.rank % len(saved_rng)], device)
-        log(f"resumed at step {state['step']} (epoch {state['epoch']}, batch {state['batch_in_epoch']})")
-    state["commands"].append("python -m training.train " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:])))
-    log(f"model: {model.num_parameters():,} parameters; {hardware_description(device, dist_ctx.world)}")
+def build_model(run):
+    """The model (fresh, --init-from an exported one, or the checkpoint's), its optimizer and the run state."""
+    torch.manual_seed(run.train_cfg.seed)
+    random.seed(run.train_cfg.seed)
+    model = Transformer(run.model_cfg).to(run.dist.device)
+    state = RunState()
+    if run.init:
+        load_weights_growing_vocabulary(model, run.init.model.state_dict())
+        state.history = run.init.metrics.get("history", []) + [run.init.metrics.get("training", {})]
+    optimizer = make_optimizer(model, run.train_cfg)
+    if run.checkpoint:
+        model.load_state_dict(run.checkpoint["model"])
+        optimizer.load_state_dict(run.checkpoint["optimizer"])
+        state = RunState(**run.checkpoint["state"])
+        saved_rng = run.checkpoint["rng"]  # one state per process of the run that saved it
+        if len(saved_rng) != run.dist.world:
+            run.log(f"warning: the checkpoint was written by {len(saved_rng)} process(es), this run has "
+                    f"{run.dist.world}: training goes on, but its batches and dropout differ from an unbroken run's")
+        set_rng_state(saved_rng[run.dist.rank % len(saved_rng)], run.dist.device)
+        run.log(f"resumed at step {state.step} (epoch {state.epoch}, batch {state.batch_in_epoch})")
+    state.commands.append(run.command)
+    run.log(f"model: {model.num_parameters():,} parameters; {hardware_description(run.dist.device, run.dist.world)}")
+    return model, optimizer, state
 
-    train_model = model
-    if args.compile:
-        train_model = torch.compile(model)
-    if dist_ctx.world > 1:
-        train_model = torch.nn.parallel.DistributedDataParallel(train_model)
-    autocast = autocast_context(device, args.precision)
 
-    log_path = out / "metrics.csv"
-    if dist_ctx.main:
-        if args.resume and log_path.is_file():
-            truncate_log(log_path, state["step"])
-        else:
-            with open(log_path, "w", newline="", encoding="utf-8") as f:
-                csv.writer(f).writerow(LOG_COLUMNS)
+def export(run, data, model, state, dev_result, n_batches):
+    """Write the best model so far to OUT/model (replaced atomically), with its metrics.json and training curve."""
+    metrics = {
+        "parameters": model.num_parameters(),
+        "config": config_dict(run.model_cfg, run.train_cfg),
+        "training": {
+            "minutes": round(state.train_seconds / 60, 1),
+            "steps": state.step,
+            "epochs": round(state.epoch + state.batch_in_epoch / max(1, n_batches), 2),
+            "target_tokens_seen": state.target_tokens,
+            "hardware": hardware_description(run.dist.device, run.dist.world),
+            "precision": run.args.precision,
+            "commands": state.commands,
+            "data": {"train": [spec for spec, _, _ in data.sources], "weights": [w for _, w, _ in data.sources],
+                     "pairs_per_epoch": len(data.training), "retype_share": run.train_cfg.retype_share,
+                     "join_share": run.train_cfg.join_share, "dev": str(run.args.dev)},
+        },
+        "history": state.history,
+    }
+    add_score(metrics, Score(data="dev (during training)", decoding="greedy", precision="float32",
+                             **{k: dev_result[k] for k in ("bleu", "chrf", "n", "seconds")}))
+    tmp, final = run.out / "model.tmp", run.out / "model"
+    shutil.rmtree(tmp, ignore_errors=True)
+    save_model_dir(model, data.tokenizer, tmp, dtype=DTYPES[run.args.export_dtype], metrics=metrics)
+    if (run.out / LOSS_CURVE).is_file():
+        shutil.copyfile(run.out / LOSS_CURVE, tmp / LOSS_CURVE)
+    if final.exists():
+        os.replace(final, run.out / "model.old")
+    os.replace(tmp, final)
+    shutil.rmtree(run.out / "model.old", ignore_errors=True)
 
-    def write_log(row):
-        with open(log_path, "a", newline="", encoding="utf-8") as f:
-            csv.writer(f).writerow([row.get(c, "") for c in LOG_COLUMNS])
 
-    def evaluate_and_checkpoint():
-        """Dev BLEU/chrF with batched greedy decoding (rank 0), best model exported, state checkpointed."""
-        rng = dist_ctx.all_gather_object(rng_state(device))
-        if not dist_ctx.main:
-            return
-        model.eval()
-        result = score(Translator(model, tokenizer), dev_pairs, beam=1, progress=False)
-        model.train()
-        minutes = state["train_seconds"] / 60
-        write_log({"step": state["step"], "epoch": state["epoch"], "minutes": f"{minutes:.2f}",
-                   "target_tokens": state["target_tokens"], "dev_bleu": result["bleu"], "dev_chrf": result["chrf"]})
-        plot_curve(log_path, out / "loss_curve.png")
-        improved = result["bleu"] > state["best_bleu"]
-        if improved:
-            state["best_bleu"] = result["bleu"]
-            export(result)
-        tqdm.write(f"step {state['step']}: dev BLEU {result['bleu']:.2f} chrF {result['chrf']:.2f} "
-                   f"({result['n']} pairs){' - best so far, exported' if improved else ''}")
-        save_atomic({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": state,
-                     "model_config": asdict(model_cfg), "train_config": asdict(train_cfg),
-                     "rng": rng},
-                    out / CHECKPOINT)
-
-    def export(dev_result):
-        metrics = {
-            "parameters": model.num_parameters(),
-            "config": config_dict(model_cfg, train_cfg),
-            "training": {
-                "minutes": round(state["train_seconds"] / 60, 1),
-                "steps": state["step"],
-                "epochs": round(state["epoch"] + state["batch_in_epoch"] / max(1, n_batches), 2),
-                "target_tokens_seen": state["target_tokens"],
-                "hardware": hardware_description(device, dist_ctx.world),
-                "precision": args.precision,
-                "commands": state["commands"],
-                "data": {"train": str(args.train), "train_pairs": len(src_ids), "dev": str(args.dev)},
-            },
-            "history": state["history"],
-            "scores": {"dev (during training)": {"greedy": {k: dev_result[k] for k in ("bleu", "chrf", "n")}}},
-        }
-        dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[args.export_dtype]
-        tmp = out / "model.tmp"
-        save_model_dir(model, tokenizer, tmp, dtype=dtype, metrics=metrics)
-        if (out / "loss_curve.png").is_file():
-            (tmp / "loss_curve.png").write_bytes((out / "loss_curve.png").read_bytes())
-        if (out / "model").exists():
-            os.replace(out / "model", out / "model.old")
-        os.replace(tmp, out / "model")
-        if (out / "model.old").exists():
-            for f in (out / "model.old").iterdir():
-                f.unlink()
-            (out / "model.old").rmdir()
-
+def evaluate_and_checkpoint(run, data, model, optimizer, state, n_batches):
+    """Dev BLEU/chrF with batched greedy decoding (rank 0), best model exported, state checkpointed."""
+    rng = run.dist.all_gather_object(rng_state(run.dist.device))
+    if not run.dist.main:
+        return
+    model.eval()
+    result = score(Translator(model, data.tokenizer), data.dev_pairs, beam=1, progress=False)
     model.train()
-    budget = args.max_minutes * 60 if args.max_minutes else float("inf")
-    start = time.time()
-    seconds_at_start = state["train_seconds"]
-    state.setdefault("lr_horizon_seconds", budget)  # a resumed run keeps its first run's schedule
-    bar = tqdm(total=args.max_steps or None, initial=state["step"], unit="step", dynamic_ncols=True,
-               disable=args.no_progress or not dist_ctx.main)
-    window_loss, window_tokens, window_start = 0.0, 0, time.time()
-    batches = batcher.epoch_batches(state["epoch"])
-    n_batches = len(batches) // dist_ctx.world
+    write_log(run.out / LOG, {"step": state.step, "epoch": state.epoch, "minutes": f"{state.train_seconds / 60:.2f}",
+                              "target_tokens": state.target_tokens, "dev_bleu": result["bleu"],
+                              "dev_chrf": result["chrf"]})
+    plot_curve(run.out / LOG, run.out / LOSS_CURVE)
+    improved = result["bleu"] > state.best_bleu
+    if improved:
+        state.best_bleu = result["bleu"]
+        export(run, data, model, state, result, n_batches)
+    tqdm.write(f"step {state.step}: dev BLEU {result['bleu']:.2f} chrF {result['chrf']:.2f} "
+               f"({result['n']} pairs){' - best so far, exported' if improved else ''}")
+    save_atomic({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": asdict(state),
+                 "model_config": asdict(run.model_cfg), "train_config": asdict(run.train_cfg), "rng": rng},
+                run.out / CHECKPOINT)
+
+
+def truncate_log(log_path, step):
+    """Drop the metrics rows logged after `step`: a run resumed from the checkpoint of `step` logs them again."""
+    with open(log_path, newline="", encoding="utf-8") as f:
+        rows = [row for row in csv.DictReader(f) if int(row["step"]) <= step]
+    with open(log_path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, LOG_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def write_log(log_path, row):
+    with open(log_path, "a", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerow([row.get(c, "") for c in LOG_COLUMNS])
+
+
+def open_log(run, state):
+    """OUT/metrics.csv: new, or on --resume cut back to the checkpoint's step."""
+    if not run.dist.main:
+        return
+    if run.args.resume and (run.out / LOG).is_file():
+        truncate_log(run.out / LOG, state.step)
+    else:
+        with open(run.out / LOG, "w", newline="", encoding="utf-8") as f:
+            csv.writer(f).writerow(LOG_COLUMNS)
+
+
+def counts_minutes(args):
+    """Whether the progress bar shows the --max-minutes budget: when there is one and no --max-steps."""
+    return bool(args.max_minutes and not args.max_steps)
+
+
+def progress_bar(run, state):
+    """Steps out of --max-steps; else minutes out of the --max-minutes budget; else an open count of steps."""
+    disable = run.args.no_progress or not run.dist.main
+    if not counts_minutes(run.args):
+        return tqdm(total=run.args.max_steps or None, initial=state.step, unit="step", dynamic_ncols=True,
+                    disable=disable)
+    return tqdm(total=run.args.max_minutes, unit="min", dynamic_ncols=True, disable=disable,
+                bar_format="{l_bar}{bar}| {n:.3g}/{total:g} min [{elapsed}{postfix}]")
+
+
+@dataclass
+class LossWindow:
+    """The steps since the last log line: their mean train loss and throughput make the next one."""
+
+    loss_sum: float = 0.0
+    tokens: int = 0
+    start: float = field(default_factory=time.time)
+
+    def add(self, loss, n_tokens):
+        self.loss_sum, self.tokens = self.loss_sum + loss * n_tokens, self.tokens + n_tokens
+
+
+def log_progress(run, state, window, lr, bar):
+    """A metrics.csv row (rank 0) and the progress bar's loss, tokens/s and learning rate."""
+    tokens_per_s = run.dist.all_reduce_sum(window.tokens) / max(time.time() - window.start, 1e-9)
+    row = {"step": state.step, "epoch": state.epoch, "minutes": f"{state.train_seconds / 60:.2f}",
+           "target_tokens": state.target_tokens, "train_loss": f"{window.loss_sum / window.tokens:.4f}",
+           "lr": f"{lr:.3e}", "tokens_per_s": f"{tokens_per_s:.0f}"}
+    bar.set_postfix({"loss": row["train_loss"], "tok/s": f"{tokens_per_s:,.0f}", "lr": row["lr"]})
+    if run.dist.main:
+        write_log(run.out / LOG, row)
+
+
+def epoch_batches(run, data, epoch):
+    """This epoch's batcher and batches, and how many batches each process takes (pools are cut differently
+    each epoch, so the count changes too)."""
+    batcher = TokenBatcher(*data.training.epoch(epoch), run.train_cfg.max_tokens, seed=run.train_cfg.seed)
+    batches = batcher.epoch_batches(epoch)
+    n_batches = len(batches) // run.dist.world
     if n_batches == 0:
-        raise SystemExit(f"{args.train}: {len(src_ids)} usable training pairs make {len(batches)} batches, "
-                         f"too few for {dist_ctx.world} process(es) (pairs over {model_cfg.max_len} tokens are dropped)")
+        raise SystemExit(f"{', '.join(s for s, _, _ in data.sources)}: {len(batcher.src_ids)} usable training pairs "
+                         f"make {len(batches)} batches, too few for {run.dist.world} process(es) "
+                         f"(pairs over {run.model_cfg.max_len} tokens are dropped)")
+    return batcher, batches, n_batches
+
+
+def wrap_model(run, model):
+    """The model the steps run: compiled with --compile, in DistributedDataParallel under torchrun."""
+    train_model = torch.compile(model) if run.args.compile else model
+    if run.dist.world > 1:
+        train_model = torch.nn.parallel.DistributedDataParallel(train_model)
+    return train_model
+
+
+def train(run, data, model, optimizer, state):
+    """The training loop: one batch per step, logged every 20 steps, evaluated and checkpointed every eval_every
+    steps and at the end (--max-steps reached or --max-minutes spent)."""
+    train_model, autocast = wrap_model(run, model), autocast_context(run.dist.device, run.args.precision)
+    open_log(run, state)
+    model.train()
+    budget = run.args.max_minutes * 60 if run.args.max_minutes else math.inf
+    if state.lr_horizon_seconds is None:
+        state.lr_horizon_seconds = budget  # a resumed run keeps its first run's schedule
+    start, seconds_at_start = time.time(), state.train_seconds
+    bar, by_minutes, window = progress_bar(run, state), counts_minutes(run.args), LossWindow()
+    batcher, batches, n_batches = epoch_batches(run, data, state.epoch)
     stop = False
     while not stop:
-        if state["batch_in_epoch"] >= n_batches:
-            state["epoch"] += 1
-            state["batch_in_epoch"] = 0
-            batches = batcher.epoch_batches(state["epoch"])
-            n_batches = len(batches) // dist_ctx.world  # pools cut differently each epoch
-        batch = batches[state["batch_in_epoch"] * dist_ctx.world + dist_ctx.rank]
-        src, tgt_in, tgt_out = (t.to(device) for t in batcher.collate(batch))
-        horizon = state["lr_horizon_seconds"]
-        time_progress = state["train_seconds"] / horizon if math.isfinite(horizon) else None
-        lr = learning_rate(state["step"], train_cfg, time_progress)
-        loss, n_tokens = train_step(train_model, optimizer, (src, tgt_in, tgt_out), lr, autocast, train_cfg)
-
-        state["step"] += 1
-        state["batch_in_epoch"] += 1
-        state["target_tokens"] += int(dist_ctx.all_reduce_sum(n_tokens))
-        state["train_seconds"] = seconds_at_start + (time.time() - start)
-        window_loss += loss * n_tokens
-        window_tokens += n_tokens
-        bar.update(1)
-
-        if state["step"] % 20 == 0 or state["step"] % train_cfg.eval_every == 0:
-            elapsed = time.time() - window_start
-            tokens_per_s = dist_ctx.all_reduce_sum(window_tokens) / max(elapsed, 1e-9)
-            left = budget - (time.time() - start)
-            postfix = {"loss": f"{window_loss / window_tokens:.3f}", "tok/s": f"{tokens_per_s:,.0f}", "lr": f"{lr:.2e}"}
-            if math.isfinite(left):
-                postfix["budget_left"] = f"{max(0, left) / 60:.1f}min"
-            bar.set_postfix(postfix)
-            if dist_ctx.main:
-                write_log({"step": state["step"], "epoch": state["epoch"], "minutes": f"{state['train_seconds'] / 60:.2f}",
-                           "target_tokens": state["target_tokens"], "train_loss": f"{window_loss / window_tokens:.4f}",
-                           "lr": f"{lr:.3e}", "tokens_per_s": f"{tokens_per_s:.0f}"})
-            window_loss, window_tokens, window_start = 0.0, 0, time.time()
-
+        if state.batch_in_epoch >= n_batches:
+            state.epoch, state.batch_in_epoch = state.epoch + 1, 0
+            batcher, batches, n_batches = epoch_batches(run, data, state.epoch)
+        batch = batcher.collate(batches[state.batch_in_epoch * run.dist.world + run.dist.rank])
+        lr = learning_rate(state.step, run.train_cfg, state.time_progress())
+        loss, n_tokens = train_step(train_model, optimizer, [t.to(run.dist.device) for t in batch], lr, autocast,
+                                    run.train_cfg)
+        state.step, state.batch_in_epoch = state.step + 1, state.batch_in_epoch + 1
+        state.target_tokens += int(run.dist.all_reduce_sum(n_tokens))
+        state.train_seconds = seconds_at_start + (time.time() - start)
+        window.add(loss, n_tokens)
+        bar.update(min(time.time() - start, budget) / 60 - bar.n if by_minutes else 1)
+        if state.step % 20 == 0 or state.step % run.train_cfg.eval_every == 0:
+            log_progress(run, state, window, lr, bar)
+            window = LossWindow()
         out_of_time = time.time() - start >= budget
-        stop = dist_ctx.broadcast_flag(out_of_time or (args.max_steps and state["step"] >= args.max_steps))
-        if stop or state["step"] % train_cfg.eval_every == 0:
-            evaluate_and_checkpoint()
-            dist_ctx.barrier()
+        stop = run.dist.broadcast_flag(out_of_time or (run.args.max_steps and state.step >= run.args.max_steps))
+        if stop or state.step % run.train_cfg.eval_every == 0:
+            evaluate_and_checkpoint(run, data, model, optimizer, state, n_batches)
+            run.dist.barrier()
     bar.close()
-    if dist_ctx.main:
-        log(f"done: {state['step']} steps, {state['train_seconds'] / 60:.1f} min; best dev BLEU "
-            f"{state['best_bleu']:.2f}; model exported to {out / 'model'}")
-    dist_ctx.close()
+
+
+def main(argv=None):
+    """Set up the run, build the data, build the model, train (evaluating, checkpointing and exporting on the way)."""
+    args = parse_args(argv)
+    command = "python -m training.train " + " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
+    run = set_up_run(args, command)
+    data = build_data(run)
+    model, optimizer, state = build_model(run)
+    train(run, data, model, optimizer, state)
+    run.log(f"done: {state.step} steps, {state.train_seconds / 60:.1f} min; best dev BLEU {state.best_bleu:.2f}; "
+            f"model exported to {run.out / 'model'}")
+    run.dist.close()
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main)

@@ -4,7 +4,8 @@ Components are named as in the paper and appear in its order: input embedding, p
 multi-head attention, position-wise feed-forward, residual connection with layer normalisation, encoder and
 decoder layers and stacks, masks, output projection. Attention takes the fused
 `F.scaled_dot_product_attention` kernel unless its weights are asked for; then an explicit softmax path
-computes the same thing and returns the weights (rows are queries, columns are keys).
+computes the same thing and returns the weights (rows are queries, columns are keys). The decoder's key/value
+cache (`KVCache`, one `LayerCache` per decoder layer) keeps the keys and values of earlier steps when decoding.
 """
 
 import json
@@ -15,6 +16,8 @@ from dataclasses import asdict, dataclass, fields
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from .tokenizer import PAD_ID
 
 
 @dataclass
@@ -29,7 +32,7 @@ class TransformerConfig:
     max_len: int = 256  # longest sequence (in tokens) the positional encoding covers
     norm_first: bool = True  # pre-norm (stable without long warmup); False is the paper's post-norm
     tie_embeddings: bool = True  # source embedding = target embedding = output projection (paper, section 3.4)
-    pad_id: int = 0
+    pad_id: int = PAD_ID
 
     def __post_init__(self):
         for name in ("vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
@@ -96,9 +99,9 @@ class MultiHeadAttention(nn.Module):
     """Scaled dot-product attention over n_heads subspaces: softmax(QK^T / sqrt(d_k)) V, heads concatenated
     and projected by W_O.
 
-    `mask` is boolean and broadcastable to (B, nh, Tq, Tk); True means "may attend". `cache` is a dict that
-    holds this layer's keys and values between decoding steps: self-attention appends the new step's
-    keys/values, cross-attention computes the encoder's once and reuses them."""
+    `mask` is boolean and broadcastable to (B, nh, Tq, Tk); True means "may attend". `forward` projects the
+    keys and values itself; the decoder calls `project_kv` and `attend` separately, so that a LayerCache can
+    keep keys and values between decoding steps."""
 
     def __init__(self, d_model, n_heads, dropout):
         super().__init__()
@@ -118,18 +121,16 @@ class MultiHeadAttention(nn.Module):
         B, nh, T, hs = x.shape
         return x.transpose(1, 2).reshape(B, T, nh * hs)  # (B, T, C)
 
-    def forward(self, query, key_value, mask=None, cache=None, static_kv=False, need_weights=False):
+    def project_kv(self, x):
+        """(B, T, C) -> keys and values, each (B, nh, T, hs): what a LayerCache keeps."""
+        return self.split_heads(self.k_proj(x)), self.split_heads(self.v_proj(x))
+
+    def forward(self, query, key_value, mask=None, need_weights=False):
+        return self.attend(query, *self.project_kv(key_value), mask, need_weights)
+
+    def attend(self, query, k, v, mask=None, need_weights=False):
+        """The queries of `query` (B, Tq, C) attend to keys and values already projected, (B, nh, Tk, hs)."""
         q = self.split_heads(self.q_proj(query))  # (B, nh, Tq, hs)
-        if static_kv and cache is not None and "k" in cache:
-            k, v = cache["k"], cache["v"]  # encoder keys/values, projected at the first step
-        else:
-            k = self.split_heads(self.k_proj(key_value))  # (B, nh, Tk, hs)
-            v = self.split_heads(self.v_proj(key_value))  # (B, nh, Tk, hs)
-            if cache is not None:
-                if not static_kv and "k" in cache:
-                    k = torch.cat([cache["k"], k], dim=2)  # (B, nh, T_past + Tq, hs)
-                    v = torch.cat([cache["v"], v], dim=2)
-                cache["k"], cache["v"] = k, v
         dropout_p = self.dropout if self.training else 0.0
         if need_weights:
             scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.d_head)  # (B, nh, Tq, Tk)
@@ -179,8 +180,8 @@ class EncoderLayer(nn.Module):
         super().__init__()
         self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
         self.feed_forward = PositionwiseFeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
-        self.attn_residual = ResidualConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
-        self.ff_residual = ResidualConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
+        self.attn_residual, self.ff_residual = (ResidualConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
+                                                for _ in range(2))
 
     def forward(self, x, src_mask, need_weights=False):
         x, weights = self.attn_residual(x, lambda h: self.self_attn(h, h, src_mask, need_weights=need_weights))
@@ -194,24 +195,22 @@ class DecoderLayer(nn.Module):
         self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
         self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
         self.feed_forward = PositionwiseFeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
-        self.self_residual = ResidualConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
-        self.cross_residual = ResidualConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
-        self.ff_residual = ResidualConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
+        self.self_residual, self.cross_residual, self.ff_residual = (
+            ResidualConnection(cfg.d_model, cfg.dropout, cfg.norm_first) for _ in range(3))
 
-    def forward(self, x, memory, src_mask, tgt_mask, cache=None, need_weights=False):
-        self_cache = cross_cache = None
-        if cache is not None:
-            self_cache = cache.setdefault("self", {})
-            cross_cache = cache.setdefault("cross", {})
-        x, self_w = self.self_residual(
-            x, lambda h: self.self_attn(h, h, tgt_mask, cache=self_cache, need_weights=need_weights)
-        )
-        x, cross_w = self.cross_residual(
-            x,
-            lambda h: self.cross_attn(
-                h, memory, src_mask, cache=cross_cache, static_kv=True, need_weights=need_weights
-            ),
-        )
+    def forward(self, x, memory, src_mask, tgt_mask, cache, need_weights=False):
+        """`cache` (a LayerCache) supplies the keys and values of earlier steps and the encoder memory's."""
+
+        def self_attention(h):
+            k, v = cache.self_kv(self.self_attn, h)  # (B, nh, T_past + T, hs)
+            return self.self_attn.attend(h, k, v, tgt_mask, need_weights)
+
+        def cross_attention(h):
+            k, v = cache.cross_kv(self.cross_attn, memory)  # (B, nh, S, hs)
+            return self.cross_attn.attend(h, k, v, src_mask, need_weights)
+
+        x, self_w = self.self_residual(x, self_attention)
+        x, cross_w = self.cross_residual(x, cross_attention)
         x, _ = self.ff_residual(x, lambda h: (self.feed_forward(h), None))
         return x, self_w, cross_w
 
@@ -236,10 +235,9 @@ class Decoder(nn.Module):
         self.layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.n_decoder_layers))
         self.norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
 
-    def forward(self, x, memory, src_mask, tgt_mask, cache=None, need_weights=False):
+    def forward(self, x, memory, src_mask, tgt_mask, cache, need_weights=False):
         self_maps, cross_maps = [], []
-        for i, layer in enumerate(self.layers):
-            layer_cache = cache[i] if cache is not None else None
+        for layer, layer_cache in zip(self.layers, cache.layers, strict=True):
             x, self_w, cross_w = layer(x, memory, src_mask, tgt_mask, layer_cache, need_weights)
             self_maps.append(self_w)
             cross_maps.append(cross_w)
@@ -292,8 +290,10 @@ class Transformer(nn.Module):
 
     def decode(self, tgt, memory, src_mask, cache=None, need_weights=False):
         """tgt (B, T) -> logits (B, T, V). With a cache, `tgt` holds only the new tokens, the earlier ones'
-        keys and values come from the cache, and no causal mask is needed for a single new token."""
-        offset = cache[0]["self"]["k"].size(2) if cache and "self" in cache[0] else 0
+        keys and values come from the cache, and no causal mask is needed for a single new token. Without one,
+        an empty cache, dropped afterwards, makes this the plain pass over the whole of `tgt`."""
+        cache = self.new_cache() if cache is None else cache
+        offset = cache.length
         T = tgt.size(1)
         # Targets are right-padded, so the causal mask alone keeps padding out of every real position.
         tgt_mask = causal_mask(T, tgt.device, offset) if T > 1 else None  # (1, 1, T, offset + T)
@@ -308,5 +308,63 @@ class Transformer(nn.Module):
         return logits
 
     def new_cache(self):
-        """One empty key/value cache per decoder layer, filled as decoding goes."""
-        return [{} for _ in range(self.cfg.n_decoder_layers)]
+        """An empty key/value cache for this model's decoder, filled as decoding goes."""
+        return KVCache(self.cfg.n_decoder_layers)
+
+
+@dataclass
+class LayerCache:
+    """One decoder layer's keys and values between decoding steps, each (B, nh, T, hs)."""
+
+    self_k: torch.Tensor | None = None  # every target position so far: one more per step
+    self_v: torch.Tensor | None = None
+    cross_k: torch.Tensor | None = None  # the encoder memory's: projected at the first step, reused after
+    cross_v: torch.Tensor | None = None
+
+    @property
+    def length(self):
+        return 0 if self.self_k is None else self.self_k.size(2)
+
+    def self_kv(self, attn, x):
+        """Keys and values of the cached positions followed by those of the new tokens `x` (B, T, C)."""
+        k, v = attn.project_kv(x)  # (B, nh, T, hs)
+        if self.self_k is not None:
+            k = torch.cat([self.self_k, k], dim=2)  # (B, nh, T_past + T, hs)
+            v = torch.cat([self.self_v, v], dim=2)
+        self.self_k, self.self_v = k, v
+        return k, v
+
+    def cross_kv(self, attn, memory):
+        """The encoder memory's keys and values: the memory is the same at every step, so it is projected once."""
+        if self.cross_k is None:
+            self.cross_k, self.cross_v = attn.project_kv(memory)  # (B, nh, S, hs)
+        return self.cross_k, self.cross_v
+
+    def reorder(self, index):
+        for f in fields(self):
+            cached = getattr(self, f.name)
+            if cached is not None:
+                setattr(self, f.name, cached.index_select(0, index))
+
+
+class KVCache:
+    """The decoder's key/value cache, a LayerCache per decoder layer: decoding step t then runs the decoder over
+    the new token only instead of the whole prefix."""
+
+    def __init__(self, n_layers):
+        self.layers = [LayerCache() for _ in range(n_layers)]
+
+    @property
+    def length(self):
+        """Target positions cached so far: the position of the next token."""
+        return self.layers[0].length
+
+    def reorder(self, index):
+        """Keep the hypotheses `index` (B',), in that order: beam search's surviving beams.
+
+        The cross-attention keys and values are selected too, so the cache is that of the chosen hypotheses for
+        any `index` (the caller selects the same rows of `src_mask`). In beam search the memory is repeated per
+        beam and `index` stays within each sentence's beams, so there this copy changes no value (and costs
+        under 1% of a decoder step)."""
+        for layer in self.layers:
+            layer.reorder(index)

@@ -1,11 +1,14 @@
 """`Translator`: a trained model directory behind two calls, `translate` and `inspect`.
 
-A model directory holds `model.safetensors` (weights, fp32/fp16/bf16), `config.json` (TransformerConfig),
-`tokenizer.json` (BPE), and optionally `metrics.json` (scores and training history, shown by the app).
+A model directory holds `model.safetensors` (weights in float32, float16 or bfloat16), `config.json` (TransformerConfig),
+`tokenizer.json` (BPE), and optionally `metrics.json` (scores and training history) and `notes.md` (what the model
+is good and bad at), both shown by the app.
 """
 
 import json
+import math
 import platform
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,10 +17,10 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from .decoding import generate
-from .model import Transformer, TransformerConfig
+from .model import Transformer, TransformerConfig, sinusoidal_positional_encoding
+from .model_dir import CONFIG, METRICS, NOTES, REQUIRED_FILES, TOKENIZER, WEIGHTS, read_metrics, write_metrics
 from .tokenizer import BOS_ID, EOS_ID, decode, encode_batch, load_tokenizer, pad_sequences
 
-WEIGHTS, CONFIG, TOKENIZER, METRICS = "model.safetensors", "config.json", "tokenizer.json", "metrics.json"
 
 # Precisions a model can run in. float16 halves the bytes each decoding step reads, which is what limits a
 # one-sentence decoder step on a CPU (its matrix-vector products wait on memory); batched matrix products on a
@@ -31,6 +34,23 @@ def fast_cpu_dtype():
     element by element, about twice as slow as float32)."""
     arm = platform.machine().lower() in ("arm64", "aarch64")
     return "float16" if arm or torch.backends.cpu.get_cpu_capability() != "DEFAULT" else "float32"
+
+
+SHOUTED_WORD = re.compile(r"\b[^\W\d_]{2,}\b")  # words of two or more letters
+SENTENCE_START = re.compile(r"(^|[.!?]\s+)(\w)")
+ENGLISH_I = re.compile(r"\bi\b")  # the pronoun, also in i'm, i'll, i've, i'd
+
+
+def unshout(text):
+    """Text typed in capitals ("WHERE IS THE BATHROOM?") in sentence case ("Where is the bathroom?"); other text
+    unchanged. In capitals, every word is spelled letter by letter by a vocabulary learnt on ordinary text, which
+    the model rarely sees; in sentence case it reads words it knows. Names lose their capital, which lower-cased
+    training input teaches the model to restore. Shouted: two or more words, two thirds of them in capitals."""
+    words = SHOUTED_WORD.findall(text)
+    if len(words) < 2 or sum(w.isupper() for w in words) < 2 / 3 * len(words):
+        return text
+    text = SENTENCE_START.sub(lambda m: m.group(1) + m.group(2).upper(), text.lower())
+    return ENGLISH_I.sub("I", text)
 
 
 class ModelLoadError(ValueError):
@@ -56,13 +76,13 @@ def save_model_dir(model, tokenizer, model_dir, dtype=torch.float16, metrics=Non
     model.cfg.to_json(model_dir / CONFIG)
     tokenizer.save(str(model_dir / TOKENIZER))
     if metrics is not None:
-        (model_dir / METRICS).write_text(json.dumps(metrics, indent=2), encoding="utf-8")
+        write_metrics(model_dir / METRICS, metrics)
 
 
 def _load_model(model_dir, dtype):
-    for name in (WEIGHTS, CONFIG, TOKENIZER):
+    for name in REQUIRED_FILES:
         if not (model_dir / name).is_file():
-            raise ModelLoadError(f"{model_dir}: missing {name} (a model directory needs {WEIGHTS}, {CONFIG}, {TOKENIZER})")
+            raise ModelLoadError(f"{model_dir}: missing {name} (a model directory needs {', '.join(REQUIRED_FILES)})")
     try:
         cfg = TransformerConfig.from_dict(json.loads((model_dir / CONFIG).read_text(encoding="utf-8")))
     except (ValueError, TypeError) as e:
@@ -116,11 +136,18 @@ class Inspection:
     source_truncated: bool = False
 
 
+# Decoding never repeats an n-gram of this many tokens (0: no such rule). Chosen on dev-news: see README.
+NO_REPEAT_NGRAM = 4
+
+
 class Translator:
-    def __init__(self, model, tokenizer, metrics=None):
+    def __init__(self, model, tokenizer, metrics=None, no_repeat_ngram=NO_REPEAT_NGRAM, notes=""):
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.metrics = metrics or {}
+        self.no_repeat_ngram = no_repeat_ngram
+        self.unshout = True  # read text in capitals in sentence case (`unshout`); False feeds it as typed
+        self.notes = notes  # Markdown about this model (its directory's notes.md), "" when it has none
 
     @classmethod
     def load(cls, model_dir, dtype="float32"):
@@ -131,13 +158,13 @@ class Translator:
         if not model_dir.is_dir():
             raise ModelLoadError(f"{model_dir}: no such model directory")
         model, tokenizer = _load_model(model_dir, DTYPES[dtype])
-        metrics = {}
-        if (model_dir / METRICS).is_file():
-            try:
-                metrics = json.loads((model_dir / METRICS).read_text(encoding="utf-8"))
-            except ValueError as e:  # also bad UTF-8
-                raise ModelLoadError(f"{model_dir / METRICS}: invalid JSON: {e}") from e
-        return cls(model, tokenizer, metrics)
+        try:
+            metrics = read_metrics(model_dir / METRICS)
+        except ValueError as e:  # also bad UTF-8
+            raise ModelLoadError(f"{model_dir / METRICS}: invalid JSON: {e}") from e
+        notes_file = model_dir / NOTES
+        notes = notes_file.read_text(encoding="utf-8", errors="replace") if notes_file.is_file() else ""
+        return cls(model, tokenizer, metrics, notes=notes)
 
     @property
     def _device(self):
@@ -148,10 +175,33 @@ class Translator:
         return self.model.cfg.max_len - 1  # room for EOS
 
     def encode_source(self, texts):
-        """Token ids (with EOS) of each text, truncated to what the model takes; and which were truncated."""
-        ids = encode_batch(self.tokenizer, texts)
+        """Token ids (with EOS) of each text as the model reads it (`unshout`), truncated to what the model takes;
+        and which were truncated."""
+        ids = encode_batch(self.tokenizer, [unshout(t) for t in texts] if self.unshout else texts)
         truncated = [len(x) > self.max_source_tokens for x in ids]
         return [x[: self.max_source_tokens] + [EOS_ID] for x in ids], truncated
+
+    def positional_encoding(self, n_positions=None):
+        """The sinusoidal table the model adds to its embeddings, (positions, d_model) float32 numpy from the formula
+        (a float16 model holds it rounded); `max_len` positions unless `n_positions` says otherwise."""
+        cfg = self.model.cfg
+        return sinusoidal_positional_encoding(cfg.max_len if n_positions is None else n_positions, cfg.d_model).numpy()
+
+    def _source_ids(self, source):
+        """Token ids of `source`: a text as the model reads it (with EOS), or its tokens as ids or strings."""
+        if isinstance(source, str):
+            return self.encode_source([source])[0][0]
+        return [t if isinstance(t, int) else self.tokenizer.token_to_id(t) for t in source]
+
+    @torch.inference_mode()
+    def embedding_norms(self, source):
+        """(‖token embedding × √d_model‖, ‖positional encoding‖) per token of `source` (a text, or its tokens as ids
+        or strings), float32 numpy whatever precision the model runs in: how big the position signal is next to the
+        meaning it is added to."""
+        ids = self._source_ids(source)
+        rows = self.model.src_embed.lut.weight[torch.tensor(ids, device=self._device)].float().cpu()
+        embedding = rows.norm(dim=-1) * math.sqrt(self.model.cfg.d_model)
+        return embedding.numpy(), np.linalg.norm(self.positional_encoding(len(ids)), axis=-1)
 
     def _batches(self, sequences, max_tokens):
         """Indices grouped by similar length so little padding is computed."""
@@ -171,7 +221,8 @@ class Translator:
         outputs = [None] * len(sources)
         for batch in self._batches(sources, max_tokens // max(beam, 1)):
             src = pad_sequences([sources[i] for i in batch]).to(self._device)  # the model may be on a GPU (training)
-            for i, out in zip(batch, generate(self.model, src, beam=beam, use_cache=use_cache)):
+            outs = generate(self.model, src, beam=beam, use_cache=use_cache, no_repeat_ngram=self.no_repeat_ngram)
+            for i, out in zip(batch, outs):
                 outputs[i] = out
         return outputs
 

@@ -1,27 +1,22 @@
-"""Figures and small view helpers for the web app (app.py): attention heatmaps, decoding steps, positional encoding.
+"""The app's figures: attention heatmaps, decoding steps, positional encoding.
 
-Every figure is built from one `Inspection` (one model pass serves them all) or from the model's fixed tables. Figures
-are `matplotlib.figure.Figure` objects made without pyplot, so no global figure registry fills up, nothing needs
-closing, and concurrent requests do not share state; `to_png` / `to_image` render them. Fonts are sized for a
-projector. Tokens are shown exactly as the tokenizer writes them ("▁" marks the start of a word).
+Every figure is drawn from one `Inspection` (one model pass serves them all) or from numbers the `Translator` gives
+(its positional encoding table, its embedding norms). Figures are `matplotlib.figure.Figure` objects made without
+pyplot, so no global figure registry fills up, nothing needs closing, and concurrent requests do not share state;
+`to_png` / `to_image` render them. Fonts are sized for a projector.
 """
 
-import html
 import io
-import json
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
 
 import matplotlib
 import numpy as np
-import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from .tokenizer import SPECIAL_TOKENS
+from .views import ATTENTION_KINDS, attention_maps, axis_titles, head_label, step_tokens
 
 STYLE = {
     "font.size": 13,
@@ -58,37 +53,6 @@ def to_image(fig):
     return np.asarray(canvas.buffer_rgba())[..., :3].copy()
 
 
-# --- Attention -------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AttentionKind:
-    title: str
-    field: str  # Inspection attribute holding (layers, heads, queries, keys)
-    query_side: str  # "source" or "target": which tokens label the rows
-    key_side: str  # ... and the columns
-
-
-ATTENTION_KINDS = {
-    "encoder": AttentionKind("Encoder self-attention", "encoder_attention", "source", "source"),
-    "decoder": AttentionKind("Decoder self-attention", "decoder_attention", "target", "target"),
-    "cross": AttentionKind("Encoder–decoder cross-attention", "cross_attention", "target", "source"),
-}
-SIDE_NAMES = {"source": "English source token", "target": "Italian decoder input"}
-
-
-def attention_maps(inspection, kind):
-    """(maps (layers, heads, queries, keys), query tokens, key tokens) of one kind of attention."""
-    spec = ATTENTION_KINDS[kind]
-    tokens = {"source": inspection.source_tokens, "target": inspection.target_tokens}
-    return getattr(inspection, spec.field), tokens[spec.query_side], tokens[spec.key_side]
-
-
-def _axis_titles(kind):
-    spec = ATTENTION_KINDS[kind]
-    return f"Key: {SIDE_NAMES[spec.key_side]} (columns)", f"Query: {SIDE_NAMES[spec.query_side]} (rows)"
-
-
 def _tick_size(n):
     """Smaller labels for longer sentences, so every token keeps its own tick."""
     return 13 if n <= 16 else 11 if n <= 32 else 8 if n <= 64 else 5
@@ -106,9 +70,7 @@ def _label_axes(ax, x_tokens, y_tokens, show_x=True, show_y=True):
                   fontsize=_tick_size(len(y_tokens)))
 
 
-def head_label(head):
-    """Words for a head choice: "mean", "all" or a 0-based index."""
-    return {"mean": "mean over heads", "all": "all heads"}.get(head) or f"head {head + 1}"
+# --- Attention -------------------------------------------------------------------------------------------------
 
 
 def attention_figure(inspection, kind, layer, head):
@@ -116,7 +78,7 @@ def attention_figure(inspection, kind, layer, head):
     maps, queries, keys = attention_maps(inspection, kind)
     layer_maps = maps[layer]  # (heads, Tq, Tk)
     title = f"{ATTENTION_KINDS[kind].title} · layer {layer + 1} · {head_label(head)}"
-    x_title, y_title = _axis_titles(kind)
+    x_title, y_title = axis_titles(kind)
     if head == "all":
         return _head_grid(layer_maps, queries, keys, title, x_title, y_title)
     weights = layer_maps.mean(axis=0) if head == "mean" else layer_maps[head]
@@ -158,7 +120,7 @@ def _head_grid(layer_maps, queries, keys, title, x_title, y_title):
 
 def attention_overview(inspection, kind):
     """Every layer (rows) × head (columns) of one kind, small and unlabelled: to spot patterns (diagonals,
-    attention to </s> or punctuation, heads that look alike)."""
+    attention to the end of the sentence or punctuation, heads that look alike)."""
     maps, _, _ = attention_maps(inspection, kind)
     n_layers, n_heads = maps.shape[:2]
     cell = 2.4 if n_heads <= 4 else 1.8
@@ -179,31 +141,7 @@ def attention_overview(inspection, kind):
     return fig
 
 
-def attention_json(inspection, kind):
-    """The raw weights of one kind with their tokens, as a self-describing JSON document."""
-    maps, queries, keys = attention_maps(inspection, kind)
-    return json.dumps({
-        "kind": ATTENTION_KINDS[kind].title,
-        "shape": "layers x heads x queries x keys (each row sums to 1)",
-        "query_tokens": queries,
-        "key_tokens": keys,
-        "translation": inspection.translation,
-        "attention": np.round(maps.astype(np.float64), 6).tolist(),
-    }, ensure_ascii=False)
-
-
 # --- Decoding step by step ----------------------------------------------------------------------------------
-
-
-def decoding_steps(inspection):
-    """Number of decoder steps: one per generated token plus the step that produced </s>."""
-    return len(inspection.target_tokens)
-
-
-def step_tokens(inspection, step):
-    """(prefix the decoder sees, token it chose) at 1-based `step`."""
-    targets = inspection.target_tokens
-    return targets[:step], targets[step] if step < len(targets) else "</s>"
 
 
 def top_k_figure(inspection, step):
@@ -317,18 +255,8 @@ def position_similarity_figure(pe, tokens):
     return fig
 
 
-@torch.no_grad()
-def embedding_norms(translator, tokens):
-    """(‖token embedding · √d_model‖, ‖PE‖) per source token: how big the position signal is next to the
-    meaning it is added to."""
-    model = translator.model
-    ids = torch.tensor([translator.tokenizer.token_to_id(t) for t in tokens])
-    embedded = model.src_embed(ids).float()  # (T, C), already scaled by sqrt(d_model)
-    pe = model.positional_encoding.pe[: len(ids)].float()
-    return embedded.norm(dim=-1).numpy(), pe.norm(dim=-1).numpy()
-
-
 def embedding_norms_figure(tokens, embedding, position):
+    """Bars of `Translator.embedding_norms` per token: the position signal next to the meaning it is added to."""
     x = np.arange(len(tokens))
     with _styled():
         fig = Figure(figsize=(_side(len(tokens), lo=8.0), 4.8), layout="constrained")
@@ -341,56 +269,3 @@ def embedding_norms_figure(tokens, embedding, position):
         ax.legend(loc="upper center", ncol=2, framealpha=0.9)
         ax.set_title("What goes into the encoder: token meaning + position")
     return fig
-
-
-# --- Text views ---------------------------------------------------------------------------------------------
-
-
-def token_chips(tokens, label, highlight=None):
-    """HTML chips for tokens (escaped: a token may be a piece of the user's input); special tokens are greyed and
-    the token at index `highlight` is marked."""
-    chips = "".join(
-        f'<span class="chip{" special" if t in SPECIAL_TOKENS else ""}{" chosen" if i == highlight else ""}" '
-        f'title="position {i}">{html.escape(t)}</span>'
-        for i, t in enumerate(tokens)
-    )
-    return f'<div class="chips"><span class="chips-label">{html.escape(label)}</span>{chips}</div>'
-
-
-def model_card_markdown(translator):
-    """Architecture, size, training and scores, read from the model's config and metrics.json."""
-    cfg = translator.model.cfg
-    metrics = translator.metrics
-    lines = [
-        "### Architecture",
-        "| part | size |", "|---|---|",
-        f"| parameters | {translator.model.num_parameters():,} |",
-        f"| encoder / decoder layers | {cfg.n_encoder_layers} / {cfg.n_decoder_layers} |",
-        f"| d_model / heads / d_ff | {cfg.d_model} / {cfg.n_heads} (d_k = {cfg.d_model // cfg.n_heads}) / {cfg.d_ff} |",
-        f"| vocabulary | {cfg.vocab_size:,} BPE tokens shared by English and Italian |",
-        f"| longest input | {translator.max_source_tokens} tokens |",
-        f"| layer norm | {'pre-norm (before each sublayer)' if cfg.norm_first else 'post-norm (as in the paper)'} |",
-        f"| tied embeddings | {'yes (source = target = output projection)' if cfg.tie_embeddings else 'no'} |",
-        f"| runs in | {str(next(translator.model.parameters()).dtype).removeprefix('torch.')} |",
-    ]
-    training = metrics.get("training", {})
-    if training:
-        data = training.get("data", {})
-        lines += ["", "### Training", "| what | how much |", "|---|---|"]
-        if data:
-            name = Path(str(data.get("train", "?"))).name
-            lines.append(f"| data | `{name}` ({data.get('train_pairs', 0):,} sentence pairs) |")
-        lines += [
-            f"| steps / epochs | {training.get('steps', '?'):,} / {training.get('epochs', '?')} |",
-            f"| time | {training.get('minutes', '?')} minutes on {training.get('hardware', '?')} |",
-        ]
-    scores = metrics.get("scores", {})
-    if scores:
-        lines += ["", "### Scores", "| test set | decoding | precision | BLEU | chrF | sentences |",
-                  "|---|---|---|---|---|---|"]
-        for test_set, by_decoding in scores.items():
-            for key, s in by_decoding.items():
-                decoding, _, precision = key.partition(", ")  # "greedy" (float32) or e.g. "beam4, float16"
-                cells = [test_set, decoding, precision or "float32"] + [s.get(k, "") for k in ("bleu", "chrf", "n")]
-                lines.append("| " + " | ".join(map(str, cells)) + " |")
-    return "\n".join(lines)

@@ -1,0 +1,49 @@
+"""Helpers the tests share (plain functions; the fixtures built on them live in conftest.py): a small synthetic
+English-Italian corpus written by the tests themselves, and tiny random models."""
+
+import itertools
+import random
+
+SUBJECTS = [("I", "io"), ("you", "tu"), ("Tom", "Tom"), ("we", "noi"), ("they", "loro")]
+VERBS = [("see", "vedo"), ("love", "amo"), ("want", "voglio"), ("have", "ho"), ("eat", "mangio")]
+OBJECTS = [("the cat", "il gatto"), ("the dog", "il cane"), ("the apple", "la mela"), ("the book", "il libro"),
+           ("the house", "la casa"), ("the car", "la macchina"), ("the water", "l'acqua"), ("the city", "la città")]
+
+
+def toy_pairs():
+    """Deterministic word-for-word pairs ("I see the cat." -> "io vedo il gatto."): learnable in seconds."""
+    pairs = []
+    for (se, si), (ve, vi), (oe, oi) in itertools.product(SUBJECTS, VERBS, OBJECTS):
+        pairs.append((f"{se} {ve} {oe}.", f"{si} {vi} {oi}."))
+    random.Random(0).shuffle(pairs)
+    return pairs
+
+
+def write_tsv(path, pairs):
+    path.write_text("".join(f"{en}\t{it}\n" for en, it in pairs), encoding="utf-8")
+    return path
+
+
+def tiny_config(**overrides):
+    """A TransformerConfig small enough for unit tests; different encoder/decoder depths so shapes can't mix."""
+    from transformer.model import TransformerConfig
+
+    values = dict(vocab_size=40, d_model=16, n_heads=2, n_encoder_layers=2, n_decoder_layers=3, d_ff=32,
+                  dropout=0.0, max_len=48)
+    return TransformerConfig(**{**values, **overrides})
+
+
+def make_model(seed=0, **overrides):
+    """A randomly initialised Transformer (eval mode) built from `tiny_config(**overrides)`."""
+    import torch
+
+    from transformer.model import Transformer
+
+    torch.manual_seed(seed)
+    return Transformer(tiny_config(**overrides)).eval()
+
+
+def random_sequences(lengths, vocab_size, seed=0):
+    """Lists of random ordinary token ids (never pad/<s>/</s>/<unk>), one per requested length."""
+    rng = random.Random(seed)
+    return [[rng.randrange(4, vocab_size) for _ in range(n)] for n in lengths]

@@ -1,0 +1,43 @@
+"""`python -m training.evaluate`: typing variants, length buckets, score records, and arguments it rejects."""
+
+import shutil
+
+import pytest
+
+from helpers import toy_pairs, write_tsv
+from training.evaluate import LENGTH_BUCKETS, VARIANTS, length_bucket_name, main, scores_by_length, typed_as
+from transformer.model_dir import read_metrics, scores
+
+
+def test_typed_variants_of_an_english_sentence():
+    assert [typed_as(v, "Where is Tom?") for v in VARIANTS] == ["where is tom", "WHERE IS TOM?", "WHERE IS TOM?"]
+
+
+def test_scores_by_length_put_each_pair_in_one_bucket():
+    pairs = [(" ".join(["w"] * n), "x") for n in (1, 5, 6, 10, 11, 20, 21, 40)]
+    buckets = scores_by_length(pairs, ["x"] * len(pairs))
+    assert list(buckets) == [length_bucket_name(*b) for b in LENGTH_BUCKETS] == ["1-5 words", "6-10 words",
+                                                                                 "11-20 words", "21+ words"]
+    assert [b["n"] for b in buckets.values()] == [2, 2, 2, 2]
+
+
+def test_variants_and_lengths_are_scored_and_recorded(tiny_model_dir, tmp_path, capsys):
+    model_dir = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model_dir)
+    data = write_tsv(tmp_path / "toy.tsv", toy_pairs()[:30])
+    main(["--model", str(model_dir), "--data", str(data), "--variants", "--by-length", "--record", "toy", "--show", "0"])
+    records = {(r.variant, r.subset): r for r in scores(read_metrics(model_dir / "metrics.json")) if r.data == "toy"}
+    assert set(records) == {("as given", "all"), *((v, "all") for v in VARIANTS), ("as given", "1-5 words")}
+    assert records["as given", "all"].n == 30 and records["as given", "all"].bleu > 90
+    assert records["lower-cased, no final punctuation", "all"].bleu < records["as given", "all"].bleu  # "." is lost
+    assert all(r.command.startswith("python -m training.evaluate --model") for r in records.values())
+    printed = capsys.readouterr().out.strip().splitlines()[-1]
+    assert '"variants"' in printed and '"by_length"' in printed
+
+
+@pytest.mark.parametrize("flag, value", [("--limit", "-3"), ("--limit", "0"), ("--beam", "0"), ("--batch-size", "x")])
+def test_bad_numbers_are_rejected_with_a_clear_message(flag, value, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--model", "m", "--data", "d.tsv", flag, value])
+    assert exit_info.value.code == 2
+    assert f"argument {flag}" in capsys.readouterr().err

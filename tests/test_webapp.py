@@ -1,0 +1,292 @@
+"""The app's own package (webapp/): figures with the right titles, tick labels that are the tokens, images of the
+right shape and no figures left behind; HTML chips; a model card that survives any metrics.json; help texts that
+work as written. And the model library (transformer/) holds none of it."""
+
+import ast
+import gc
+import json
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.colors import to_rgba
+from matplotlib.figure import Figure
+
+from transformer import Translator
+from webapp import figures, texts, views
+from webapp.downloads import Downloads
+from webapp.model_card import about_markdown, model_card_markdown
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module", params=["float32", "float16"])
+def translator(request, tiny_model_dir):
+    """The tiny model in both precisions the app can run it in (MODEL_DTYPE)."""
+    return Translator.load(tiny_model_dir, dtype=request.param)
+
+
+@pytest.fixture(scope="module")
+def inspection(translator):
+    return translator.inspect("I see the cat.")
+
+
+@pytest.fixture(scope="module")
+def pe(translator):
+    return translator.positional_encoding()
+
+
+def tick_labels(axis):
+    return [t.get_text() for t in axis.get_ticklabels()]
+
+
+def heatmap_axes(fig):
+    return [ax for ax in fig.axes if ax.images and ax.get_label() != "<colorbar>"]
+
+
+def assert_renders(fig):
+    image = figures.to_image(fig)
+    width, height = fig.get_size_inches() * fig.dpi
+    assert image.dtype == np.uint8 and image.shape == (round(height), round(width), 3)
+    assert image.std() > 0  # something was drawn
+    assert figures.to_png(fig).startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize("kind, head", [("encoder", 0), ("decoder", 1), ("cross", "mean")])
+def test_attention_heatmap_labels_are_the_tokens(inspection, kind, head):
+    fig = figures.attention_figure(inspection, kind, 0, head)
+    maps, queries, keys = views.attention_maps(inspection, kind)
+    (ax,) = heatmap_axes(fig)
+    assert ax.get_title() == f"{views.ATTENTION_KINDS[kind].title} · layer 1 · {views.head_label(head)}"
+    assert tick_labels(ax.xaxis) == keys and tick_labels(ax.yaxis) == queries
+    assert "Key" in ax.get_xlabel() and "(columns)" in ax.get_xlabel()
+    assert "Query" in ax.get_ylabel() and "(rows)" in ax.get_ylabel()
+    shown = ax.images[0].get_array()
+    assert np.allclose(shown, maps[0].mean(axis=0) if head == "mean" else maps[0, head])
+    assert len(fig.axes) == 2  # the heatmap and its colour bar
+    assert_renders(fig)
+
+
+def test_attention_sides_and_languages(inspection):
+    _, queries, keys = views.attention_maps(inspection, "cross")
+    assert queries == inspection.target_tokens and keys == inspection.source_tokens
+    ax = heatmap_axes(figures.attention_figure(inspection, "cross", 0, "mean"))[0]
+    assert "English" in ax.get_xlabel() and "Italian" in ax.get_ylabel()
+
+
+def test_all_heads_grid(inspection, translator):
+    fig = figures.attention_figure(inspection, "encoder", 0, "all")
+    axes = heatmap_axes(fig)
+    assert [ax.get_title() for ax in axes] == [f"head {h + 1}" for h in range(translator.model.cfg.n_heads)]
+    assert tick_labels(axes[0].yaxis) == inspection.source_tokens
+    assert tick_labels(axes[-1].xaxis) == inspection.source_tokens
+    assert fig.get_suptitle() == "Encoder self-attention · layer 1 · all heads"
+    assert_renders(fig)
+
+
+def test_overview_has_every_layer_and_head(inspection, translator):
+    cfg = translator.model.cfg
+    fig = figures.attention_overview(inspection, "decoder")
+    assert len(heatmap_axes(fig)) == cfg.n_decoder_layers * cfg.n_heads
+    assert fig.get_suptitle().startswith("Decoder self-attention")
+    assert_renders(fig)
+
+
+def test_attention_json_is_the_raw_weights(inspection):
+    data = json.loads(views.attention_json(inspection, "cross"))
+    assert data["query_tokens"] == inspection.target_tokens and data["key_tokens"] == inspection.source_tokens
+    assert np.allclose(np.array(data["attention"]), inspection.cross_attention, atol=1e-6)
+
+
+def test_decoding_steps(inspection):
+    steps = views.decoding_steps(inspection)
+    assert steps == len(inspection.top_candidates) == len(inspection.target_tokens)
+    assert views.step_tokens(inspection, 1) == (["<s>"], inspection.target_tokens[1])
+    assert views.step_tokens(inspection, steps) == (inspection.target_tokens, "</s>")
+    for step in range(1, steps + 1):
+        fig = figures.top_k_figure(inspection, step)
+        ax = fig.axes[0]
+        candidates = [token for token, _ in inspection.top_candidates[step - 1]]
+        assert tick_labels(ax.yaxis) == candidates
+        assert ax.get_title().startswith(f"Step {step}: top {len(candidates)} next tokens")
+        _, chosen = views.step_tokens(inspection, step)
+        orange = [c for c, bar in zip(candidates, ax.patches) if bar.get_facecolor() == to_rgba("tab:orange")]
+        assert orange == [chosen]  # greedy: the chosen token is the most probable, marked in orange
+    assert_renders(fig)  # the last step
+
+
+def test_step_cross_attention(inspection, translator):
+    fig = figures.step_cross_attention_figure(inspection, 2)
+    (ax,) = heatmap_axes(fig)
+    assert tick_labels(ax.xaxis) == inspection.source_tokens
+    assert tick_labels(ax.yaxis) == [f"layer {i + 1}" for i in range(translator.model.cfg.n_decoder_layers)]
+    assert np.allclose(ax.images[0].get_array(), inspection.cross_attention[:, :, 1, :].mean(axis=1))
+    assert repr(inspection.target_tokens[2]) in ax.get_title()
+    assert_renders(fig)
+
+
+def test_positional_encoding_figures(pe, inspection):
+    fig = figures.positional_encoding_figure(pe, len(inspection.source_tokens))
+    (ax,) = heatmap_axes(fig)
+    assert ax.images[0].get_array().shape == tuple(pe.shape)
+    assert ax.get_title().startswith("Positional encoding")
+    assert_renders(fig)
+
+    fig = figures.positional_curves_figure(pe, [0, 1, 5])
+    assert [line.get_label().split()[:3] for line in fig.axes[0].lines] == [
+        ["dim", "0", "(sin,"], ["dim", "1", "(cos,"], ["dim", "5", "(cos,"]]
+    assert np.allclose(fig.axes[0].lines[2].get_ydata(), pe[:, 5])
+    assert_renders(fig)
+
+
+def test_position_similarity(pe, inspection):
+    similarity = figures.position_similarity(pe)
+    d_model = pe.shape[1]
+    assert similarity.shape == (len(pe), len(pe))
+    assert np.allclose(similarity, similarity.T)
+    assert np.allclose(np.diag(similarity), d_model / 2, atol=1e-3)  # sin² + cos² = 1 per pair of dimensions
+    assert (similarity.argmax(axis=1) == np.arange(len(pe))).all()
+
+    fig = figures.position_similarity_figure(pe, inspection.source_tokens)
+    zoom = heatmap_axes(fig)[1]
+    assert tick_labels(zoom.xaxis) == inspection.source_tokens == tick_labels(zoom.yaxis)
+    assert_renders(fig)
+
+
+def test_embedding_norms(translator, inspection, pe):
+    tokens = inspection.source_tokens
+    embedding, position = translator.embedding_norms(tokens)
+    d_model = translator.model.cfg.d_model
+    assert np.allclose(position, np.sqrt(d_model / 2), atol=1e-3)
+    first = translator.model.src_embed.lut.weight[translator.tokenizer.token_to_id(tokens[0])]
+    assert np.isclose(embedding[0], first.float().norm().item() * np.sqrt(d_model), rtol=1e-3)
+    fig = figures.embedding_norms_figure(tokens, embedding, position)
+    assert tick_labels(fig.axes[0].xaxis) == tokens
+    assert_renders(fig)
+
+
+def test_token_chips_escape_html():
+    chips = views.token_chips(["<script>", "▁a", "</s>"], "Eng<b>", highlight=1)
+    assert "<script>" not in chips and "<b>" not in chips
+    assert "&lt;script&gt;" in chips and "Eng&lt;b&gt;" in chips
+    assert 'class="chip chosen"' in chips and 'class="chip special"' in chips
+
+
+def test_model_card(translator):
+    card = model_card_markdown(translator)
+    assert f"{translator.model.num_parameters():,}" in card
+    assert "| dev (during training) | as given | greedy | float32 |" in card  # recorded by the training script
+    scored = Translator(translator.model, translator.tokenizer, {"scores": [
+        {"data": "toy", "decoding": "beam 4", "precision": "float16", "bleu": 12.5, "chrf": 40.0, "n": 7},
+        {"data": "toy", "decoding": "greedy", "variant": "capitals", "subset": "11-20 words", "bleu": 1, "chrf": 2, "n": 3},
+        {"data": "broken", "decoding": "greedy"},  # lacks scores: left out, no crash
+    ]})
+    card = model_card_markdown(scored)
+    assert "| toy | as given | beam 4 | float16 | 12.5 | 40.0 | 7 |" in card
+    assert "| toy | capitals, 11-20 words | greedy | float32 | 1 | 2 | 3 |" in card and "broken" not in card
+    assert f"| runs in | {str(translator.model.src_embed.lut.weight.dtype).removeprefix('torch.')} |" in card
+
+
+def test_no_figures_left_behind(inspection, pe):
+    figures.to_png(figures.attention_figure(inspection, "cross", 0, "all"))
+    figures.to_image(figures.attention_overview(inspection, "encoder"))
+    gc.collect()
+    assert plt.get_fignums() == []
+    assert not [obj for obj in gc.get_objects() if type(obj) is Figure]
+
+
+def test_output_tokens_end_the_sentence(inspection):
+    assert views.output_tokens(inspection) == inspection.target_tokens[1:] + ["</s>"]
+
+
+PARTIAL_METRICS = {  # metrics.json -> training runs the card shows
+    "empty": ({}, 0),
+    "empty training": ({"training": {}}, 0),
+    "wrong types": ({"training": None, "history": "oops"}, 0),
+    "minutes only": ({"training": {"minutes": 3.5}}, 1),
+    "odd values": ({"training": {"steps": "many", "epochs": None, "data": "train.tsv"}}, 1),
+    "weights do not fit": ({"training": {"data": {"train": ["a.tsv", "b.tsv"], "weights": [1]}}}, 1),
+    "odd history": ({"training": {"data": {"train": "old.tsv"}}, "history": [{}, None, {"minutes": True}]}, 2),
+    "history only": ({"history": [{"steps": 10}]}, 1),
+    "score without a count": ({"scores": [{"data": "toy", "decoding": "greedy", "bleu": 1, "chrf": 2, "n": "?"}]}, 0),
+}
+
+
+@pytest.mark.parametrize("case", PARTIAL_METRICS)
+def test_model_card_survives_a_partial_metrics_json(translator, case):
+    metrics, n_runs = PARTIAL_METRICS[case]
+    card = model_card_markdown(Translator(translator.model, translator.tokenizer, metrics))
+    assert card.startswith("### Architecture")
+    assert ("### Training" in card) == (n_runs > 0)
+    assert sum(line.startswith(f"| {i} |") for i in range(1, n_runs + 1) for line in card.splitlines()) == n_runs
+
+
+def test_model_card_shows_both_forms_of_training_data_and_the_time_over_history(translator):
+    old = {"minutes": 116.9, "steps": 4494, "epochs": 4.45, "hardware": "2 CPU threads", "precision": "bf16",
+           "data": {"train": "../shared/data/en-it/train.tsv", "train_pairs": 318616, "dev": "dev.tsv"}}
+    new = {"minutes": 60, "steps": 2000, "epochs": 2, "hardware": "1 GPU", "precision": "fp16",
+           "data": {"train": ["../shared/data/en-it/train.tsv", "../shared/data/en-it/train-extra.tsv"],
+                    "weights": [1, 2], "pairs_per_epoch": 341000, "retype_share": 0.2, "join_share": 0.1,
+                    "dev": "dev.tsv"}}
+    card = model_card_markdown(Translator(translator.model, translator.tokenizer, {"training": new, "history": [old]}))
+    assert ("| 1 | `train.tsv` (318,616 sentence pairs) | 4,494 / 4.45 | 116.9 minutes on 2 CPU threads in bf16 |"
+            in card)
+    assert ("| 2 | `train.tsv` ×1, `train-extra.tsv` ×2 (341,000 pairs per epoch, 20% re-typed as people type, "
+            "10% joined into longer pairs) | 2,000 / 2 | 60.0 minutes on 1 GPU in fp16 |") in card
+    assert "In all: 176.9 minutes of training in 2 runs." in card
+
+
+def test_notes_are_shown_for_the_model_that_has_them(translator):
+    assert about_markdown(translator) == texts.CREDITS  # the tiny model has no notes.md
+    noted = Translator(translator.model, translator.tokenizer, notes="### Good at\ncats.\n")
+    assert about_markdown(noted) == "### Good at\ncats.\n\n" + texts.CREDITS
+    shipped_notes = (ROOT / "assets" / "model" / "notes.md").read_text(encoding="utf-8")
+    assert "Tatoeba" in shipped_notes and "CC-BY 2.0 FR" in shipped_notes and "OLDI Seed" in shipped_notes
+    assert "Tatoeba" not in texts.CREDITS  # data credits belong to the model that was trained on the data
+
+
+def test_train_help_commands_work_as_written():
+    assert "../shared/data/en-it/train.tsv" in texts.TRAIN_HELP and " data/en-it" not in texts.TRAIN_HELP
+    assert "rm -rf assets/model && cp -r runs/cpu/model assets/model" in texts.TRAIN_HELP  # replace, not copy into
+
+
+def test_downloads_are_named_by_content():
+    downloads = Downloads()
+    first = downloads.file(b"one", "a.json")
+    assert Path(first).read_bytes() == b"one" and Path(first).name == "a.json"
+    assert downloads.file(b"one", "a.json") == first and downloads.file(b"two", "a.json") != first
+    assert Path(first).is_relative_to(downloads.root)
+
+
+def python_files(*folders):
+    return sorted(path for folder in folders for path in (ROOT / folder).glob("*.py"))
+
+
+def imported_modules(path):
+    """Top-level names of the modules `path` imports; relative imports stay in its own package and are left out."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            yield node.module.split(".")[0]
+
+
+def test_model_library_holds_no_web_app_code():
+    files = python_files("transformer")
+    assert files and not (ROOT / "transformer" / "plots.py").exists()
+    for path in files:
+        web = set(imported_modules(path)) & {"gradio", "matplotlib", "html", "PIL", "app", "webapp"}
+        assert not web, f"{path.name} imports {web}: web-app code belongs in webapp/"
+
+
+def test_special_tokens_are_named_by_their_constants():
+    """Code writes `EOS`, never "</s>": only transformer/tokenizer.py spells the special tokens."""
+    from transformer.tokenizer import SPECIAL_TOKENS
+
+    for path in [ROOT / "app.py", *python_files("webapp", "transformer")]:
+        if path.name == "tokenizer.py":
+            continue
+        literals = [node.value for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                    if isinstance(node, ast.Constant) and node.value in SPECIAL_TOKENS]
+        assert not literals, f"{path.name} spells {literals}"

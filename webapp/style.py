@@ -1,0 +1,10 @@
+"""The page's CSS: token chips (`views.token_chips`)."""
+
+CSS = """
+.chips { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: 4px 0; }
+.chips-label { font-weight: 600; min-width: 5.5em; }
+.chip { font-family: var(--font-mono); font-size: 1.05em; padding: 2px 8px; border-radius: 6px;
+        background: var(--color-accent-soft); border: 1px solid var(--border-color-accent); white-space: pre; }
+.chip.special { opacity: 0.6; font-style: italic; }
+.chip.chosen { background: #ff9f43; color: black; font-weight: 700; }
+"""

@@ -1,0 +1,43 @@
+"""The page's prose, in Markdown. What describes one model (what it is good and bad at, its data's credits) lives
+in that model's directory (`notes.md`), not here."""
+
+INTRO = """# English → Italian: a Transformer, from scratch
+Type English, get Italian, then open the tabs to see how the encoder–decoder Transformer of
+[*Attention Is All You Need*](https://arxiv.org/abs/1706.03762) produced it. Tokens are subwords: **▁** marks the
+start of a word, `</s>` ends a sentence, `<s>` starts the decoder."""
+
+TRAIN_HELP = """### No model yet: how to get one
+The app looks for a model directory in `{model_dir}` (set `MODEL_DIR` to use another). Train one with the
+project's training script, then restart the app:
+
+```bash
+# a toy model in a minute (any TSV of English<TAB>Italian lines works):
+python -m training.train --config tiny --train train.tsv --dev dev.tsv --out runs/tiny --max-steps 300
+MODEL_DIR=runs/tiny/model python app.py
+
+# the real one (about two hours on 2 CPU cores):
+python -m training.train --config cpu --train ../shared/data/en-it/train.tsv --dev ../shared/data/en-it/dev.tsv \\
+    --out runs/cpu --max-minutes 120
+rm -rf assets/model && cp -r runs/cpu/model assets/model && python app.py
+```"""
+
+EMPTY_MESSAGE = "Type an English sentence (or click an example), then press **Translate**."
+
+ATTENTION_HELP = """Each **row** is a query token, each **column** a key token; a row's colours show how much that query
+attends to each key (every row sums to 1). *Encoder self-attention*: English words looking at English words.
+*Decoder self-attention*: each Italian position looks only at itself and earlier positions (the causal mask).
+*Cross-attention*: each Italian position looks at the English sentence; row `<s>` is where the first Italian token
+was chosen, row `▁x` where the token after `▁x` was chosen."""
+
+STEPS_HELP = """The decoder writes one token at a time. At step *t* it sees the tokens so far (starting with `<s>`),
+gives every token of the vocabulary a probability, and keeps one: the most probable with greedy decoding, the one
+on the best path with beam search (which can be a less probable one)."""
+
+POSITION_HELP = """Attention itself ignores word order, so a **positional encoding** is added to each token's embedding:
+PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d)). Low dimensions change quickly with the
+position, high ones slowly, so every position gets a distinct pattern, and nearby positions similar ones."""
+
+CREDITS = """### Credits
+Architecture: Vaswani et al., [*Attention Is All You Need*](https://arxiv.org/abs/1706.03762) (2017), explained
+line by line in Harvard NLP's [*Annotated Transformer*](https://nlp.seas.harvard.edu/annotated-transformer/).
+Interface: [Gradio](https://www.gradio.app)."""
