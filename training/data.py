@@ -4,6 +4,7 @@ by token count."""
 
 import os
 import random
+import sys
 from pathlib import Path
 
 from transformer.tokenizer import (BOS_ID, EOS_ID, encode_batch, has_byte_fallback, load_tokenizer, pad_sequences,
@@ -33,7 +34,9 @@ def read_hf_dataset(name, config, split, src_lang, tgt_lang):
     """Pairs from a Hugging Face translation dataset (rows {"translation": {src_lang: ..., tgt_lang: ...}}),
     e.g. `opus_books` with config `en-it`. Works offline when the dataset is in the local cache."""
     from datasets import load_dataset
+    from huggingface_hub.utils import logging as hub_logging
 
+    hub_logging.set_verbosity_error()  # offline, each retry would print a warning: the error that follows says it once
     pairs, skipped = [], 0
     for row in load_dataset(name, config, split=split):
         pair = row.get("translation", row)
@@ -52,6 +55,7 @@ def load_pairs(spec, hf_config=None, split="train", src_lang="en", tgt_lang="it"
     elif Path(spec).suffix in (".tsv", ".txt"):
         raise FileNotFoundError(f"{spec}: no such file")
     else:
+        print(f"{spec}: no such file; trying it as a Hugging Face dataset id", file=sys.stderr)
         try:
             pairs, skipped = read_hf_dataset(spec, hf_config, split, src_lang, tgt_lang)
         except Exception as e:  # the datasets library raises many kinds: network, missing config, bad format
