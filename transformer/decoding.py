@@ -138,8 +138,8 @@ def _beam_finished(finished, live_scores, K, length, alpha):
     return best_live <= max(score for score, _ in finished)
 
 
-def generate(model, src, beam=1, use_cache=True, no_repeat_ngram=0):
-    """One entry point for both strategies: greedy for beam=1, beam search otherwise."""
+def generate(model, src, beam=1, use_cache=True, no_repeat_ngram=0, alpha=0.6):
+    """One entry point for both strategies: greedy for beam=1, beam search (length penalty `alpha`) otherwise."""
     if beam <= 1:
         return greedy_decode(model, src, use_cache=use_cache, no_repeat_ngram=no_repeat_ngram)
-    return beam_search(model, src, beam=beam, use_cache=use_cache, no_repeat_ngram=no_repeat_ngram)
+    return beam_search(model, src, beam=beam, alpha=alpha, use_cache=use_cache, no_repeat_ngram=no_repeat_ngram)

@@ -138,6 +138,8 @@ class Inspection:
 
 # Decoding never repeats an n-gram of this many tokens (0: no such rule). Chosen on dev-news: see README.
 NO_REPEAT_NGRAM = 4
+# Beam search's GNMT length penalty exponent: larger favours longer outputs. Chosen on dev-news: see README.
+BEAM_ALPHA = 0.6
 
 
 class Translator:
@@ -146,6 +148,7 @@ class Translator:
         self.tokenizer = tokenizer
         self.metrics = metrics or {}
         self.no_repeat_ngram = no_repeat_ngram
+        self.beam_alpha = BEAM_ALPHA
         self.unshout = True  # read text in capitals in sentence case (`unshout`); False feeds it as typed
         self.notes = notes  # Markdown about this model (its directory's notes.md), "" when it has none
 
@@ -221,7 +224,8 @@ class Translator:
         outputs = [None] * len(sources)
         for batch in self._batches(sources, max_tokens // max(beam, 1)):
             src = pad_sequences([sources[i] for i in batch]).to(self._device)  # the model may be on a GPU (training)
-            outs = generate(self.model, src, beam=beam, use_cache=use_cache, no_repeat_ngram=self.no_repeat_ngram)
+            outs = generate(self.model, src, beam=beam, use_cache=use_cache, no_repeat_ngram=self.no_repeat_ngram,
+                            alpha=self.beam_alpha)
             for i, out in zip(batch, outs):
                 outputs[i] = out
         return outputs
