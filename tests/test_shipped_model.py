@@ -7,12 +7,14 @@ import pytest
 
 from transformer import Translator
 from transformer.model_dir import scores
+from transformer.tokenizer import UNK_ID
 
 MODEL_DIR = Path(__file__).resolve().parent.parent / "assets" / "model"
 
-# English sentence -> words (lower case) that any right Italian translation contains.
+# English sentence -> what any right Italian translation contains (lower case): each item a word, or a tuple of
+# equally right alternatives (*you* may be tu or voi).
 EXPECTED = {
-    "I love you.": ["ti amo"],
+    "I love you.": [("ti amo", "vi amo")],
     "Where is the station?": ["dov'è", "stazione"],
     "The cat is sleeping.": ["gatto", "dorm"],
     "I have two brothers.": ["due fratelli"],
@@ -20,7 +22,19 @@ EXPECTED = {
     "The book is on the table.": ["libro", "tavolo"],
     "I don't understand.": ["non capisco"],
     "We are going to the beach tomorrow.": ["spiaggia", "domani"],
+    # Typed as people type: capitals, lower case, no final punctuation.
+    "WHERE IS THE STATION?": ["dov'è", "stazione"],
+    "I LOVE ITALIAN FOOD": ["amo", ("cucina italiana", "cibo italiano")],
+    "i don't understand": ["non capisco"],
+    "the book is on the table": ["libro", "tavolo"],
+    # Numbers are kept: copied digit by digit, or a small one written as a word, as Italian often does.
+    "The ticket costs 25 euros.": ["25 euro"],
+    "We have 3 children.": [("3 figli", "tre figli")],
+    "I was born in 1990.": ["1990"],
 }
+
+# Characters the old vocabulary did not know (curly quotes, dashes, fractions, emoji, other scripts).
+UNUSUAL = ["He said “yes” – twice.", "Add ½ cup of sugar…", "I love pizza 🍕!", "Tokyo is 東京 in Japanese."]
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +53,15 @@ def test_shipped_model_translates_simple_sentences(shipped, beam):
     translations = shipped.translate(list(EXPECTED), beam=beam)
     for (english, words), italian in zip(EXPECTED.items(), translations):
         for word in words:
-            assert word in italian.lower(), f"{english!r} -> {italian!r}: expected {word!r}"
+            alternatives = word if isinstance(word, tuple) else (word,)
+            assert any(w in italian.lower() for w in alternatives), f"{english!r} -> {italian!r}: expected {word!r}"
+
+
+def test_shipped_model_reads_and_writes_no_unknown_token(shipped):
+    sources, _ = shipped.encode_source(UNUSUAL)
+    assert all(UNK_ID not in ids for ids in sources)
+    for ids in shipped.translate_ids(UNUSUAL):
+        assert UNK_ID not in ids and ids
 
 
 def test_shipped_metrics_record_scores_and_commands(shipped):
@@ -49,4 +71,9 @@ def test_shipped_metrics_record_scores_and_commands(shipped):
     for decoding in ("greedy", "beam 4"):
         test = recorded["test-tatoeba", decoding, "float32", "as given", "all"]
         assert test.n == 10_000 and 0 < test.bleu < 100 and test.command.startswith("python -m training.evaluate")
+    for variant in ("as given", "lower-cased, no final punctuation", "capitals"):
+        assert recorded["test-tatoeba, first 2000", "greedy", "float32", variant, "all"].n == 2000
+    assert recorded["test-tatoeba", "greedy", "float32", "as given", "11-20 words"].n > 100
+    assert ("dev-news", "greedy", "float32", "as given", "all") in recorded
     assert metrics["training"]["commands"][0].startswith("python -m training.train")
+    assert metrics["history"][0]["commands"][0].startswith("python -m training.train")  # the first part's run
