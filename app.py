@@ -4,10 +4,14 @@
     python app.py                          # http://127.0.0.1:7860 (GRADIO_SERVER_NAME / GRADIO_SERVER_PORT apply)
     MODEL_DIR=runs/cpu/model python app.py # another model directory
     MODEL_DTYPE=float32 python app.py      # run the model in float32 (default: float16 where the CPU has fast kernels)
+    MODEL_DIR=user/name python app.py      # a model repository on the Hugging Face Hub (fetched once, then cached)
+    MODEL_DEVICE=cpu python app.py         # the CPU even where there is a CUDA GPU (default: the GPU, in bf16/fp16)
+    BATCH_SIZE=1 python app.py             # decode each request alone (default: up to 16 concurrent ones together)
 
 Wiring only: `transformer.Translator` runs the model, `webapp` draws and writes the page. Each translation is one
-`Translator.inspect` call, kept in the session state; every figure is drawn from it, and only the figures of the
-tab in view are drawn (a tab draws its own when opened).
+`Translator.inspect` call, kept in the session state; every view is drawn from it. The attention and decoding
+views follow each translation (plotly figures, a few kB the browser draws); the tabs that cost the server more
+(inside one head, positional encoding) are drawn only while in view (a tab draws its own when opened).
 """
 
 import os
@@ -18,21 +22,33 @@ from pathlib import Path
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # the app needs no network; do not phone home
 
+try:  # On a Hugging Face Space: imported before torch places the model, so that on ZeroGPU hardware the model goes
+    import spaces  # to the GPU that `spaces.GPU` lends each call it wraps (elsewhere spaces.GPU changes nothing)
+
+    on_gpu = spaces.GPU
+except ImportError:  # not on a Space
+    on_gpu = lambda fn: fn  # noqa: E731
+
 import gradio as gr  # noqa: E402 (after the environment it reads)
 from PIL import Image
 
 from transformer import ModelLoadError, Translator
 from transformer.model_dir import LOSS_CURVE
-from transformer.translator import fast_cpu_dtype
-from webapp import figures, views
+from transformer.batching import batched_inspect
+from transformer.device import fast_dtype, pick_device
+from webapp import figures, head_view, interactive, views
 from webapp.downloads import Downloads
 from webapp.model_card import about_markdown, model_card_markdown
-from webapp.style import CSS
-from webapp.texts import ATTENTION_HELP, EMPTY_MESSAGE, INTRO, POSITION_HELP, STEPS_HELP, TRAIN_HELP
+from webapp.style import CSS, SCRIPT
+from webapp.texts import ATTENTION_HELP, EMPTY_MESSAGE, HEAD_HELP, INTRO, POSITION_HELP, STEPS_HELP, TRAIN_HELP
 
-MODEL_DIR = Path(os.environ.get("MODEL_DIR", Path(__file__).parent / "assets" / "model"))
-# One sentence at a time, a CPU decoder step waits on reading the weights: float16 halves that (README, Benchmarks).
-MODEL_DTYPE = os.environ.get("MODEL_DTYPE") or fast_cpu_dtype()
+MODEL_DIR = Path(os.environ.get("MODEL_DIR", Path(__file__).parent / "assets" / "model"))  # or a Hub id, user/name
+MODEL_DEVICE = pick_device(os.environ.get("MODEL_DEVICE"))  # a CUDA GPU when there is one
+# On a CPU, one sentence at a time, a decoder step waits on reading the weights: float16 halves that (README,
+# Benchmarks); on a GPU, bfloat16 or float16 (transformer.device).
+MODEL_DTYPE = os.environ.get("MODEL_DTYPE") or fast_dtype(MODEL_DEVICE)
+# Concurrent translations decoded together, at most this many at once (1: each alone). README, Benchmarks.
+BATCH_SIZE = int(os.environ.get("BATCH_SIZE", 16))
 
 EXAMPLES = [
     "I love reading books.",
@@ -53,13 +69,16 @@ downloads = Downloads()  # removed at exit, on SIGTERM too (see the end of this 
 def load_translator():
     """(translator, None), or (None, why not): the page explains, and so does the terminal that started the app."""
     try:
-        return Translator.load(MODEL_DIR, dtype=MODEL_DTYPE), None
+        return Translator.load(MODEL_DIR, dtype=MODEL_DTYPE, device=MODEL_DEVICE), None
     except ModelLoadError as e:
         print(f"app.py: no model loaded: {e}", file=sys.stderr, flush=True)
         return None, str(e)
 
 
 translator, load_error = load_translator()
+if translator is not None:
+    inspect_text = batched_inspect(translator, BATCH_SIZE, wrap=on_gpu)  # translator.inspect, decoded in batches
+    embedding_norms = on_gpu(translator.embedding_norms)  # reads the weights, on the lent GPU on ZeroGPU
 
 
 # --- Event handlers: each takes the session's Inspection (None before the first translation) -------------------
@@ -71,14 +90,11 @@ def translate(text, decoding, beam):
         return "", EMPTY_MESSAGE, "", None
     beam = 1 if decoding == "greedy" else int(beam)
     start = time.perf_counter()
-    inspection = translator.inspect(text, beam=beam)
+    inspection = inspect_text(text, beam)
     seconds = time.perf_counter() - start
     outputs = views.output_tokens(inspection)
-    status = (f"Translated in {seconds:.2f} s · {'greedy' if beam == 1 else f'beam search ({beam} beams)'} · "
-              f"{len(inspection.source_tokens)} English tokens → {len(outputs)} Italian tokens")
-    if inspection.source_truncated:
-        status += (f"\n\n**Note: your text is longer than the model reads ({translator.max_source_tokens} tokens): "
-                   "only the beginning was translated.**")
+    status = views.translation_status(seconds, beam, translator.input_report(inspection), len(outputs) - 1,
+                                      translator.max_source_tokens)
     chips = views.token_chips(inspection.source_tokens, "English") + views.token_chips(outputs, "Italian")
     return inspection.translation, status, chips, inspection
 
@@ -94,34 +110,41 @@ def layer_count(kind):
     return cfg.n_encoder_layers if kind == "encoder" else cfg.n_decoder_layers
 
 
-def layer_choices(kind, layer):
-    """Encoder and decoder may have different depths."""
+def chosen_layer(kind, layer):
+    """(0-based layer, the layer radio's choices for `kind`): encoder and decoder may differ in depth. The radio's
+    value is never set here (the browser lowers it at once when the kind has fewer layers: `clamp_layer_js`), so an
+    answer never undoes a click made while it was computed."""
     n = layer_count(kind)
-    return gr.Radio(choices=list(range(1, n + 1)), value=min(int(layer), n))
+    return min(int(layer), n) - 1, gr.Radio(choices=list(range(1, n + 1)))
 
 
-def attention_heatmap(inspection, kind, layer, head):
+def chosen_head(head):
+    return head if head in ("mean", "all") else int(head) - 1
+
+
+def attention_view(inspection, kind, layer, head, rows, style):
+    """The attention tab for all its controls read at once (one event, always the latest): the layer radio, the
+    view (heatmap or lines) and the overview with the shown layer and head outlined."""
+    layer, radio = chosen_layer(kind, layer)
     if inspection is None:
-        return None, gr.DownloadButton(value=None)
-    layer = min(int(layer), layer_count(kind)) - 1
-    head = head if head in ("mean", "all") else int(head) - 1
+        return radio, None, None
+    head = chosen_head(head)
+    return (radio, interactive.attention_plot(inspection, kind, layer, head, rows, style),
+            interactive.attention_overview(inspection, kind, layer, head))
+
+
+def attention_downloads(inspection, kind, layer, head):
+    """The PNG (matplotlib) of the shown layer and head, and the raw weights of the kind (JSON); drawn after the
+    view, so the view never waits on them. Disabled until there is a translation."""
+    if inspection is None:
+        return gr.DownloadButton(value=None, interactive=False), gr.DownloadButton(value=None, interactive=False)
+    layer, _ = chosen_layer(kind, layer)
+    head = chosen_head(head)
     png = figures.to_png(figures.attention_figure(inspection, kind, layer, head))
     name = f"attention-{kind}-layer{layer + 1}-{views.head_label(head).replace(' ', '-')}.png"
-    path = downloads.file(png, name)
-    return path, gr.DownloadButton(value=path)
-
-
-def attention_kind(inspection, kind):
-    """The figure and file that depend on the kind only: the layers × heads overview and the raw weights."""
-    if inspection is None:
-        return None, gr.DownloadButton(value=None)
-    overview = figures.to_image(figures.attention_overview(inspection, kind))
     data = views.attention_json(inspection, kind).encode("utf-8")
-    return overview, gr.DownloadButton(value=downloads.file(data, f"attention-{kind}.json"))
-
-
-def attention_tab(inspection, kind, layer, head):
-    return (*attention_heatmap(inspection, kind, layer, head), *attention_kind(inspection, kind))
+    return (gr.DownloadButton(value=downloads.file(png, name), interactive=True),
+            gr.DownloadButton(value=downloads.file(data, f"attention-{kind}.json"), interactive=True))
 
 
 def step_view(inspection, step):
@@ -130,29 +153,45 @@ def step_view(inspection, step):
     step = max(1, min(int(step), views.decoding_steps(inspection)))
     prefix, chosen = views.step_tokens(inspection, step)
     chips = views.token_chips(prefix + [chosen], f"step {step}", highlight=len(prefix))
-    return (chips, figures.to_image(figures.top_k_figure(inspection, step)),
-            figures.to_image(figures.step_cross_attention_figure(inspection, step)))
+    return chips, interactive.top_k_plot(inspection, step), interactive.step_attention_plot(inspection, step)
 
 
-def move_step(inspection, step, delta):
-    last = views.decoding_steps(inspection) if inspection is not None else 1
-    return max(1, min(int(step) + delta, last))
-
-
-def positions_tab(inspection):
-    pe = translator.positional_encoding()
+def inside_head(inspection, kind, layer, head, query):
+    """The "Inside one head" tab for all its controls at once: the layer and query-token radios (the query tokens
+    of this kind; the value is set only when the chosen one does not exist, so a click made meanwhile stays), q, K
+    and V, the bars from score to weight, the output, and the formula with this query's numbers."""
+    layer, layer_radio = chosen_layer(kind, layer)
     if inspection is None:
-        return figures.to_image(figures.positional_encoding_figure(pe)), None, None
-    tokens = inspection.source_tokens
+        return layer_radio, gr.Radio(choices=[]), None, None, None, ""
+    choices = head_view.query_choices(inspection, kind)
+    if query is None or int(query) >= len(choices):  # none yet, a shorter sentence, or the other side's tokens
+        query, query_radio = 0, gr.Radio(choices=choices, value=0)
+    else:
+        query, query_radio = int(query), gr.Radio(choices=choices)
+    details = on_gpu(translator.head_details)(inspection, kind, layer, int(head) - 1, query)
+    return (layer_radio, query_radio, head_view.vectors_plot(details), head_view.score_plot(details),
+            head_view.output_plot(details), head_view.head_markdown(details, inspection))
+
+
+def positions_tab(inspection, drawn):
+    """The positional tab's figures and what they were drawn for (the sentence's tokens); nothing is redrawn
+    when they are already drawn for these tokens."""
+    tokens = tuple(inspection.source_tokens) if inspection is not None else ()
+    if tokens == drawn:
+        return gr.skip(), gr.skip(), gr.skip(), gr.skip()
+    pe = translator.positional_encoding()
+    if not tokens:
+        return interactive.positional_table_plot(pe), None, None, tokens
     return (
-        figures.to_image(figures.positional_encoding_figure(pe, len(tokens))),
-        figures.to_image(figures.position_similarity_figure(pe, tokens)),
-        figures.to_image(figures.embedding_norms_figure(tokens, *translator.embedding_norms(tokens))),
+        interactive.positional_table_plot(pe, len(tokens)),
+        interactive.position_similarity_plot(pe, list(tokens)),
+        interactive.embedding_norms_plot(list(tokens), *embedding_norms(list(tokens))),
+        tokens,
     )
 
 
 def curves(dims):
-    return figures.to_image(figures.positional_curves_figure(translator.positional_encoding(), sorted(dims)))
+    return interactive.positional_curves_plot(translator.positional_encoding(), sorted(dims))
 
 
 def when_visible(tab_id, fn):
@@ -177,12 +216,18 @@ def build_demo():
                    delete_cache=(3600, 3600)) as demo:
         gr.Markdown(INTRO)
         with gr.Row(equal_height=True):
-            text = gr.Textbox(label="English", value=EXAMPLES[0], lines=3, max_lines=8, autofocus=True,
-                              placeholder="Type an English sentence and press Enter", elem_id="english")
-            italian = gr.Textbox(label="Italian", lines=3, interactive=False, buttons=["copy"], elem_id="italian")
+            # lines=1: Enter translates and Shift+Enter starts a new line (a taller box makes Enter a new line);
+            # the box still grows to max_lines as the text wraps.
+            text = gr.Textbox(label="English", value=EXAMPLES[0], lines=1, max_lines=8, autofocus=True,
+                              placeholder="Type an English sentence and press Enter (Shift+Enter: new line)",
+                              elem_id="english")
+            italian = gr.Textbox(label="Italian", lines=1, max_lines=8, interactive=False, buttons=["copy"],
+                                 elem_id="italian")
         with gr.Row(equal_height=False):
-            decoding = gr.Radio([("Greedy", "greedy"), ("Beam search", "beam")], value="greedy", label="Decoding")
-            beam = gr.Slider(2, 8, value=4, step=1, label="Beam width (for beam search)")
+            decoding = gr.Radio([("Greedy", "greedy"), ("Beam search", "beam")], value="greedy", label="Decoding",
+                                elem_id="decoding")
+            beam = gr.Slider(2, 8, value=4, step=1, label="Beam width (for beam search)", interactive=False,
+                             elem_id="beam")
             button = gr.Button("Translate", variant="primary", size="lg", elem_id="translate")
         status = gr.Markdown(label="Status", elem_id="status")
         chips = gr.HTML(label="Tokens")
@@ -192,61 +237,83 @@ def build_demo():
         active_tab = gr.State("attention")
         with gr.Tabs():
             with gr.Tab("Attention", id="attention") as tab_attention:
-                gr.Markdown(ATTENTION_HELP)
-                with gr.Row():
+                with gr.Row(elem_id="attention-controls"):
                     kind = gr.Radio([(spec.title, k) for k, spec in views.ATTENTION_KINDS.items()],
-                                    value="cross", label="Attention", scale=3)
-                    layer = gr.Radio(list(range(1, layer_count("cross") + 1)), value=1, label="Layer", scale=1)
+                                    value="cross", label="Attention", scale=3, elem_id="kind")
+                    layer = gr.Radio(list(range(1, layer_count("cross") + 1)), value=1, label="Layer", scale=1,
+                                     elem_id="layer")
                     head = gr.Radio([("mean", "mean"), ("all (grid)", "all")]
                                     + [str(h) for h in range(1, translator.model.cfg.n_heads + 1)],
-                                    value="mean", label="Head", scale=2)
-                heatmap = figure("Attention heatmap", type="filepath", buttons=["download", "fullscreen"],
-                                 elem_id="attention-heatmap")
+                                    value="mean", label="Head", scale=2, elem_id="head")
+                    rows = gr.Radio([(label, value) for value, label in views.ROW_LABELS.items()], value="input",
+                                    label="Italian rows", scale=2, elem_id="rows")
+                    style = gr.Radio([("heatmap", "heatmap"), ("lines", "lines")], value="heatmap", label="View",
+                                     scale=1, elem_id="style")
+                heatmap = gr.Plot(show_label=False, elem_id="attention-heatmap")
                 with gr.Row():
-                    png_button = gr.DownloadButton("⬇️ Figure (PNG)", size="sm")
+                    png_button = gr.DownloadButton("⬇️ Figure (PNG)", size="sm", interactive=False)
                     json_button = gr.DownloadButton("⬇️ Attention weights, this kind, all layers and heads (JSON)",
-                                                    size="sm")
-                overview = figure("Overview: every layer × head")
+                                                    size="sm", interactive=False)
+                gr.Markdown(ATTENTION_HELP)
+                overview = gr.Plot(show_label=False, elem_id="attention-overview")
+            with gr.Tab("Inside one head", id="head") as tab_head:
+                gr.Markdown(HEAD_HELP)
+                with gr.Row():
+                    head_kind = gr.Radio([(spec.title, k) for k, spec in views.ATTENTION_KINDS.items()],
+                                         value="cross", label="Attention", scale=3, elem_id="head-kind")
+                    head_layer = gr.Radio(list(range(1, layer_count("cross") + 1)), value=1, label="Layer", scale=1,
+                                          elem_id="head-layer")
+                    head_number = gr.Radio([str(h) for h in range(1, translator.model.cfg.n_heads + 1)], value="1",
+                                           label="Head", scale=1, elem_id="head-number")
+                query = gr.Radio([], label="Query token (click one)", elem_id="query")
+                with gr.Row():
+                    with gr.Column(scale=3):
+                        head_vectors = gr.Plot(show_label=False, elem_id="head-vectors")
+                        head_scores = gr.Plot(show_label=False, elem_id="head-scores")
+                        head_output = gr.Plot(show_label=False, elem_id="head-output")
+                    head_formula = gr.Markdown(elem_id="head-formula")
             with gr.Tab("Decoding step by step", id="steps") as tab_steps:
                 gr.Markdown(STEPS_HELP)
                 with gr.Row():
                     previous_step = gr.Button("◀ Previous", size="sm", scale=1)
-                    step = gr.Slider(1, 2, value=1, step=1, label="Step (one per generated token)", scale=6)
+                    step = gr.Slider(1, 2, value=1, step=1, label="Step (one per generated token)", scale=6,
+                                     elem_id="step")
                     next_step = gr.Button("Next ▶", size="sm", scale=1)
                 prefix = gr.HTML()
-                with gr.Row():
-                    top_k = figure("Next-token probabilities")
-                    step_attention = figure("Cross-attention at this step")
+                step_attention = gr.Plot(show_label=False, elem_id="step-attention")  # full width: every token legible
+                top_k = gr.Plot(show_label=False, elem_id="top-k")
             with gr.Tab("Positional encoding", id="positions") as tab_positions:
                 gr.Markdown(POSITION_HELP)
-                pe_image = figure("The positional encoding table")
+                pe_image = gr.Plot(show_label=False, elem_id="positional-table")
                 d_model = translator.model.cfg.d_model
                 default_dims = [0, d_model // 8, d_model // 4, d_model // 4 + 1]  # fast to slow waves
                 dims = gr.Dropdown(list(range(d_model)), value=default_dims, multiselect=True,
                                    label="Dimensions to plot")
-                curve_image = figure("PE along the positions", value=curves(default_dims))
-                similarity = figure("Position similarity")
-                norms = figure("Embedding vs positional encoding size")
+                curve_image = gr.Plot(curves(default_dims), show_label=False, elem_id="positional-curves")
+                similarity = gr.Plot(show_label=False, elem_id="position-similarity")
+                norms = gr.Plot(show_label=False, elem_id="embedding-norms")
+                positions_drawn = gr.State(None)  # the tokens the positional figures show
             with gr.Tab("Model card", id="model") as tab_model:
                 gr.Markdown(model_card_markdown(translator))
-                curve_file = MODEL_DIR / LOSS_CURVE
+                curve_file = translator.model_dir / LOSS_CURVE
                 if curve_file.is_file():
                     figure("Training curve", value=Image.open(curve_file))
                 gr.Markdown(about_markdown(translator))
 
-        attention_inputs = [inspection, kind, layer, head]
-        attention_outputs = [heatmap, png_button, overview, json_button]
-        step_outputs = [prefix, top_k, step_attention]
-        tab_views = {  # tab id -> what draws it
-            "attention": (attention_tab, attention_inputs, attention_outputs),
-            "steps": (step_view, [inspection, step], step_outputs),
-            "positions": (positions_tab, [inspection], [pe_image, similarity, norms]),
+        attention_controls = [kind, layer, head, rows, style]
+        head_controls = [head_kind, head_layer, head_number, query]
+        head_outputs = [head_layer, query, head_vectors, head_scores, head_output, head_formula]
+        # tab id -> what draws it: server work (a model pass; the positional table is 100 kB), so drawn only for the
+        # tab in view
+        tab_views = {
+            "head": (inside_head, [inspection, *head_controls], head_outputs),
+            "positions": (positions_tab, [inspection, positions_drawn], [pe_image, similarity, norms, positions_drawn]),
         }
-        translate_io = dict(fn=translate, inputs=[text, decoding, beam],
-                            outputs=[italian, status, chips, inspection])
+        # Up to BATCH_SIZE translations run at once, so that those arriving together are decoded together.
+        translate_io = dict(fn=translate, inputs=[text, decoding, beam], outputs=[italian, status, chips, inspection],
+                            concurrency_limit=BATCH_SIZE, concurrency_id="translate")
 
         def redraw_visible(event):
-            event = event.then(reset_step, inspection, step, api_visibility="private", show_progress="hidden")
             for tab_id, (fn, inputs, outputs) in tab_views.items():
                 event = event.then(when_visible(tab_id, fn), [active_tab, *inputs], outputs,
                                    api_visibility="private", show_progress="minimal")
@@ -254,23 +321,32 @@ def build_demo():
         redraw_visible(gr.on([button.click, text.submit, demo.load], api_name="translate", **translate_io))
         redraw_visible(examples.load_input_event.then(api_visibility="private", **translate_io))
 
-        for tab, tab_id in [(tab_attention, "attention"), (tab_steps, "steps"), (tab_positions, "positions"),
-                            (tab_model, "model")]:
+        for tab, tab_id in [(tab_attention, "attention"), (tab_head, "head"), (tab_steps, "steps"),
+                            (tab_positions, "positions"), (tab_model, "model")]:
             selected = tab.select(lambda tab_id=tab_id: tab_id, None, active_tab, api_visibility="private")
             if tab_id in tab_views:
                 fn, inputs, outputs = tab_views[tab_id]
                 selected.then(fn, inputs, outputs, api_visibility="private")
 
-        kind.input(layer_choices, [kind, layer], layer, api_visibility="private").then(
-            attention_tab, attention_inputs, attention_outputs, api_visibility="private")
-        gr.on([layer.input, head.input], attention_heatmap, attention_inputs, [heatmap, png_button],
-              api_visibility="private", trigger_mode="always_last")
-        step.input(step_view, [inspection, step], step_outputs, api_visibility="private",
-                   trigger_mode="always_last", show_progress="hidden")
-        for btn, delta in [(previous_step, -1), (next_step, 1)]:
-            btn.click(lambda insp, s, delta=delta: move_step(insp, s, delta), [inspection, step], step,
-                      api_visibility="private").then(step_view, [inspection, step], step_outputs,
-                                                     api_visibility="private", show_progress="hidden")
+        # The plotly views are a few kB of numbers the browser draws, so they follow every new translation (the
+        # inspection's change), shown or not. Each view is one event over all its controls that always runs for
+        # the latest values (a click during a run queues one more run, which reads the controls when it starts),
+        # so what is shown matches the controls however fast they are clicked.
+        quiet = dict(api_visibility="private", show_progress="hidden", trigger_mode="always_last")
+        gr.on([control.input for control in attention_controls] + [inspection.change], attention_view,
+              [inspection, *attention_controls], [layer, heatmap, overview], **quiet).then(
+            attention_downloads, [inspection, kind, layer, head], [png_button, json_button], **quiet)
+        gr.on([control.input for control in head_controls], inside_head, [inspection, *head_controls], head_outputs,
+              **quiet)
+        inspection.change(reset_step, inspection, step, **quiet)
+        gr.on([step.change, inspection.change], step_view, [inspection, step], [prefix, top_k, step_attention],
+              **quiet)
+        depths = {k: layer_count(k) for k in views.ATTENTION_KINDS}
+        kind.input(None, [kind, layer], layer, js=views.clamp_layer_js(depths), **quiet)
+        for btn, delta in [(previous_step, -1), (next_step, 1)]:  # moved in the browser; step.change draws
+            btn.click(None, step, step, js=views.move_step_js("step", delta), **quiet)
+        decoding.input(lambda choice: gr.Slider(interactive=choice == "beam"), decoding, beam, queue=False,
+                       api_visibility="private", show_progress="hidden")
         dims.input(curves, dims, curve_image, api_visibility="private", trigger_mode="always_last")
     return demo
 
@@ -281,7 +357,7 @@ def build_unavailable_demo():
     with gr.Blocks(title="Transformer translator (no model)", analytics_enabled=False) as demo:
         gr.Markdown(INTRO)
         gr.Markdown(message + "\n\n" + TRAIN_HELP.format(model_dir=MODEL_DIR))
-        text = gr.Textbox(label="English", lines=2)
+        text = gr.Textbox(label="English", lines=1, max_lines=8)  # Enter submits, as on the full page
         button = gr.Button("Translate", variant="primary")
         italian = gr.Textbox(label="Italian", interactive=False)
         status = gr.Markdown()
@@ -294,4 +370,4 @@ demo.queue(default_concurrency_limit=4, max_size=128)
 
 if __name__ == "__main__":
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # stop on SIGTERM as on Ctrl+C: exit handlers run
-    demo.launch(theme=gr.themes.Soft(), css=CSS, footer_links=["api", "gradio"])
+    demo.launch(theme=gr.themes.Soft(), css=CSS, js=SCRIPT, footer_links=["api", "gradio"])

@@ -32,7 +32,8 @@ from training.configs import load_config
 from transformer import Translator
 from transformer.model import Transformer
 from transformer.model_dir import WEIGHTS
-from transformer.translator import DTYPES, fast_cpu_dtype
+from transformer.device import fast_cpu_dtype
+from transformer.translator import DTYPES
 
 GOAL_GREEDY_P50_MS = 30.0
 

@@ -22,16 +22,20 @@ def toy_corpus(tmp_path_factory):
     return write_tsv(root / "train.tsv", pairs), write_tsv(root / "dev.tsv", pairs[:40])
 
 
+def train_toy_model(toy_corpus, out, config="tiny"):
+    """The model directory `python -m training.train --config CONFIG` exports after 150 steps on the toy corpus."""
+    from training.train import main
+
+    train, dev = toy_corpus
+    main(["--config", str(config), "--train", str(train), "--dev", str(dev), "--out", str(out),
+          "--max-steps", "150", "--set", "eval_every=50", "--no-progress", "--precision", "float32"])
+    return out / "model"
+
+
 @pytest.fixture(scope="session")
 def tiny_model_dir(toy_corpus, tmp_path_factory):
     """A model directory exported by `python -m training.train --config tiny` on the toy corpus."""
-    from training.train import main
-
-    out = tmp_path_factory.mktemp("tiny_run")
-    train, dev = toy_corpus
-    main(["--config", "tiny", "--train", str(train), "--dev", str(dev), "--out", str(out),
-          "--max-steps", "150", "--set", "eval_every=50", "--no-progress", "--precision", "float32"])
-    return out / "model"
+    return train_toy_model(toy_corpus, tmp_path_factory.mktemp("tiny_run"))
 
 
 @pytest.fixture(scope="session")

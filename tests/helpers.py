@@ -1,8 +1,9 @@
 """Helpers the tests share (plain functions; the fixtures built on them live in conftest.py): a small synthetic
-English-Italian corpus written by the tests themselves, and tiny random models."""
+English-Italian corpus written by the tests themselves, tiny random models, and a Hugging Face cache made by hand."""
 
 import itertools
 import random
+import shutil
 
 SUBJECTS = [("I", "io"), ("you", "tu"), ("Tom", "Tom"), ("we", "noi"), ("they", "loro")]
 VERBS = [("see", "vedo"), ("love", "amo"), ("want", "voglio"), ("have", "ho"), ("eat", "mangio")]
@@ -47,3 +48,15 @@ def random_sequences(lengths, vocab_size, seed=0):
     """Lists of random ordinary token ids (never pad/<s>/</s>/<unk>), one per requested length."""
     rng = random.Random(seed)
     return [[rng.randrange(4, vocab_size) for _ in range(n)] for n in lengths]
+
+
+def hub_cache(root, model_dir, repo_id):
+    """A Hugging Face hub cache at `root` holding `model_dir` as the main revision of model repository `repo_id`,
+    laid out as huggingface_hub lays it out: models--user--name/refs/main names the commit, snapshots/COMMIT holds
+    its files. Point HF_HUB_CACHE at it (and set HF_HUB_OFFLINE=1) to load `repo_id` without a network."""
+    repo = root / ("models--" + repo_id.replace("/", "--"))
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    shutil.copytree(model_dir, repo / "snapshots" / commit)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit, encoding="utf-8")
+    return root

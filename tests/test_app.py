@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from helpers import toy_pairs
+from helpers import hub_cache, toy_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
 gradio_client = pytest.importorskip("gradio_client")
@@ -77,11 +77,11 @@ def serve_app(model_dir, timeout=180):
 
 @pytest.fixture(scope="module")
 def translator(tiny_model_dir):
-    """The library's translator as the app runs it, in the app's default MODEL_DTYPE."""
+    """The library's translator as the app runs it, on the app's default MODEL_DEVICE in its default MODEL_DTYPE."""
     from transformer import Translator
-    from transformer.translator import fast_cpu_dtype
+    from transformer.device import fast_dtype, pick_device
 
-    return Translator.load(tiny_model_dir, dtype=fast_cpu_dtype())
+    return Translator.load(tiny_model_dir, dtype=fast_dtype(pick_device()))
 
 
 @pytest.fixture(scope="module")
@@ -139,16 +139,60 @@ def test_any_unicode_works(client, translator, text):
     assert "Translated in" in status
 
 
-def test_sixteen_clients_at_once(app_url, translator):
-    sentences = [en for en, _ in toy_pairs()[:16]]
-    clients = [connect(app_url) for _ in sentences]
+def test_input_the_model_cannot_read_is_warned_of_next_to_the_translation(client):
+    _, status, _ = client.predict("😀😀 日本語", api_name="/translate")
+    assert "Translated in" in status and "Warning:" in status and "never learnt" in status
+    _, status, _ = client.predict("I see the cat.", api_name="/translate")
+    assert "⚠️" not in status
+
+
+def test_sixteen_clients_at_once_get_what_single_calls_get(app_url, translator):
+    """Decoded together (greedy and beam search, short and long sentences), each answer is the one-by-one answer."""
+    english = [en for en, _ in toy_pairs()[:20]]
+    sentences = english[:12] + [f"{a} {b}" for a, b in zip(english[12:20:2], english[13:20:2])]
+    requests = [(text, "beam" if i % 4 == 0 else "greedy", 2) for i, text in enumerate(sentences)]
+    clients = [connect(app_url) for _ in requests]
 
     def call(i):
-        return clients[i].predict(sentences[i], api_name="/translate")[0]
+        return clients[i].predict(*requests[i], api_name="/translate")[:2]
 
     with ThreadPoolExecutor(max_workers=16) as pool:
-        answers = list(pool.map(call, range(16)))
-    assert answers == translator.translate(sentences)
+        together = list(pool.map(call, range(16)))
+    alone = [call(i) for i in range(16)]  # one at a time: nothing to decode them with
+    assert [italian for italian, _ in together] == [italian for italian, _ in alone]
+    assert [italian for italian, _ in alone] == [translator.translate(text, beam=2 if decoding == "beam" else 1)
+                                                 for text, decoding, _ in requests]
+    assert all("Translated in" in status for _, status in together)
+
+
+FAKE_SPACES = '''
+"""Stands in for Hugging Face\'s `spaces` package: on ZeroGPU hardware, spaces.GPU runs each call of what it wraps
+with a GPU lent for the call; this one says that it ran."""
+import functools
+
+
+def GPU(fn):
+    @functools.wraps(fn)
+    def on_gpu(*args, **kwargs):
+        print(f"spaces.GPU ran {fn.__name__}", flush=True)
+        return fn(*args, **kwargs)
+
+    return on_gpu
+'''
+
+
+def test_on_a_space_with_the_model_in_a_hub_repo(tiny_model_dir, translator, tmp_path):
+    """MODEL_DIR a Hub repo id (read offline from the cache), and the model calls go through spaces.GPU."""
+    (tmp_path / "spaces").mkdir()
+    (tmp_path / "spaces" / "__init__.py").write_text(FAKE_SPACES, encoding="utf-8")
+    cache = hub_cache(tmp_path / "hub", tiny_model_dir, "someone/tiny-en-it")
+    env = dict(PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]), HF_HUB_OFFLINE="1",
+               HF_HOME=str(tmp_path / "home"), HF_HUB_CACHE=str(cache))
+    with start_app("someone/tiny-en-it", **env) as app:
+        italian, status, _ = connect(app.url).predict("we love the dog.", api_name="/translate")
+        assert italian == translator.translate("we love the dog.") and "Translated in" in status
+        assert "Training curve" in httpx.get(app.url + "config", timeout=10).text  # the model's own loss curve
+    assert "spaces.GPU ran run" in app.output
 
 
 def test_starts_without_a_model_and_says_how_to_train_one(tmp_path):

@@ -33,6 +33,8 @@ def test_variants_and_lengths_are_scored_and_recorded(tiny_model_dir, tmp_path, 
     assert all(r.command.startswith("python -m training.evaluate --model") for r in records.values())
     printed = capsys.readouterr().out.strip().splitlines()[-1]
     assert '"variants"' in printed and '"by_length"' in printed
+    card = (model_dir / "README.md").read_text(encoding="utf-8")  # the model card now shows the new scores
+    assert f"| toy | as given | greedy | float32 | {records['as given', 'all'].bleu} |" in card
 
 
 @pytest.mark.parametrize("flag, value", [("--limit", "-3"), ("--limit", "0"), ("--beam", "0"), ("--batch-size", "x")])

@@ -20,7 +20,8 @@ from transformer import Inspection, ModelLoadError, Translator
 from transformer.model import sinusoidal_positional_encoding
 from transformer.model_dir import NOTES, scores
 from transformer.tokenizer import EOS_ID
-from transformer.translator import fast_cpu_dtype, save_model_dir, unshout
+from transformer.device import fast_cpu_dtype
+from transformer.translator import save_model_dir, unshout
 
 ODD_INPUTS = ["", "   ", "😀🐱", "e\u0301 cafe\u0301", "שלום עולם", "مرحبا بالعالم", "\u200b", "Ünïcödé ✓ “quotes”",
               "I\tlove\nthe cat."]
@@ -88,6 +89,20 @@ def test_odd_inputs_do_not_crash(translator):
         assert result.cross_attention.shape[-1] == len(result.source_tokens) >= 1
 
 
+def test_input_report_says_what_the_model_could_not_read(translator):
+    plain = translator.input_report(translator.inspect("I see the cat."))
+    assert (plain.unreadable, plain.long, plain.truncated) == (0, False, False)
+    assert plain.tokens == len(translator.inspect("I see the cat.").source_tokens) - 1  # without </s>
+    emoji = translator.input_report(translator.inspect("I see 😀"))
+    assert emoji.unreadable == 4 and emoji.unreadable_share == 4 / emoji.tokens  # its four UTF-8 bytes
+    strict = Translator(translator.model, translator.tokenizer)
+    strict.long_input_tokens = 20
+    long = strict.input_report(strict.inspect("I see the cat and the dog. " * 4))
+    assert long.tokens > 20 and long.long and not long.truncated
+    cut = translator.input_report(translator.inspect("I see the cat and the dog. " * 40))
+    assert cut.truncated and cut.tokens == translator.max_source_tokens
+
+
 def test_long_input_is_truncated_to_the_model_length(translator):
     max_len = translator.model.cfg.max_len
     text = "I see the cat and the dog and the house. " * 40
@@ -138,7 +153,7 @@ def test_fast_cpu_dtype_follows_the_cpu(monkeypatch, machine, capability, expect
 @pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="x86 kernels")
 def test_fast_cpu_dtype_is_float32_when_torch_runs_unvectorised_kernels():
     env = {**os.environ, "ATEN_CPU_CAPABILITY": "default"}
-    out = subprocess.run([sys.executable, "-c", "from transformer.translator import fast_cpu_dtype; print(fast_cpu_dtype())"],
+    out = subprocess.run([sys.executable, "-c", "from transformer.device import fast_cpu_dtype; print(fast_cpu_dtype())"],
                          cwd=Path(__file__).resolve().parents[1], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "float32"
 

@@ -1,20 +1,22 @@
-"""The app's own package (webapp/): figures with the right titles, tick labels that are the tokens, images of the
-right shape and no figures left behind; HTML chips; a model card that survives any metrics.json; help texts that
-work as written. And the model library (transformer/) holds none of it."""
+"""The app's own package (webapp/): plotly views that show the model's numbers under every token's label, PNG
+figures with the right titles and labels and no figures left behind; HTML chips; a model card that survives any
+metrics.json; help texts that work as written. And the model library (transformer/) holds none of it."""
 
 import ast
 import gc
+import html
+import io
 import json
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
-from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
+from PIL import Image
 
 from transformer import Translator
-from webapp import figures, texts, views
+from webapp import figures, interactive, texts, views
 from webapp.downloads import Downloads
 from webapp.model_card import about_markdown, model_card_markdown
 
@@ -46,11 +48,10 @@ def heatmap_axes(fig):
 
 
 def assert_renders(fig):
-    image = figures.to_image(fig)
+    image = Image.open(io.BytesIO(figures.to_png(fig)))
     width, height = fig.get_size_inches() * fig.dpi
-    assert image.dtype == np.uint8 and image.shape == (round(height), round(width), 3)
-    assert image.std() > 0  # something was drawn
-    assert figures.to_png(fig).startswith(b"\x89PNG")
+    assert image.format == "PNG" and image.size == (round(width), round(height))
+    assert np.asarray(image.convert("RGB")).std() > 0  # something was drawn
 
 
 @pytest.mark.parametrize("kind, head", [("encoder", 0), ("decoder", 1), ("cross", "mean")])
@@ -62,8 +63,10 @@ def test_attention_heatmap_labels_are_the_tokens(inspection, kind, head):
     assert tick_labels(ax.xaxis) == keys and tick_labels(ax.yaxis) == queries
     assert "Key" in ax.get_xlabel() and "(columns)" in ax.get_xlabel()
     assert "Query" in ax.get_ylabel() and "(rows)" in ax.get_ylabel()
-    shown = ax.images[0].get_array()
-    assert np.allclose(shown, maps[0].mean(axis=0) if head == "mean" else maps[0, head])
+    shown = np.ma.filled(ax.images[0].get_array(), np.nan)
+    masked = views.causal_masked(maps[0], kind)  # decoder self-attention: future positions NaN, drawn grey
+    assert np.allclose(shown, masked.mean(axis=0) if head == "mean" else masked[head], equal_nan=True)
+    assert np.isnan(shown).any() == (kind == "decoder")
     assert len(fig.axes) == 2  # the heatmap and its colour bar
     assert_renders(fig)
 
@@ -85,12 +88,65 @@ def test_all_heads_grid(inspection, translator):
     assert_renders(fig)
 
 
-def test_overview_has_every_layer_and_head(inspection, translator):
+def plotted_ticks(axis):
+    return [html.unescape(t) for t in axis.ticktext]
+
+
+@pytest.mark.parametrize("kind, head", [("encoder", 0), ("decoder", 1), ("cross", "mean")])
+def test_interactive_heatmap_is_the_weights_labelled_by_the_tokens(inspection, kind, head):
+    fig = interactive.attention_plot(inspection, kind, 0, head)
+    maps, queries, keys = views.attention_maps(inspection, kind)
+    (trace,) = fig.data
+    assert fig.layout.title.text.startswith(f"{views.ATTENTION_KINDS[kind].title} · layer 1 · {views.head_label(head)}")
+    assert plotted_ticks(fig.layout.xaxis) == keys and plotted_ticks(fig.layout.yaxis) == queries  # every token
+    assert list(fig.layout.xaxis.tickvals) == list(range(len(keys)))  # by position: repeated tokens stay apart
+    expected = maps[0].mean(axis=0) if head == "mean" else maps[0, head]
+    shown = np.array(trace.z, dtype=np.float64)
+    future = np.triu(np.ones_like(shown, dtype=bool), k=1)
+    if kind == "decoder":  # masked keys: zero weight in the model, grey (NaN) on the page
+        assert np.allclose(expected[future], 0.0, atol=1e-3) and np.isnan(shown[future]).all()
+        assert "grey" in fig.layout.title.text
+    else:
+        assert not np.isnan(shown).any()
+    assert np.allclose(shown[~future | (kind != "decoder")], expected[~future | (kind != "decoder")])
+    i, j = len(queries) - 1, 0
+    assert [html.unescape(c) for c in trace.customdata[i][j]] == [queries[i], keys[j]]  # the hover names both
+    assert "weight" in trace.hovertemplate
+
+
+def test_interactive_labels_are_escaped_and_rows_can_be_the_produced_tokens(inspection):
+    fig = interactive.attention_plot(inspection, "cross", 0, "mean", rows="produced")
+    assert plotted_ticks(fig.layout.yaxis) == views.output_tokens(inspection)  # row i: the token chosen there
+    assert "&lt;/s&gt;" in fig.layout.yaxis.ticktext  # plotly would read "</s>" as markup and show nothing
+    assert "produced" in fig.layout.yaxis.title.text
+    assert plotted_ticks(interactive.attention_plot(inspection, "cross", 0, "mean").layout.yaxis) == \
+        inspection.target_tokens
+
+
+def test_interactive_head_grid_and_lines(inspection, translator):
+    n_heads = translator.model.cfg.n_heads
+    grid = interactive.attention_plot(inspection, "encoder", 0, "all")
+    assert len(grid.data) == n_heads and [a.text for a in grid.layout.annotations][:n_heads] == [
+        f"head {h + 1}" for h in range(n_heads)]
+    lines = interactive.attention_plot(inspection, "cross", 0, "all", style="lines")
+    *links, queries, keys = lines.data
+    assert [html.unescape(t) for t in queries.text] == inspection.target_tokens
+    assert [html.unescape(t) for t in keys.text] == inspection.source_tokens
+    weights = inspection.cross_attention[0]
+    drawn = sum(np.isfinite(np.asarray(t.x, dtype=float)).sum() // 2 for t in links)  # two ends a line
+    assert drawn == (np.round(weights * 10) >= 1).sum()  # a line per pair of weight >= 0.05, every head
+    assert {t.opacity for t in links} <= {level / 10 for level in range(1, 11)}
+
+
+def test_interactive_overview_outlines_the_shown_layer_and_head(inspection, translator):
     cfg = translator.model.cfg
-    fig = figures.attention_overview(inspection, "decoder")
-    assert len(heatmap_axes(fig)) == cfg.n_decoder_layers * cfg.n_heads
-    assert fig.get_suptitle().startswith("Decoder self-attention")
-    assert_renders(fig)
+    cells = cfg.n_decoder_layers * cfg.n_heads
+    fig = interactive.attention_overview(inspection, "decoder", cfg.n_decoder_layers - 1, cfg.n_heads - 1)
+    assert len(fig.data) == cells
+    assert fig.layout.title.text.startswith("Decoder self-attention")
+    (outline,) = fig.layout.shapes
+    assert (outline.xref, outline.yref) == (f"x{cells} domain", f"y{cells} domain")  # the last layer and head
+    assert len(interactive.attention_overview(inspection, "decoder", 0, "mean").layout.shapes) == cfg.n_heads
 
 
 def test_attention_json_is_the_raw_weights(inspection):
@@ -105,53 +161,50 @@ def test_decoding_steps(inspection):
     assert views.step_tokens(inspection, 1) == (["<s>"], inspection.target_tokens[1])
     assert views.step_tokens(inspection, steps) == (inspection.target_tokens, "</s>")
     for step in range(1, steps + 1):
-        fig = figures.top_k_figure(inspection, step)
-        ax = fig.axes[0]
+        fig = interactive.top_k_plot(inspection, step)
+        (bars,) = fig.data
         candidates = [token for token, _ in inspection.top_candidates[step - 1]]
-        assert tick_labels(ax.yaxis) == candidates
-        assert ax.get_title().startswith(f"Step {step}: top {len(candidates)} next tokens")
+        assert plotted_ticks(fig.layout.yaxis) == candidates
+        assert fig.layout.title.text.startswith(f"Step {step}: top {len(candidates)} next tokens")
         _, chosen = views.step_tokens(inspection, step)
-        orange = [c for c, bar in zip(candidates, ax.patches) if bar.get_facecolor() == to_rgba("tab:orange")]
+        orange = [c for c, color in zip(candidates, bars.marker.color) if color == "#ff9f43"]
         assert orange == [chosen]  # greedy: the chosen token is the most probable, marked in orange
-    assert_renders(fig)  # the last step
 
 
 def test_step_cross_attention(inspection, translator):
-    fig = figures.step_cross_attention_figure(inspection, 2)
-    (ax,) = heatmap_axes(fig)
-    assert tick_labels(ax.xaxis) == inspection.source_tokens
-    assert tick_labels(ax.yaxis) == [f"layer {i + 1}" for i in range(translator.model.cfg.n_decoder_layers)]
-    assert np.allclose(ax.images[0].get_array(), inspection.cross_attention[:, :, 1, :].mean(axis=1))
-    assert repr(inspection.target_tokens[2]) in ax.get_title()
-    assert_renders(fig)
+    fig = interactive.step_attention_plot(inspection, 2)
+    assert plotted_ticks(fig.layout.xaxis) == inspection.source_tokens
+    assert plotted_ticks(fig.layout.yaxis) == [f"layer {i + 1}" for i in range(translator.model.cfg.n_decoder_layers)]
+    assert np.allclose(np.array(fig.data[0].z), inspection.cross_attention[:, :, 1, :].mean(axis=1))
+    assert fig.layout.title.text.startswith("Step 2: cross-attention while choosing " +
+                                            html.escape(inspection.target_tokens[2], quote=False))
 
 
 def test_positional_encoding_figures(pe, inspection):
-    fig = figures.positional_encoding_figure(pe, len(inspection.source_tokens))
-    (ax,) = heatmap_axes(fig)
-    assert ax.images[0].get_array().shape == tuple(pe.shape)
-    assert ax.get_title().startswith("Positional encoding")
-    assert_renders(fig)
+    n = len(inspection.source_tokens)
+    fig = interactive.positional_table_plot(pe, n)
+    assert np.allclose(np.array(fig.data[0].z), pe, atol=5e-4)  # to 3 decimals
+    assert fig.layout.title.text.startswith("Positional encoding") and f"the {n} rows" in fig.layout.title.text
+    assert fig.layout.shapes[0].y0 == n - 0.5  # the line under the sentence's rows
 
-    fig = figures.positional_curves_figure(pe, [0, 1, 5])
-    assert [line.get_label().split()[:3] for line in fig.axes[0].lines] == [
+    fig = interactive.positional_curves_plot(pe, [0, 1, 5])
+    assert [trace.name.split()[:3] for trace in fig.data] == [
         ["dim", "0", "(sin,"], ["dim", "1", "(cos,"], ["dim", "5", "(cos,"]]
-    assert np.allclose(fig.axes[0].lines[2].get_ydata(), pe[:, 5])
-    assert_renders(fig)
+    assert np.allclose(fig.data[2].y, pe[:, 5])
 
 
 def test_position_similarity(pe, inspection):
-    similarity = figures.position_similarity(pe)
+    similarity = interactive.position_similarity(pe)
     d_model = pe.shape[1]
     assert similarity.shape == (len(pe), len(pe))
     assert np.allclose(similarity, similarity.T)
     assert np.allclose(np.diag(similarity), d_model / 2, atol=1e-3)  # sin² + cos² = 1 per pair of dimensions
     assert (similarity.argmax(axis=1) == np.arange(len(pe))).all()
 
-    fig = figures.position_similarity_figure(pe, inspection.source_tokens)
-    zoom = heatmap_axes(fig)[1]
-    assert tick_labels(zoom.xaxis) == inspection.source_tokens == tick_labels(zoom.yaxis)
-    assert_renders(fig)
+    fig = interactive.position_similarity_plot(pe, inspection.source_tokens)
+    assert plotted_ticks(fig.layout.xaxis2) == inspection.source_tokens == plotted_ticks(fig.layout.yaxis2)
+    n = len(inspection.source_tokens)
+    assert np.allclose(np.array(fig.data[1].z), similarity[:n, :n], atol=5e-3)
 
 
 def test_embedding_norms(translator, inspection, pe):
@@ -161,9 +214,22 @@ def test_embedding_norms(translator, inspection, pe):
     assert np.allclose(position, np.sqrt(d_model / 2), atol=1e-3)
     first = translator.model.src_embed.lut.weight[translator.tokenizer.token_to_id(tokens[0])]
     assert np.isclose(embedding[0], first.float().norm().item() * np.sqrt(d_model), rtol=1e-3)
-    fig = figures.embedding_norms_figure(tokens, embedding, position)
-    assert tick_labels(fig.axes[0].xaxis) == tokens
-    assert_renders(fig)
+    fig = interactive.embedding_norms_plot(tokens, embedding, position)
+    assert plotted_ticks(fig.layout.xaxis) == tokens
+    assert np.allclose(fig.data[0].y, embedding) and np.allclose(fig.data[1].y, position)
+
+
+def test_status_counts_tokens_as_the_truncation_note_does_and_warns():
+    from transformer.translator import InputReport
+
+    status = views.translation_status(0.5, 1, InputReport(127, 0, True, True), 9, 127)
+    assert "127 English → 9 Italian tokens (not counting `</s>`)" in status
+    assert "longer than the model reads (127 tokens): only the beginning was translated" in status
+    assert "far longer" not in status  # truncation says it already
+    status = views.translation_status(0.5, 4, InputReport(8, 4, False, False), 3, 127)
+    assert "beam search (4 beams)" in status and "Warning: 4 of the 8 English tokens (50%)" in status
+    assert "never learnt" not in views.translation_status(0.5, 1, InputReport(8, 0, False, False), 3, 127)
+    assert "far longer" in views.translation_status(0.5, 1, InputReport(70, 0, True, False), 60, 127)
 
 
 def test_token_chips_escape_html():
@@ -190,7 +256,6 @@ def test_model_card(translator):
 
 def test_no_figures_left_behind(inspection, pe):
     figures.to_png(figures.attention_figure(inspection, "cross", 0, "all"))
-    figures.to_image(figures.attention_overview(inspection, "encoder"))
     gc.collect()
     assert plt.get_fignums() == []
     assert not [obj for obj in gc.get_objects() if type(obj) is Figure]
@@ -242,7 +307,7 @@ def test_notes_are_shown_for_the_model_that_has_them(translator):
     noted = Translator(translator.model, translator.tokenizer, notes="### Good at\ncats.\n")
     assert about_markdown(noted) == "### Good at\ncats.\n\n" + texts.CREDITS
     shipped_notes = (ROOT / "assets" / "model" / "notes.md").read_text(encoding="utf-8")
-    assert "Tatoeba" in shipped_notes and "CC-BY 2.0 FR" in shipped_notes
+    assert "Tatoeba" in shipped_notes and "CC-BY 2.0 FR" in shipped_notes and "OLDI Seed" in shipped_notes
     assert "Tatoeba" not in texts.CREDITS  # data credits belong to the model that was trained on the data
 
 

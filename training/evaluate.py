@@ -24,6 +24,7 @@ import torch
 from tqdm import tqdm
 
 from transformer import Translator
+from transformer.model_card import write_model_card
 from transformer.model_dir import METRICS, Score, add_score, decoding_name, read_metrics, write_metrics
 from transformer.translator import DTYPES
 
@@ -78,12 +79,14 @@ def scores_by_length(pairs, hypotheses):
 
 
 def record(model_dir, records):
-    """Add score records to the model's metrics.json (same data/decoding/precision/variant/subset replaced)."""
+    """Add score records to the model's metrics.json (same data/decoding/precision/variant/subset replaced), and
+    rewrite its model card (README.md) with them."""
     path = Path(model_dir) / METRICS
     metrics = read_metrics(path)
     for rec in records:
         add_score(metrics, rec)
     write_metrics(path, metrics)
+    write_model_card(model_dir)
 
 
 def parse_args(argv):

@@ -300,7 +300,8 @@ def build_model(run):
 
 
 def export(run, data, model, state, dev_result, n_batches):
-    """Write the best model so far to OUT/model (replaced atomically), with its metrics.json and training curve."""
+    """Write the best model so far to OUT/model (replaced atomically), with its metrics.json, training curve and
+    model card."""
     metrics = {
         "parameters": model.num_parameters(),
         "config": config_dict(run.model_cfg, run.train_cfg),
@@ -322,9 +323,10 @@ def export(run, data, model, state, dev_result, n_batches):
                              **{k: dev_result[k] for k in ("bleu", "chrf", "n", "seconds")}))
     tmp, final = run.out / "model.tmp", run.out / "model"
     shutil.rmtree(tmp, ignore_errors=True)
-    save_model_dir(model, data.tokenizer, tmp, dtype=DTYPES[run.args.export_dtype], metrics=metrics)
-    if (run.out / LOSS_CURVE).is_file():
+    tmp.mkdir()
+    if (run.out / LOSS_CURVE).is_file():  # first, so the model card (README.md) shows it
         shutil.copyfile(run.out / LOSS_CURVE, tmp / LOSS_CURVE)
+    save_model_dir(model, data.tokenizer, tmp, dtype=DTYPES[run.args.export_dtype], metrics=metrics)
     if final.exists():
         os.replace(final, run.out / "model.old")
     os.replace(tmp, final)

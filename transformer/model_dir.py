@@ -6,12 +6,16 @@
     metrics.json       parameters, training (minutes, steps, data, hardware, commands), history, scores
     loss_curve.png     train loss and dev BLEU against training minutes (optional)
     notes.md           what this model is good and bad at, and its data credits, in Markdown (optional)
+    README.md          the Hugging Face Hub's model card, written from the files above (transformer.model_card)
+
+A model directory may also be a model repository on the Hugging Face Hub ("user/name"): `hub_snapshot` fetches it.
 
 Scores are a list of records, one per (data, decoding, precision, variant, subset), each with the command that
 produced it; recording a score again replaces the old record.
 """
 
 import json
+import re
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -21,9 +25,11 @@ TOKENIZER = "tokenizer.json"
 METRICS = "metrics.json"
 LOSS_CURVE = "loss_curve.png"
 NOTES = "notes.md"
+MODEL_CARD = "README.md"
 REQUIRED_FILES = (WEIGHTS, CONFIG, TOKENIZER)
 
 AS_GIVEN, ALL_LENGTHS = "as given", "all"
+HUB_REPO_ID = re.compile(r"[\w.-]+/[\w.-]+")  # "user/name", as the Hugging Face Hub names repositories
 
 
 @dataclass
@@ -89,3 +95,15 @@ def add_score(metrics, score):
     kept = [s for s in scores(metrics) if s.key != score.key]
     metrics["scores"] = [asdict(s) for s in kept + [score]]
     return metrics
+
+
+def is_hub_repo_id(name):
+    return HUB_REPO_ID.fullmatch(str(name)) is not None
+
+
+def hub_snapshot(repo_id):
+    """The local folder of the Hub model repository `repo_id`: downloaded into the Hugging Face cache the first time
+    (HF_HOME, HF_HUB_CACHE say where), read from the cache afterwards, offline too (HF_HUB_OFFLINE=1)."""
+    from huggingface_hub import snapshot_download  # only for models from the Hub
+
+    return Path(snapshot_download(repo_id))

@@ -13,6 +13,7 @@ ellipses and unusual spaces are normalised to their plain forms, which is how mo
 """
 
 import json
+import re
 
 import torch
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
@@ -21,6 +22,7 @@ PAD, BOS, EOS, UNK = "<pad>", "<s>", "</s>", "<unk>"
 SPECIAL_TOKENS = [PAD, BOS, EOS, UNK]  # ids 0, 1, 2, 3 in this order
 PAD_ID, BOS_ID, EOS_ID, UNK_ID = range(4)
 BYTE_TOKENS = [f"<0x{b:02X}>" for b in range(256)]  # byte fallback, the names Hugging Face's ByteFallback decodes
+BYTE_TOKEN = re.compile(r"<0x[0-9A-F]{2}>")
 
 TYPOGRAPHIC = [  # (pattern, plain replacement)
     ("[‘’‚‛′`]", "'"),

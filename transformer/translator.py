@@ -7,7 +7,6 @@ is good and bad at), both shown by the app.
 
 import json
 import math
-import platform
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,23 +16,19 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from .decoding import generate
-from .model import Transformer, TransformerConfig, sinusoidal_positional_encoding
-from .model_dir import CONFIG, METRICS, NOTES, REQUIRED_FILES, TOKENIZER, WEIGHTS, read_metrics, write_metrics
-from .tokenizer import BOS_ID, EOS_ID, decode, encode_batch, load_tokenizer, pad_sequences
+from .device import fast_dtype, pick_device
+from .head_details import HeadDetails, attention_module, capture_attention, head_arithmetic
+from .model import Transformer, TransformerConfig, causal_mask, padding_mask, sinusoidal_positional_encoding
+from .model_card import write_model_card
+from .model_dir import (CONFIG, METRICS, NOTES, REQUIRED_FILES, TOKENIZER, WEIGHTS, hub_snapshot, is_hub_repo_id,
+                        read_metrics, write_metrics)
+from .tokenizer import BOS_ID, BYTE_TOKEN, EOS, EOS_ID, UNK, decode, encode_batch, load_tokenizer, pad_sequences
 
 
 # Precisions a model can run in. float16 halves the bytes each decoding step reads, which is what limits a
 # one-sentence decoder step on a CPU (its matrix-vector products wait on memory); batched matrix products on a
 # CPU without float16 arithmetic are faster in float32. See bench/decode_latency.py.
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-
-
-def fast_cpu_dtype():
-    """The faster precision for one-sentence decoding on this CPU: float16 where PyTorch has vectorised float16
-    matrix-vector kernels (x86 with AVX2 or AVX-512, 64-bit ARM), float32 elsewhere (there float16 is emulated
-    element by element, about twice as slow as float32)."""
-    arm = platform.machine().lower() in ("arm64", "aarch64")
-    return "float16" if arm or torch.backends.cpu.get_cpu_capability() != "DEFAULT" else "float32"
 
 
 SHOUTED_WORD = re.compile(r"\b[^\W\d_]{2,}\b")  # words of two or more letters
@@ -63,7 +58,8 @@ def tied_weight_names(cfg):
 
 
 def save_model_dir(model, tokenizer, model_dir, dtype=torch.float16, metrics=None):
-    """Write a directory that `Translator.load` reads; tied weights are stored once."""
+    """Write a directory that `Translator.load` reads, with its Hub model card (README.md), so it can be uploaded
+    to the Hub as it is; tied weights are stored once."""
     model_dir = Path(model_dir)
     model_dir.mkdir(parents=True, exist_ok=True)
     skip = tied_weight_names(model.cfg)
@@ -77,6 +73,22 @@ def save_model_dir(model, tokenizer, model_dir, dtype=torch.float16, metrics=Non
     tokenizer.save(str(model_dir / TOKENIZER))
     if metrics is not None:
         write_metrics(model_dir / METRICS, metrics)
+    write_model_card(model_dir)
+
+
+def find_model_dir(model_dir):
+    """`model_dir` as a local directory: itself, or for a Hub repository id ("user/name") that is not a directory
+    here, its snapshot in the Hugging Face cache (fetched the first time)."""
+    path = Path(model_dir)
+    if path.is_dir():
+        return path
+    if not is_hub_repo_id(model_dir):
+        raise ModelLoadError(f"{model_dir}: no such model directory")
+    try:
+        return hub_snapshot(str(model_dir))
+    except Exception as e:  # huggingface_hub's errors vary: not found, offline and not cached, no network, bad id
+        raise ModelLoadError(f"{model_dir}: no such model directory, nor a model repository fetched from the Hugging "
+                             f"Face Hub ({type(e).__name__}: {e})") from e
 
 
 def _load_model(model_dir, dtype):
@@ -138,8 +150,25 @@ class Inspection:
 
 # Decoding never repeats an n-gram of this many tokens (0: no such rule). Chosen on dev-news: see README.
 NO_REPEAT_NGRAM = 4
+# Inputs longer than this many tokens are far longer than the sentences the shipped model learnt from (Tatoeba's
+# English: median 7 tokens, 99% under 17, 99.9% under 35), and it translates them worse (bench/long_inputs.py).
+LONG_INPUT_TOKENS = 40
+
+
+@dataclass(frozen=True)
+class InputReport:
+    """What of one input the model may not read well; the app turns it into a warning next to the translation."""
+
+    tokens: int  # tokens the model read, without </s>
+    unreadable: int  # of them, unknown or spelled byte by byte: characters its vocabulary lacks (emoji, other scripts)
+    long: bool  # longer than `Translator.long_input_tokens`
+    truncated: bool  # longer than the model takes: only the beginning was read
+
+    @property
+    def unreadable_share(self):
+        return self.unreadable / max(self.tokens, 1)
 # Beam search's GNMT length penalty exponent: larger favours longer outputs. Chosen on dev-news: see README.
-BEAM_ALPHA = 0.6
+BEAM_ALPHA = 1.0
 
 
 class Translator:
@@ -151,15 +180,20 @@ class Translator:
         self.beam_alpha = BEAM_ALPHA
         self.unshout = True  # read text in capitals in sentence case (`unshout`); False feeds it as typed
         self.notes = notes  # Markdown about this model (its directory's notes.md), "" when it has none
+        self.model_dir = None  # the local directory `load` read it from (a Hub model's is in the Hugging Face cache)
+        self.long_input_tokens = LONG_INPUT_TOKENS  # longer inputs get a warning (`input_report`)
 
     @classmethod
-    def load(cls, model_dir, dtype="float32"):
-        """The model of `model_dir`, run in `dtype` (a name in DTYPES) whatever precision its weights are stored in."""
-        model_dir = Path(model_dir)
+    def load(cls, model_dir, dtype=None, device=None):
+        """The model of `model_dir` (a directory, or a model repository on the Hugging Face Hub: "user/name") on
+        `device` (default: a CUDA GPU when there is one, else the CPU; `device.pick_device`), run in `dtype` (a name
+        in DTYPES; default: float32 on a CPU, the fastest precision on a GPU) whatever precision its weights are
+        stored in."""
+        device = pick_device(device)
+        dtype = dtype or ("float32" if device.type == "cpu" else fast_dtype(device))
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
-        if not model_dir.is_dir():
-            raise ModelLoadError(f"{model_dir}: no such model directory")
+        model_dir = find_model_dir(model_dir)
         model, tokenizer = _load_model(model_dir, DTYPES[dtype])
         try:
             metrics = read_metrics(model_dir / METRICS)
@@ -167,7 +201,9 @@ class Translator:
             raise ModelLoadError(f"{model_dir / METRICS}: invalid JSON: {e}") from e
         notes_file = model_dir / NOTES
         notes = notes_file.read_text(encoding="utf-8", errors="replace") if notes_file.is_file() else ""
-        return cls(model, tokenizer, metrics, notes=notes)
+        translator = cls(model.to(device), tokenizer, metrics, notes=notes)
+        translator.model_dir = model_dir
+        return translator
 
     @property
     def _device(self):
@@ -194,7 +230,10 @@ class Translator:
         """Token ids of `source`: a text as the model reads it (with EOS), or its tokens as ids or strings."""
         if isinstance(source, str):
             return self.encode_source([source])[0][0]
-        return [t if isinstance(t, int) else self.tokenizer.token_to_id(t) for t in source]
+        return self._token_ids(source)
+
+    def _token_ids(self, tokens):
+        return [t if isinstance(t, int) else self.tokenizer.token_to_id(t) for t in tokens]
 
     @torch.inference_mode()
     def embedding_norms(self, source):
@@ -205,6 +244,12 @@ class Translator:
         rows = self.model.src_embed.lut.weight[torch.tensor(ids, device=self._device)].float().cpu()
         embedding = rows.norm(dim=-1) * math.sqrt(self.model.cfg.d_model)
         return embedding.numpy(), np.linalg.norm(self.positional_encoding(len(ids)), axis=-1)
+
+    def input_report(self, inspection):
+        """How well the model could read the input of `inspection` (see `InputReport`)."""
+        tokens = [t for t in inspection.source_tokens if t != EOS]
+        unreadable = sum(t == UNK or BYTE_TOKEN.fullmatch(t) is not None for t in tokens)
+        return InputReport(len(tokens), unreadable, len(tokens) > self.long_input_tokens, inspection.source_truncated)
 
     def _batches(self, sequences, max_tokens):
         """Indices grouped by similar length so little padding is computed."""
@@ -240,11 +285,13 @@ class Translator:
         return outputs[0] if single else outputs
 
     @torch.inference_mode()
-    def inspect(self, text, beam=1, top_k=5):
+    def inspect(self, text, beam=1, top_k=5, generated=None):
         """Translate `text`, then run one teacher-forced pass over the output with attention weights on, so
-        every map's labels are the tokens by construction."""
+        every map's labels are the tokens by construction. `generated`: the output's token ids when they are
+        already decoded (`translate_ids`, batched with other sentences: `transformer.batching`)."""
         (source,), (truncated,) = self.encode_source([text])
-        generated = self.translate_ids([text], beam=beam)[0]
+        if generated is None:
+            generated = self.translate_ids([text], beam=beam)[0]
         src = torch.tensor([source], device=self._device)
         tgt = torch.tensor([[BOS_ID] + generated], device=self._device)
         memory, src_mask, enc_maps = self.model.encode(src, need_weights=True)
@@ -265,4 +312,34 @@ class Translator:
             cross_attention=stack(cross_maps),
             top_candidates=candidates,
             source_truncated=truncated,
+        )
+
+    @torch.inference_mode()
+    def head_details(self, inspection, kind, layer, head, query):
+        """Inside one attention head (`kind` "encoder", "decoder" or "cross"; 0-based layer, head and query
+        position) for the sentence of `inspection`: q, K, V, scores, mask, softmax weights, output and its share
+        of the sub-layer's output, recomputed from the model's weights and the inputs x the sub-layer read in a
+        teacher-forced pass over the inspected tokens (`inspect` itself captures nothing, so it stays as fast)."""
+        attn = attention_module(self.model, kind, layer)
+        if not 0 <= head < attn.n_heads:
+            raise ValueError(f"head must be in 0..{attn.n_heads - 1}, got {head}")
+        queries = inspection.source_tokens if kind == "encoder" else inspection.target_tokens
+        keys = inspection.target_tokens if kind == "decoder" else inspection.source_tokens
+        if not 0 <= query < len(queries):
+            raise ValueError(f"query must be in 0..{len(queries) - 1}, got {query}")
+        src = torch.tensor([self._token_ids(inspection.source_tokens)], device=self._device)  # (1, S)
+        tgt = torch.tensor([self._token_ids(inspection.target_tokens)], device=self._device)  # (1, T)
+        with capture_attention(attn) as seen:
+            memory, src_mask, _ = self.model.encode(src)
+            if kind != "encoder":
+                self.model.decode(tgt, memory, src_mask)
+        if kind == "decoder":  # the future is hidden
+            masked = ~causal_mask(len(keys), src.device)[0, 0, query]  # (T,)
+        else:  # padding is hidden (none in one sentence, but the model's rule all the same)
+            masked = ~padding_mask(src, self.model.cfg.pad_id)[0, 0, 0]  # (S,)
+        numbers = head_arithmetic(attn, seen[attn.q_proj][0][0, query], seen[attn.k_proj][0][0], masked, head)
+        return HeadDetails(
+            kind=kind, layer=layer, head=head, query=query, query_token=queries[query], key_tokens=list(keys),
+            masked=masked.cpu().numpy(), attention_output=seen[attn.out_proj][1][0, query].float().cpu().numpy(),
+            **numbers,
         )

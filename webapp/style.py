@@ -1,4 +1,8 @@
-"""The page's CSS: token chips (`views.token_chips`)."""
+"""The page's CSS (token chips, `views.token_chips`) and script (`page.js`: clicks in the plotly views)."""
+
+from pathlib import Path
+
+SCRIPT = (Path(__file__).parent / "page.js").read_text(encoding="utf-8")
 
 CSS = """
 .chips { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: 4px 0; }

@@ -27,7 +27,15 @@ ATTENTION_HELP = """Each **row** is a query token, each **column** a key token; 
 attends to each key (every row sums to 1). *Encoder self-attention*: English words looking at English words.
 *Decoder self-attention*: each Italian position looks only at itself and earlier positions (the causal mask).
 *Cross-attention*: each Italian position looks at the English sentence; row `<s>` is where the first Italian token
-was chosen, row `▁x` where the token after `▁x` was chosen."""
+was chosen, row `▁x` where the token after `▁x` was chosen (or name the rows by the *token produced* there). Hover a
+cell for its numbers, click it to outline its row and column, drag to zoom (double-click: back); *lines* draws a line
+per pair instead, as opaque as its weight (hover a query to light up its lines); click a cell of the overview below
+to show that layer and head."""
+
+HEAD_HELP = """One head, one query token, the model's real numbers for your sentence, in the order it computes them:
+① the query's vector **q** and every key token's **k** and **v**; ② per key token, the score q·k, the score ÷ √d_k,
+the mask and the softmax weight (hover a row for its whole chain); ③ the weighted sum of the v's and where it goes
+next. Pick the kind, layer and head, then click a query token."""
 
 STEPS_HELP = """The decoder writes one token at a time. At step *t* it sees the tokens so far (starting with `<s>`),
 gives every token of the vocabulary a probability, and keeps one: the most probable with greedy decoding, the one
@@ -41,3 +49,10 @@ CREDITS = """### Credits
 Architecture: Vaswani et al., [*Attention Is All You Need*](https://arxiv.org/abs/1706.03762) (2017), explained
 line by line in Harvard NLP's [*Annotated Transformer*](https://nlp.seas.harvard.edu/annotated-transformer/).
 Interface: [Gradio](https://www.gradio.app)."""
+
+SCORES_HELP = """**BLEU** (0-100) counts how many of the output's word sequences (1 to 4 words) also occur in a human
+reference translation, with a penalty for outputs shorter than the reference; **chrF** (0-100) does the same with
+character sequences, so it gives credit for a word that is almost right (*libro* for *libri*). Both are computed by
+sacreBLEU over all the sentences of a data set. *dev (during training)* is the training script's own check, on the
+first pairs of the dev set only (`eval_limit`: 1,000 in the `cpu` config, to keep the checks short); *dev* is the
+whole dev set, scored after training with `training.evaluate`, hence the different counts."""

@@ -1,0 +1,98 @@
+"""Decoding concurrent requests together (transformer/batching.py): who goes in which batch, errors, and answers
+identical to one-by-one inspections."""
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from helpers import toy_pairs
+from transformer.batching import Batcher, batched_inspect
+
+
+def wait_until(condition, timeout=10):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def held_batcher(max_size):
+    """A Batcher whose first batch waits for `release`; `calls` lists the batches it ran."""
+    calls, release = [], threading.Event()
+
+    def fn(items):
+        calls.append(list(items))
+        if len(calls) == 1:
+            release.wait(10)
+        return [item * 10 for item in items]
+
+    return Batcher(fn, max_size), calls, release
+
+
+def test_a_lone_request_runs_at_once():
+    batcher, calls, release = held_batcher(4)
+    release.set()
+    assert batcher(3) == 30 and calls == [[3]]
+
+
+def test_requests_that_arrive_during_a_batch_go_together_into_the_next():
+    batcher, calls, release = held_batcher(max_size=4)
+    with ThreadPoolExecutor(8) as pool:
+        first = pool.submit(batcher, 0)
+        wait_until(lambda: calls)  # the first batch runs, and holds
+        rest = []
+        for i in range(1, 7):  # queued one after the other, so their order is known
+            rest.append(pool.submit(batcher, i))
+            wait_until(lambda: len(batcher._queue) == i)
+        release.set()
+        assert [f.result(10) for f in [first, *rest]] == [i * 10 for i in range(7)]
+    assert calls == [[0], [1, 2, 3, 4], [5, 6]]  # in order of arrival, at most max_size at once
+
+
+def test_an_error_reaches_every_caller_of_its_batch_and_only_them():
+    def fn(items):
+        if "bad" in items:
+            raise ValueError("bad input")
+        return [item.upper() for item in items]
+
+    batcher = Batcher(fn)
+    with pytest.raises(ValueError, match="bad input"):
+        batcher("bad")
+    assert batcher("good") == "GOOD"  # the batcher goes on
+    with pytest.raises(ValueError, match="1 items gave 2 results"):
+        Batcher(lambda items: items * 2)("x")
+
+
+@pytest.mark.parametrize("max_size", [0, -1])
+def test_max_size_must_be_positive(max_size):
+    with pytest.raises(ValueError, match="at least 1"):
+        Batcher(lambda items: items, max_size)
+
+
+def test_batched_inspections_equal_one_by_one_inspections(translator):
+    """16 concurrent callers, greedy and beam search mixed: each gets what `inspect` alone gives it."""
+    sentences = [en for en, _ in toy_pairs()[:16]]
+    requests = [(text, 1 if i % 3 else 2) for i, text in enumerate(sentences)]
+    batches = []
+
+    def held_first(run):  # the first batch waits a moment, so that the others queue up meanwhile
+        def run_and_count(items):
+            batches.append(len(items))
+            if len(batches) == 1:
+                time.sleep(0.5)
+            return run(items)
+
+        return run_and_count
+
+    inspect = batched_inspect(translator, max_size=16, wrap=held_first)
+    with ThreadPoolExecutor(16) as pool:
+        batched = list(pool.map(lambda request: inspect(*request), requests))
+    assert sum(batches) == 16 and max(batches) > 1
+    for (text, beam), got in zip(requests, batched):
+        alone = translator.inspect(text, beam)
+        assert got.translation == alone.translation == translator.translate(text, beam=beam)
+        assert got.target_tokens == alone.target_tokens and got.source_tokens == alone.source_tokens
+        np.testing.assert_allclose(got.cross_attention, alone.cross_attention, atol=1e-6)

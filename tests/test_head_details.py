@@ -1,0 +1,121 @@
+"""Inside one head (`Translator.head_details`): the intermediates are the model's own. The softmax of q·K/√d_k and
+the mask gives back the head's attention map of `inspect`, masked keys weigh nothing, the heads' shares through
+W_O add up to the sub-layer's output as the model computes it, and decoder self-attention hides the future."""
+
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+from transformer import HeadDetails, Translator
+from transformer.head_details import attention_module, capture_attention
+
+MAPS = {"encoder": "encoder_attention", "decoder": "decoder_attention", "cross": "cross_attention"}
+
+
+@pytest.fixture(scope="module")
+def inspection(translator):
+    return translator.inspect("they love the city.")
+
+
+def every_case(inspection):
+    """(kind, layer, head, query) for every layer, head and query position of every kind."""
+    for kind, field in MAPS.items():
+        n_layers, n_heads, n_queries, _ = getattr(inspection, field).shape
+        for layer in range(n_layers):
+            for head in range(n_heads):
+                for query in range(n_queries):
+                    yield kind, layer, head, query
+
+
+def model_pass(translator, inspection, kind, layer):
+    """A teacher-forced pass over the inspected tokens with this test's own hooks on one attention sub-layer:
+    what its W_Q and W_O wrote, (Tq, C) each."""
+    attn = attention_module(translator.model, kind, layer)
+    written = {}
+    hooks = [proj.register_forward_hook(lambda m, i, out, name=name: written.__setitem__(name, out[0].float()))
+             for name, proj in [("q", attn.q_proj), ("out", attn.out_proj)]]
+    ids = lambda tokens: torch.tensor([[translator.tokenizer.token_to_id(t) for t in tokens]])  # noqa: E731
+    with torch.inference_mode():
+        memory, src_mask, _ = translator.model.encode(ids(inspection.source_tokens))
+        translator.model.decode(ids(inspection.target_tokens), memory, src_mask)
+    for hook in hooks:
+        hook.remove()
+    return written["q"].numpy(), written["out"].numpy()
+
+
+def test_weights_from_q_k_and_mask_are_the_attention_map(translator, inspection):
+    for kind, layer, head, query in every_case(inspection):
+        d = translator.head_details(inspection, kind, layer, head, query)
+        logits = np.where(d.masked, -np.inf, d.k @ d.q / np.sqrt(d.d_k))
+        weights = np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
+        expected = getattr(inspection, MAPS[kind])[layer, head, query]
+        np.testing.assert_allclose(weights, expected, atol=1e-5)
+        np.testing.assert_allclose(d.weights, expected, atol=1e-5)
+        np.testing.assert_allclose(d.scaled, d.scores / np.sqrt(d.d_k), rtol=1e-6)
+        np.testing.assert_allclose(d.output, d.weights @ d.v, atol=1e-6)
+
+
+def test_masked_keys_get_no_weight_and_decoder_self_attention_hides_the_future(translator, inspection):
+    T = len(inspection.target_tokens)
+    for query in range(T):
+        d = translator.head_details(inspection, "decoder", 0, 0, query)
+        assert d.masked.tolist() == [j > query for j in range(T)]
+        assert np.all(d.weights[query + 1:] == 0) and d.weights[: query + 1].sum() == pytest.approx(1, abs=1e-6)
+    for kind in ("encoder", "cross"):  # one sentence has no padding: every source token is visible
+        d = translator.head_details(inspection, kind, 0, 0, 0)
+        assert not d.masked.any() and d.key_tokens == inspection.source_tokens
+
+
+@pytest.mark.parametrize("kind", list(MAPS))
+def test_heads_through_w_o_add_up_to_the_sub_layers_output(translator, inspection, kind):
+    cfg = translator.model.cfg
+    layer = (cfg.n_encoder_layers if kind == "encoder" else cfg.n_decoder_layers) - 1  # the last: reads all below
+    model_q, model_out = model_pass(translator, inspection, kind, layer)
+    b_O = attention_module(translator.model, kind, layer).out_proj.bias.detach().float().numpy()
+    for query in range(len(model_out)):
+        heads = [translator.head_details(inspection, kind, layer, h, query) for h in range(cfg.n_heads)]
+        np.testing.assert_allclose(sum(d.contribution for d in heads) + b_O, model_out[query], atol=1e-5)
+        np.testing.assert_allclose(heads[0].attention_output, model_out[query], atol=1e-6)
+        np.testing.assert_allclose(np.concatenate([d.q for d in heads]), model_q[query], atol=1e-5)
+        for d in heads:
+            np.testing.assert_array_equal(d.concat[d.head * d.d_k:(d.head + 1) * d.d_k], d.output)
+
+
+def test_tokens_and_shapes(translator, inspection):
+    cfg = translator.model.cfg
+    d = translator.head_details(inspection, "cross", 0, 1, 2)
+    assert isinstance(d, HeadDetails) and (d.kind, d.layer, d.head, d.query) == ("cross", 0, 1, 2)
+    assert d.query_token == inspection.target_tokens[2] and d.key_tokens == inspection.source_tokens
+    S, d_k = len(inspection.source_tokens), cfg.d_model // cfg.n_heads
+    assert d.q.shape == (d_k,) and d.k.shape == d.v.shape == (S, d_k) and d.x.shape == (cfg.d_model,)
+    assert d.scores.shape == d.weights.shape == d.masked.shape == (S,)
+    assert d.contribution.shape == d.concat.shape == d.attention_output.shape == (cfg.d_model,)
+    assert all(a.dtype == np.float32 for a in (d.q, d.k, d.v, d.weights, d.contribution))
+
+
+def test_float16_model_gives_its_own_maps(tiny_model_dir):
+    half = Translator.load(tiny_model_dir, dtype="float16")
+    inspection = half.inspect("I see the cat.")
+    d = half.head_details(inspection, "cross", 0, 1, 3)
+    np.testing.assert_allclose(d.weights, inspection.cross_attention[0, 1, 3], atol=2e-3)
+
+
+@pytest.mark.parametrize("args, message", [(("self", 0, 0, 0), "kind"), (("encoder", 9, 0, 0), "layer"),
+                                           (("decoder", 0, 9, 0), "head"), (("cross", 0, 0, 99), "query")])
+def test_out_of_range_choices_are_refused(translator, inspection, args, message):
+    with pytest.raises(ValueError, match=message):
+        translator.head_details(inspection, *args)
+
+
+def test_capture_leaves_no_hooks_and_ignores_other_threads(translator, inspection):
+    """The app runs other requests on the same model meanwhile: their passes must not be recorded."""
+    attn = attention_module(translator.model, "encoder", 0)
+    with capture_attention(attn) as seen:
+        other = threading.Thread(target=translator.translate, args=["I see the cat."])
+        other.start()
+        other.join()
+        assert seen == {}
+    translator.head_details(inspection, "encoder", 0, 0, 0)
+    assert not attn.q_proj._forward_hooks and not attn.k_proj._forward_hooks and not attn.out_proj._forward_hooks

@@ -1,0 +1,84 @@
+"""Decoding together what concurrent callers ask for, so a server under load decodes a batch of sentences where it
+would decode them one by one: a decoder step reads every weight whether it serves one sentence or sixteen.
+
+No timer and no thread of its own: a caller that finds no batch running runs one at once, with every request
+queued so far; requests that arrive meanwhile wait, and go together into the next batch. A lone request is never
+delayed, and a batch runs in one caller's thread (on a Hugging Face ZeroGPU Space, inside that request's GPU call).
+"""
+
+import threading
+
+
+class _Request:
+    def __init__(self, item):
+        self.item = item
+        self.done = False
+        self.value = None
+        self.error = None
+
+
+class Batcher:
+    """`batcher(item)` returns `fn(items)[i]` for its item, `fn` called on the items of up to `max_size` concurrent
+    callers at once (each result in the order of `items`); an exception of `fn` is raised to every caller of its
+    batch. Thread-safe; one batch runs at a time."""
+
+    def __init__(self, fn, max_size=16):
+        if max_size < 1:
+            raise ValueError(f"max_size must be at least 1, got {max_size}")
+        self.fn = fn
+        self.max_size = max_size
+        self._changed = threading.Condition()
+        self._queue = []  # requests no batch has taken yet, oldest first
+        self._running = False
+
+    def __call__(self, item):
+        request = _Request(item)
+        with self._changed:
+            self._queue.append(request)
+        while batch := self._take(request):
+            self._run(batch)
+        if request.error is not None:
+            raise request.error
+        return request.value
+
+    def _take(self, request):
+        """The next batch, for this thread to run; [] once `request` is done (by this thread or another)."""
+        with self._changed:
+            self._changed.wait_for(lambda: request.done or not self._running)
+            if request.done:
+                return []
+            self._running = True  # no batch runs and `request` is not done: it is still queued, and goes in one
+            batch, self._queue = self._queue[: self.max_size], self._queue[self.max_size :]
+            return batch
+
+    def _run(self, batch):
+        values, error = [None] * len(batch), RuntimeError("its batch stopped before it finished")
+        try:
+            results = list(self.fn([r.item for r in batch]))
+            if len(results) != len(batch):
+                raise ValueError(f"{len(batch)} items gave {len(results)} results")
+            values, error = results, None
+        except Exception as e:  # every caller of the batch gets it
+            error = e
+        finally:
+            with self._changed:
+                for request, value in zip(batch, values):
+                    request.value, request.error, request.done = value, error, True
+                self._running = False
+                self._changed.notify_all()
+
+
+def batched_inspect(translator, max_size=16, wrap=lambda fn: fn):
+    """`inspect(text, beam)`: `translator.inspect(text, beam)`, with the texts of concurrent calls decoded together
+    (one `translate_ids` per beam width in a batch), each then given its own teacher-forced pass. `wrap` wraps the
+    function that runs a batch (the app passes `spaces.GPU`, for ZeroGPU Spaces)."""
+
+    def run(requests):
+        generated = {}
+        for beam in dict.fromkeys(beam for _, beam in requests):  # each beam width once, in order
+            same = [i for i, (_, b) in enumerate(requests) if b == beam]
+            generated.update(zip(same, translator.translate_ids([requests[i][0] for i in same], beam=beam)))
+        return [translator.inspect(text, beam, generated=generated[i]) for i, (text, beam) in enumerate(requests)]
+
+    batcher = Batcher(wrap(run), max_size)
+    return lambda text, beam=1: batcher((text, beam))

@@ -1,0 +1,260 @@
+"""A model described in Markdown, from its config and its metrics.json: the tables of the app's model card, and the
+model directory's README.md in the Hugging Face Hub's model-card format (YAML metadata, then what it is, how it was
+trained, its scores, how to use it, its limits and credits), so the directory can be uploaded to the Hub as it is.
+A field metrics.json lacks, or holds in an older form, shows as "?": a card never fails on a partial file."""
+
+import json
+import re
+from numbers import Real
+from pathlib import Path
+
+from .model import Transformer, TransformerConfig
+from .model_dir import (ALL_LENGTHS, AS_GIVEN, CONFIG, LOSS_CURVE, METRICS, MODEL_CARD, NOTES, is_hub_repo_id,
+                        read_metrics, scores)
+
+UNKNOWN = "?"
+LICENSE = "mit"  # the project's licence (LICENSE); the data credits are in the card
+DEFAULT_NAME = "transformer-en-it"  # the model-index name when the card does not know the repository's id
+# The data sets on the Hub behind the names scores are recorded under (`training.evaluate --record NAME`), so the
+# card's metadata links to them; scores on other data are listed under their own name.
+HUB_DATASETS = {
+    "test-tatoeba": dict(type="Helsinki-NLP/tatoeba_mt", name="Tatoeba MT Challenge eng-ita (test)",
+                         config="eng-ita", split="test"),
+}
+HUB_METRICS = (("sacrebleu", "BLEU", "bleu"), ("chrf", "chrF", "chrf"))  # Hub metric id, shown name, Score field
+
+
+def _is_number(value):
+    return isinstance(value, Real) and not isinstance(value, bool)
+
+
+def _number(value, spec=","):
+    """`value` formatted with `spec` if it is a number, else "?"."""
+    return format(value, spec) if _is_number(value) else UNKNOWN
+
+
+def _dict(value):
+    return value if isinstance(value, dict) else {}
+
+
+def table(header, rows):
+    """Markdown table lines; a "|" inside a cell is escaped so it cannot split the cell."""
+    line = lambda cells: "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+    return [line(header), "|" + "---|" * len(header), *map(line, rows)]
+
+
+def architecture_rows(cfg, parameters):
+    """(part, size) rows of a TransformerConfig and its parameter count."""
+    return [
+        ("parameters", _number(parameters)),
+        ("encoder / decoder layers", f"{cfg.n_encoder_layers} / {cfg.n_decoder_layers}"),
+        ("d_model / heads / d_ff", f"{cfg.d_model} / {cfg.n_heads} (d_k = {cfg.d_model // cfg.n_heads}) / {cfg.d_ff}"),
+        ("vocabulary", f"{cfg.vocab_size:,} BPE tokens shared by English and Italian"),
+        ("longest input", f"{cfg.max_len - 1} tokens"),  # the last position is </s>
+        ("layer norm", "pre-norm (before each sublayer)" if cfg.norm_first else "post-norm (as in the paper)"),
+        ("tied embeddings", "yes (source = target = output projection)" if cfg.tie_embeddings else "no"),
+    ]
+
+
+def data_summary(data):
+    """One run's training data, in either form metrics.json holds: weighted sources (`train` a list of paths,
+    `weights`, `pairs_per_epoch`, `retype_share`, `join_share`) or, before that, one file (`train`, `train_pairs`)."""
+    data = _dict(data)
+    paths = training_sources(data)
+    names = [f"`{Path(str(p)).name}`" for p in paths]
+    weights = data.get("weights")
+    if len(paths) > 1 and isinstance(weights, list) and len(weights) == len(paths):
+        names = [f"{name} ×{_number(w, 'g')}" for name, w in zip(names, weights)]
+    facts = []
+    if "pairs_per_epoch" in data:
+        facts.append(f"{_number(data['pairs_per_epoch'])} pairs per epoch")
+    elif "train_pairs" in data:
+        facts.append(f"{_number(data['train_pairs'])} sentence pairs")
+    for key, what in (("retype_share", "re-typed as people type"), ("join_share", "joined into longer pairs")):
+        if key in data:
+            facts.append(f"{_number(data[key], '.0%')} {what}")
+    text = ", ".join(names) or UNKNOWN
+    return f"{text} ({', '.join(facts)})" if facts else text
+
+
+def training_sources(data):
+    """The training sources (TSV paths or Hub dataset ids) of one run's recorded data."""
+    train = _dict(data).get("train")
+    return train if isinstance(train, list) else [train] if train else []
+
+
+def time_summary(run):
+    """How long one run trained, on what and in which precision, from what it recorded ("?" for nothing)."""
+    parts = [f"{_number(run['minutes'], ',.1f')} minutes" if _is_number(run.get("minutes")) else UNKNOWN]
+    parts += [f"on {run['hardware']}"] if run.get("hardware") else []
+    parts += [f"in {run['precision']}"] if run.get("precision") else []
+    return " ".join(parts)
+
+
+def training_runs(metrics):
+    """The training runs that made the model, earliest first: its history (runs it was continued from), then its own."""
+    history = metrics.get("history")
+    runs = [run for run in history if isinstance(run, dict) and run] if isinstance(history, list) else []
+    training = _dict(metrics.get("training"))
+    return runs + [training] if training else runs
+
+
+def training_markdown(metrics, heading="### Training"):
+    """A row per training run, and the time of all of them when there were several ("" without any)."""
+    runs = training_runs(metrics)
+    if not runs:
+        return ""
+    rows = [(i, data_summary(run.get("data")), f"{_number(run.get('steps'))} / {_number(run.get('epochs'), 'g')}",
+             time_summary(run)) for i, run in enumerate(runs, 1)]
+    lines = [heading, *table(("run", "data", "steps / epochs", "time"), rows)]
+    minutes = [run["minutes"] for run in runs if _is_number(run.get("minutes"))]
+    if len(runs) > 1 and minutes:
+        unknown = len(runs) - len(minutes)
+        lines += ["", f"In all: {sum(minutes):,.1f} minutes of training in {len(runs)} runs"
+                      + (f" ({unknown} of them of unknown length)" if unknown else "") + "."]
+    return "\n".join(lines)
+
+
+def scores_markdown(metrics, heading="### Scores"):
+    """The score records of metrics.json as a table ("" without any)."""
+    rows = [(r.data, r.variant if r.subset == ALL_LENGTHS else f"{r.variant}, {r.subset}", r.decoding, r.precision,
+             r.bleu, r.chrf, _number(r.n)) for r in scores(metrics)]
+    if not rows:
+        return ""
+    header = ("data", "English", "decoding", "precision", "BLEU", "chrF", "sentences")
+    return "\n".join([heading, *table(header, rows)])
+
+
+# --- The Hub model card (README.md of a model directory) ------------------------------------------------------------
+
+
+def _slug(name):
+    return re.sub(r"[^\w.-]+", "-", str(name)).strip("-").lower() or "data"
+
+
+def eval_results(metrics):
+    """The scores on whole data sets as given (one per data set, decoding and precision) as the Hub's EvalResults."""
+    from huggingface_hub import EvalResult
+
+    results = []
+    for s in scores(metrics):
+        if s.variant != AS_GIVEN or s.subset != ALL_LENGTHS:
+            continue
+        data = HUB_DATASETS.get(s.data, dict(type=_slug(s.data), name=str(s.data)))
+        results += [EvalResult(task_type="translation", task_name="Translation", dataset_type=data["type"],
+                               dataset_name=data["name"], dataset_config=data.get("config"),
+                               dataset_split=data.get("split"), metric_type=metric, metric_value=getattr(s, field),
+                               metric_name=f"{shown} ({s.decoding}, {s.precision})")
+                    for metric, shown, field in HUB_METRICS if _is_number(getattr(s, field))]
+    return results
+
+
+def hub_datasets(metrics):
+    """Hub ids of the data the model was trained on (sources that are Hub ids, not files) and scored on."""
+    trained = [str(source) for run in training_runs(metrics) for source in training_sources(run.get("data"))
+               if is_hub_repo_id(source) and not Path(str(source)).suffix]
+    scored = [HUB_DATASETS[s.data]["type"] for s in scores(metrics) if s.data in HUB_DATASETS]
+    return list(dict.fromkeys(trained + scored))
+
+
+def card_metadata(metrics, repo_id=None):
+    """The card's YAML metadata: languages, licence, data sets, metrics, task and the recorded scores."""
+    from huggingface_hub import ModelCardData
+
+    results = eval_results(metrics)
+    return ModelCardData(language=["en", "it"], license=LICENSE, datasets=hub_datasets(metrics) or None,
+                         metrics=[metric for metric, _, _ in HUB_METRICS], pipeline_tag="translation",
+                         tags=["translation", "transformer", "from-scratch", "pytorch"],
+                         model_name=(repo_id or DEFAULT_NAME) if results else None, eval_results=results or None)
+
+
+def training_card(metrics, loss_curve):
+    """How the model was trained: its runs, the settings of the last one, the commands, the curve."""
+    runs = training_runs(metrics)
+    lines = [training_markdown(metrics, heading="## Training") or "## Training\n\nmetrics.json records no run."]
+    settings = _dict(_dict(metrics.get("config")).get("train"))
+    if settings:
+        lines += ["", "Settings of the last run (`training/configs.py`):", "",
+                  *table(("setting", "value"), [(f"`{k}`", v) for k, v in settings.items()])]
+    commands = [c for run in runs for c in (run.get("commands") or []) if isinstance(c, str)]
+    if commands:
+        lines += ["", "The commands that trained it, in order:", "", "```bash", *commands, "```"]
+    if loss_curve:
+        lines += ["", f"![Training curve: train loss and dev BLEU]({LOSS_CURVE})"]
+    return "\n".join(lines)
+
+
+def scores_card(metrics):
+    """The score records, and how they were scored ("" without any)."""
+    lines = scores_markdown(metrics, heading="## Scores")
+    return lines and lines + ("\n\nsacreBLEU (13a tokenisation) and chrF, every line scored against its own "
+                              "reference; metrics.json holds the command behind each record.")
+
+
+def usage_card(repo_id):
+    """How to run the model: with the code of the project that trained it, not `transformers`."""
+    repo = repo_id or "USER/NAME"
+    where = "" if repo_id else " (`USER/NAME`: the id of the Hub repository that holds this model)"
+    return f"""## How to use it
+
+This is not a `transformers` model: it runs with the `transformer` package of the project that trained it (PyTorch,
+`tokenizers`, `safetensors`, `huggingface_hub`). From a checkout of the project{where}:
+
+```python
+from transformer import Translator
+
+tr = Translator.load("{repo}")  # fetched once into the Hugging Face cache, read from it offline afterwards
+tr.translate("I love books.")
+tr.translate(["Good morning.", "Where is the station?"], beam=4)
+```
+
+The project's web app shows every attention map while it translates: `MODEL_DIR={repo} python app.py`. The files:
+`model.safetensors` (weights; tied matrices stored once), `config.json` (the architecture), `tokenizer.json` (the BPE
+tokenizer), `metrics.json` (training runs and scores, each with the command that produced it)."""
+
+
+def limits_card(cfg, notes):
+    """What the model cannot do, then its own notes (notes.md: what it is good and bad at, its data credits)."""
+    lines = ["## Limits", "",
+             f"- It reads at most {cfg.max_len - 1} subword tokens of an input and translates only those.",
+             "- It translates one sentence at a time and sees nothing of the text around it.",
+             "- It is a small model trained from scratch on little data: check what it says."]
+    return "\n".join(lines + (["", notes.strip()] if notes.strip() else []))
+
+
+CREDITS = """## Credits
+
+- The architecture: Vaswani et al., "Attention Is All You Need", NeurIPS 2017.
+- The data: the sources named under Training (and, where the model has them, in its notes above), under their own
+  licences; credit them as those ask."""
+
+
+def hub_model_card(cfg, parameters, metrics, notes="", repo_id=None, loss_curve=False):
+    """README.md of a model directory in the Hub's format: YAML metadata, then the card. `cfg`: TransformerConfig;
+    `metrics`: its metrics.json; `notes`: its notes.md; `loss_curve`: whether the directory holds the curve."""
+    intro = (f"An encoder–decoder Transformer that translates English into Italian, written and trained from scratch "
+             f"in PyTorch after \"Attention Is All You Need\" (Vaswani et al., 2017): {_number(parameters)} "
+             "parameters, one BPE vocabulary shared by both languages, greedy or beam-search decoding with a "
+             "key/value cache.")
+    sections = ["# English → Italian Transformer, trained from scratch", intro,
+                "\n".join(["## Architecture", "", *table(("part", "size"), architecture_rows(cfg, parameters))]),
+                training_card(metrics, loss_curve),
+                scores_card(metrics),
+                usage_card(repo_id), limits_card(cfg, notes), CREDITS]
+    return f"---\n{card_metadata(metrics, repo_id).to_yaml()}\n---\n\n" + "\n\n".join(s for s in sections if s) + "\n"
+
+
+def write_model_card(model_dir, repo_id=None):
+    """Write the Hub model card, README.md, into `model_dir` from its config.json, metrics.json and notes.md (what
+    the export and `training.evaluate --record` do, and `python -m training.model_card DIR`); returns its path."""
+    model_dir = Path(model_dir)
+    cfg = TransformerConfig.from_dict(json.loads((model_dir / CONFIG).read_text(encoding="utf-8")))
+    metrics = read_metrics(model_dir / METRICS)
+    parameters = metrics.get("parameters")
+    if not _is_number(parameters):
+        parameters = Transformer(cfg).num_parameters()
+    notes = (model_dir / NOTES).read_text(encoding="utf-8", errors="replace") if (model_dir / NOTES).is_file() else ""
+    card = hub_model_card(cfg, parameters, metrics, notes, repo_id, loss_curve=(model_dir / LOSS_CURVE).is_file())
+    path = model_dir / MODEL_CARD
+    path.write_text(card, encoding="utf-8")
+    return path

@@ -1,0 +1,168 @@
+"""The "Inside one head" tab: one attention head's arithmetic for one query token, drawn from a `HeadDetails`
+(`Translator.head_details`) in the order the computation runs. First q, K and V; then, per key token, the score
+q·k_j, the score / √d_k, the mask and the softmax weight, so one number per key can be followed from score to
+weight; then the head's output and where it goes next. Beside them, the formula with each symbol tied to a figure.
+Plotly figures drawn in the browser, like `interactive`: changing the query token or head needs no image from the
+server, and hovering a bar shows that key's whole chain of numbers.
+"""
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .interactive import ROW_PX, _finish, _labels, _token_axis
+from .views import ATTENTION_KINDS, attention_maps, output_tokens
+
+HIDDEN, ORANGE, BLUE = "#b8b8b8", "#ff9f43", "#1f77b4"  # a masked key; the key with the most weight; the others
+
+
+def query_choices(inspection, kind):
+    """(token, position) of every query token of one kind: the choices of the token picker."""
+    _, queries, _ = attention_maps(inspection, kind)
+    return [(token, i) for i, token in enumerate(queries)]
+
+
+def _key_axis(details, **kwargs):
+    """An axis of the key tokens, hidden ones in grey."""
+    labels = [f'<span style="color:{HIDDEN}">{label}</span>' if hidden else label
+              for label, hidden in zip(_labels(details.key_tokens), details.masked)]
+    return {**_token_axis(details.key_tokens, **kwargs), "ticktext": labels}
+
+
+def title(details):
+    return (f"{ATTENTION_KINDS[details.kind].title} · layer {details.layer + 1} · head {details.head + 1} · "
+            f"query {_labels([details.query_token])[0]}")
+
+
+def score_columns(details):
+    """What the bars show, one value per key token (in `details.key_tokens` order), in the order computed:
+    q·k_j, q·k_j / √d_k, the mask M_j (0 for a visible key, -inf for a hidden one), the softmax weight w_j."""
+    return {
+        "score q·k_j": details.scores,
+        f"q·k_j / √d_k  (÷ {np.sqrt(details.d_k):.3g})": details.scaled,
+        "mask M_j": np.where(details.masked, -np.inf, 0.0),
+        "softmax weight w_j": details.weights,
+    }
+
+
+def _key_hover(details):
+    """Each key's chain from score to weight, shown on hovering any of its bars."""
+    return [f"key <b>{token}</b><br>q·k = {score:.2f} → ÷ √d_k = {scaled:.2f}<br>"
+            f"+ M = {'−∞' if hidden else 0} → weight {weight:.3f}" for token, score, scaled, hidden, weight in
+            zip(_labels(details.key_tokens), details.scores, details.scaled, details.masked, details.weights)]
+
+
+def _vector_trace(values, **kwargs):
+    return go.Heatmap(z=values, coloraxis="coloraxis", ygap=1, **kwargs)  # one colour scale for q, K and V
+
+
+def vectors_plot(details):
+    """q above K (the same d_k columns: the score q·k_j pairs them column by column), V beside K; rows are the key
+    tokens, on one colour scale centred on zero (red positive, blue negative)."""
+    keys, d_k = details.key_tokens, details.d_k
+    rows = list(range(len(keys)))
+    fig = make_subplots(2, 2, row_heights=[1, max(2, len(keys))], shared_xaxes=True, shared_yaxes=False,
+                        horizontal_spacing=0.06, vertical_spacing=0.12, specs=[[{}, None], [{}, {}]],
+                        subplot_titles=[f"q = x W_Q + b_Q: the query's d_k = {d_k} numbers",
+                                        "K = X W_K + b_K: a key k_j per token",
+                                        "V = X W_V + b_V: a value v_j per token"])
+    fig.add_trace(_vector_trace(details.q[None], y=[0], hovertemplate=(
+        f"query <b>{_labels([details.query_token])[0]}</b> · q[%{{x}}] = %{{z:.3f}}<extra></extra>")), 1, 1)
+    for col, (name, values) in enumerate([("k", details.k), ("v", details.v)], start=2):
+        tokens = np.array(_labels(details.key_tokens), dtype=object)[:, None].repeat(d_k, 1)  # (keys, d_k)
+        fig.add_trace(_vector_trace(values, y=rows, customdata=tokens,
+                                    hovertemplate=f"key <b>%{{customdata}}</b> · {name}[%{{x}}] = %{{z:.3f}}"
+                                                  "<extra></extra>"), 2, col - 1)
+    fig.update_yaxes(_token_axis([details.query_token]), row=1, col=1)
+    fig.update_yaxes(_key_axis(details, autorange="reversed"), row=2, col=1)
+    fig.update_yaxes(_token_axis([""] * len(keys), autorange="reversed"), row=2, col=2)
+    fig.update_xaxes(title=dict(text=f"dimension of the head (0 … {d_k - 1})"), row=2)
+    top = float(max(np.abs(a).max() for a in (details.q, details.k, details.v))) or 1.0
+    return _finish(fig, f"① q, K and V<br><sup>{title(details)}</sup>", height=ROW_PX * len(keys) + 300,
+                   plot_bgcolor="white", coloraxis=dict(colorscale="RdBu", reversescale=True, cmin=-top, cmax=top,
+                                  colorbar=dict(title=dict(text="value", side="right"), thickness=14)))
+
+
+def score_plot(details):
+    """Four panels sharing the key tokens as rows, read left to right: each key's score, scaled score, mask and
+    softmax weight. Hidden keys are grey and end at weight 0; the key with the most weight is orange."""
+    keys, masked = details.key_tokens, details.masked
+    rows = list(range(len(keys)))
+    top = int(np.argmax(details.weights))
+    columns = score_columns(details)
+    fig = make_subplots(1, 4, shared_yaxes=True, horizontal_spacing=0.03, subplot_titles=list(columns),
+                        column_widths=[0.3, 0.3, 0.14, 0.26])
+    hover = _key_hover(details)
+    for col, (name, values) in enumerate(columns.items(), start=1):
+        if name.startswith("mask"):
+            fig.add_scatter(x=[0.0] * len(keys), y=rows, mode="text", hovertext=hover, hoverinfo="text",
+                            text=["−∞" if m else "0" for m in masked], showlegend=False,
+                            textfont=dict(color=[HIDDEN if m else "black" for m in masked], size=14), row=1, col=col)
+            fig.update_xaxes(visible=False, range=[-1, 1], row=1, col=col)
+            continue
+        weight = name.startswith("softmax")
+        colours = [HIDDEN if m else ORANGE if weight and j == top else BLUE for j, m in enumerate(masked)]
+        fig.add_bar(x=values, y=rows, orientation="h", marker_color=colours, showlegend=False,
+                    text=[f"{v:.2f}" for v in values], textposition="outside" if weight else "auto", cliponaxis=False,
+                    hovertext=hover, hoverinfo="text", row=1, col=col)
+        low, high = min(0.0, values.min()), max(0.0, values.max())
+        pad = 0.35 * (high - low) + 1e-3  # room for the labels of short bars
+        fig.update_xaxes(range=[0, 1.3] if weight else [low - pad, high + pad], zeroline=True, zerolinecolor="black",
+                         row=1, col=col)
+    # A fixed margin for the token labels: plotly's automargin keeps growing it when bar labels overhang the axes.
+    fig.update_yaxes({**_key_axis(details, title="key token", autorange="reversed"), "automargin": False}, row=1, col=1)
+    return _finish(fig, f"② From score to weight, one row per key<br><sup>{title(details)}</sup>",
+                   height=ROW_PX * len(keys) + 220, plot_bgcolor="white",
+                   margin=dict(l=9 * max(map(len, keys)) + 60, r=40, t=90, b=30))
+
+
+def output_plot(details):
+    """The head's output in its slot of the concatenated heads, that slot's share through W_O, and the sub-layer's
+    output: one strip each, d_model wide (each on its own colour scale centred on zero)."""
+    d_k, width = details.d_k, len(details.concat)
+    start = details.head * d_k
+    strips = [
+        (details.output, np.arange(start, start + d_k), f"head output Σ_j w_j v_j: {d_k} numbers, in its slot"),
+        (details.concat, None, f"Concat(head_1 … head_{width // d_k}): the {width} numbers W_O reads"),
+        (details.contribution, None, f"this head's share: its output × its {d_k} rows of W_O"),
+        (details.attention_output, None, "attention output = Concat · W_O + b_O: added to the residual stream"),
+    ]
+    fig = make_subplots(len(strips), 1, shared_xaxes=True, vertical_spacing=0.1,
+                        subplot_titles=[name for _, _, name in strips])
+    for row, (values, x, _) in enumerate(strips, start=1):
+        top = float(np.abs(values).max()) or 1.0
+        fig.add_trace(go.Heatmap(z=values[None], x=x, colorscale="RdBu", reversescale=True, zmin=-top, zmax=top,
+                                 showscale=False, hovertemplate="dimension %{x}: %{z:.3f}<extra></extra>"), row, 1)
+    for edge in range(d_k, width, d_k):
+        fig.add_vline(x=edge - 0.5, line=dict(color="black", width=1), row=2, col=1)
+    fig.add_shape(type="rect", x0=start - 0.5, x1=start + d_k - 0.5, y0=-0.5, y1=0.5,
+                  line=dict(color=ORANGE, width=3), row=2, col=1)
+    fig.update_xaxes(range=[-0.5, width - 0.5])
+    fig.update_xaxes(title=dict(text="dimension of the model (d_model)"), row=len(strips))
+    fig.update_yaxes(visible=False)
+    return _finish(fig, f"③ Where the output goes<br><sup>{title(details)}</sup>", height=440, plot_bgcolor="white")
+
+
+def head_markdown(details, inspection):
+    """The formula beside the figures, each symbol tied to the figure that shows it, with this query's numbers."""
+    top = int(np.argmax(details.weights))
+    d_k, n_hidden = details.d_k, int(details.masked.sum())
+    chosen = "" if details.kind == "encoder" else (
+        f" From this position the decoder chose `{output_tokens(inspection)[details.query]}`.")
+    why_hidden = ": later positions, not yet written at this one" if details.kind == "decoder" else ""
+    return f"""### softmax(q·Kᵀ / √d_k + M) · V
+Query `{details.query_token}` (position {details.query + 1}).{chosen}
+
+- **x**: the query token's {len(details.x)} numbers after layer normalisation, what this sub-layer reads; the
+  keys' x_j are the rows of **X** (the English sentence's, in cross-attention).
+- **q = x W_Q + b_Q**: the top strip of ①, d_k = {d_k} numbers (W_Q: this head's d_model × d_k slice).
+- **K = X W_K + b_K**, **V = X W_V + b_V**: the two heatmaps of ①, one row per key token.
+- **q·Kᵀ**: first bars of ②, one score per key, large where q and k_j point the same way.
+- **/ √d_k** (÷ {np.sqrt(d_k):.3g}): second bars; keeps the scores from growing with d_k and saturating the softmax.
+- **M**: third column, 0 for a visible key, −∞ for a hidden one ({n_hidden} hidden here{why_hidden}).
+- **softmax**: last bars, the weights w_j: ≥ 0, summing to 1, exactly 0 for hidden keys.
+- **· V**: the head's output Σ_j w_j v_j, {d_k} numbers: top strip of ③.
+- Then: side by side with the other heads' outputs (Concat), × W_O (+ b_O), and added to the residual stream.
+
+Most weight here: `{details.key_tokens[top]}`, score {details.scores[top]:.2f} → ÷ √d_k {details.scaled[top]:.2f}
+→ weight {details.weights[top]:.2f}."""

@@ -1,0 +1,69 @@
+() => {
+  // The plotly views answer the mouse in the browser, without a round trip (app.py passes this to launch(js=)):
+  // a heatmap cell clicked outlines its query's row and its key's column (click it again to clear); a query token
+  // hovered in the lines view lights up its lines and dims the others (bertviz); a cell of the layers x heads
+  // overview clicked chooses that layer and head, by clicking their radios, so the usual event draws.
+  const ORANGE = "#ff9f43";
+  const rect = (xref, yref, x0, x1, y0, y1) =>
+    ({type: "rect", xref, yref, x0, x1, y0, y1, line: {color: ORANGE, width: 3}, fillcolor: "rgba(0,0,0,0)"});
+
+  const outline = (gd, point) => {
+    const [xa, ya] = [point.xaxis._id, point.yaxis._id];
+    const key = `${xa},${ya},${point.x},${point.y}`;
+    const shapes = gd.__outlined === key ? [] : [
+      rect(`${xa} domain`, ya, 0, 1, point.y - 0.5, point.y + 0.5),
+      rect(xa, `${ya} domain`, point.x - 0.5, point.x + 0.5, 0, 1),
+    ];
+    gd.__outlined = shapes.length ? key : null;
+    window.Plotly.relayout(gd, {shapes});
+  };
+
+  const isLines = (trace) => trace.mode === "lines" && trace.meta !== "lit";
+
+  const lightUp = (gd, point) => {  // the hovered query's lines, in orange, over all lines dimmed
+    if (point.data.mode !== "text" || point.x !== 0) return;
+    const lines = gd._fullData.filter(isLines);
+    const mine = lines.map((t) => {
+      const x = [], y = [];
+      for (let i = 0; i < t.y.length; i += 3) {  // segments: query row, key row, gap
+        if (t.y[i] === point.y) x.push(0, 1, null), y.push(point.y, t.y[i + 1], null);
+      }
+      return {x, y, mode: "lines", opacity: t.opacity, line: {color: ORANGE, width: 4}, hoverinfo: "skip",
+              showlegend: false, meta: "lit"};
+    });
+    gd.__opacities = gd.__opacities || lines.map((t) => t.opacity);
+    window.Plotly.restyle(gd, {opacity: lines.map((t) => t.opacity * 0.15)}, lines.map((t) => t.index));
+    window.Plotly.addTraces(gd, mine.filter((t) => t.x.length));
+  };
+
+  const dimOut = (gd) => {  // back to every line as it was
+    const lit = gd.data.map((t, i) => (t.meta === "lit" ? i : -1)).filter((i) => i >= 0);
+    if (!lit.length) return;
+    window.Plotly.deleteTraces(gd, lit);
+    const lines = gd._fullData.filter(isLines);
+    window.Plotly.restyle(gd, {opacity: gd.__opacities}, lines.map((t) => t.index));
+    gd.__opacities = null;
+  };
+
+  const choose = (gd, point) => {
+    const [layer, head] = (point.data.name || "").split(",");
+    for (const [id, value] of [["layer", layer], ["head", head]]) {
+      document.querySelector(`#${id} label[data-testid="${value}-radio-label"]`)?.click();
+    }
+  };
+
+  const hook = () => {
+    for (const [id, onClick] of [["attention-heatmap", outline], ["attention-overview", choose]]) {
+      const gd = document.querySelector(`#${id} .js-plotly-plot`);
+      if (gd && gd._ev && gd.__hooked !== gd._ev) {  // a new plot gets a new event emitter
+        gd.__hooked = gd._ev;
+        gd.on("plotly_click", (event) => event.points.length && onClick(gd, event.points[0]));
+        if (id === "attention-heatmap") {
+          gd.on("plotly_hover", (event) => { dimOut(gd); lightUp(gd, event.points[0]); });
+          gd.on("plotly_unhover", () => dimOut(gd));
+        }
+      }
+    }
+  };
+  new MutationObserver(hook).observe(document.body, {childList: true, subtree: true});
+}
