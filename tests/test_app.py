@@ -1,6 +1,7 @@
 """The web app as users and API clients meet it: `python app.py` in a subprocess, called with gradio_client."""
 
 import contextlib
+import importlib.util
 import os
 import socket
 import subprocess
@@ -206,3 +207,18 @@ def test_starts_without_a_model_and_says_how_to_train_one(tmp_path):
         assert len(list(tmp_path.glob("transformer-app-*"))) == 1  # the downloads folder, while it runs
     assert f"{tmp_path / 'no_model'}: no such model directory" in app.output
     assert app.returncode == 0 and not list(tmp_path.glob("transformer-app-*"))
+
+
+def test_positional_tab_is_drawn_once_per_sentence(tiny_model_dir, monkeypatch):
+    """Reopening the positional tab, or translating the same sentence again, redraws nothing."""
+    monkeypatch.setenv("MODEL_DIR", str(tiny_model_dir))
+    spec = importlib.util.spec_from_file_location("app_under_test", ROOT / "app.py")
+    app = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(app)
+    inspection = app.translator.inspect("we love the book.")
+    *figures, drawn = app.positions_tab(inspection, ())
+    assert drawn == tuple(inspection.source_tokens) and all(f is not None for f in figures)
+    assert app.positions_tab(inspection, drawn) == (app.gr.skip(),) * 4
+    other = app.translator.inspect("the cat sleeps.")
+    *_, drawn_again = app.positions_tab(other, drawn)
+    assert drawn_again == tuple(other.source_tokens) != drawn

@@ -112,12 +112,18 @@ def test_translate_in_the_browser(page, translator, tmp_path):
 
 
 def test_clicks_in_the_views_are_answered_in_the_browser(page):
-    """A heatmap cell outlines its row and column; an overview cell (layer 2, head 2) is chosen and drawn."""
+    """A heatmap cell outlines its row and column, a token label its row or column; an overview cell (layer 2, head 2) is chosen and drawn."""
     outlines = page.locator("#attention-heatmap .shapelayer path")
     click_middle(page, page.locator("#attention-heatmap .nsewdrag").first)
     expect(outlines).to_have_count(2, timeout=10_000)
     click_middle(page, page.locator("#attention-heatmap .nsewdrag").first)  # the same cell again: cleared
     expect(outlines).to_have_count(0, timeout=10_000)
+    for axis in ("ytick", "xtick"):  # a token label: its row (query) or column (key) alone, again to clear
+        label = page.locator(f"#attention-heatmap .{axis} text").first
+        for count in (1, 0):
+            box = label.bounding_box()
+            page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            expect(outlines).to_have_count(count, timeout=10_000)
     click_middle(page, page.locator('#attention-overview .nsewdrag[data-subplot="x4y4"]'))
     expect(title(page, "attention-heatmap")).to_have_text("Encoder–decoder cross-attention · layer 2 · head 2",
                                                           timeout=WAIT)

@@ -1,8 +1,9 @@
 () => {
   // The plotly views answer the mouse in the browser, without a round trip (app.py passes this to launch(js=)):
-  // a heatmap cell clicked outlines its query's row and its key's column (click it again to clear); a query token
-  // hovered in the lines view lights up its lines and dims the others (bertviz); a cell of the layers x heads
-  // overview clicked chooses that layer and head, by clicking their radios, so the usual event draws.
+  // a heatmap cell clicked outlines its query's row and its key's column, a token label clicked its row or column
+  // alone (click it again to clear); a query token hovered in the lines view lights up its lines and dims the others
+  // (bertviz); a cell of the layers x heads overview clicked chooses that layer and head, by clicking their radios,
+  // so the usual event draws.
   const ORANGE = "#ff9f43";
   const rect = (xref, yref, x0, x1, y0, y1) =>
     ({type: "rect", xref, yref, x0, x1, y0, y1, line: {color: ORANGE, width: 3}, fillcolor: "rgba(0,0,0,0)"});
@@ -14,6 +15,19 @@
       rect(`${xa} domain`, ya, 0, 1, point.y - 0.5, point.y + 0.5),
       rect(xa, `${ya} domain`, point.x - 0.5, point.x + 0.5, 0, 1),
     ];
+    gd.__outlined = shapes.length ? key : null;
+    window.Plotly.relayout(gd, {shapes});
+  };
+
+  const outlineToken = (gd, label) => {  // a token label clicked: its row (a query) or its column (a key) alone
+    const subplot = [...(label.closest("g.subplot")?.classList || [])].find((c) => /^x\d*y\d*$/.test(c)) || "xy";
+    const [xa, ya] = subplot.match(/^(x\d*)(y\d*)$/).slice(1);
+    const value = label.__data__.x;
+    const isColumn = !!label.closest(".xtick");
+    const key = `${subplot},${isColumn ? "x" : "y"},${value}`;
+    const shapes = gd.__outlined === key ? [] : [isColumn
+      ? rect(xa, `${ya} domain`, value - 0.5, value + 0.5, 0, 1)
+      : rect(`${xa} domain`, ya, 0, 1, value - 0.5, value + 0.5)];
     gd.__outlined = shapes.length ? key : null;
     window.Plotly.relayout(gd, {shapes});
   };
@@ -61,6 +75,15 @@
         if (id === "attention-heatmap") {
           gd.on("plotly_hover", (event) => { dimOut(gd); lightUp(gd, event.points[0]); });
           gd.on("plotly_unhover", () => dimOut(gd));
+        }
+      }
+      if (gd && id === "attention-heatmap") {  // tick labels are redrawn on relayout: hook the new ones
+        for (const label of gd.querySelectorAll(".xtick text, .ytick text")) {
+          if (label.__hooked || !label.__data__) continue;
+          label.__hooked = true;
+          label.style.pointerEvents = "all";
+          label.style.cursor = "pointer";
+          label.addEventListener("click", () => outlineToken(gd, label));
         }
       }
     }

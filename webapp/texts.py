@@ -28,7 +28,7 @@ attends to each key (every row sums to 1). *Encoder self-attention*: English wor
 *Decoder self-attention*: each Italian position looks only at itself and earlier positions (the causal mask).
 *Cross-attention*: each Italian position looks at the English sentence; row `<s>` is where the first Italian token
 was chosen, row `▁x` where the token after `▁x` was chosen (or name the rows by the *token produced* there). Hover a
-cell for its numbers, click it to outline its row and column, drag to zoom (double-click: back); *lines* draws a line
+cell for its numbers, click it (or a token's label) to outline its row and column, drag to zoom (double-click: back); *lines* draws a line
 per pair instead, as opaque as its weight (hover a query to light up its lines); click a cell of the overview below
 to show that layer and head."""
 
