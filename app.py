@@ -33,9 +33,9 @@ import gradio as gr  # noqa: E402 (after the environment it reads)
 from PIL import Image
 
 from transformer import ModelLoadError, Translator
-from transformer.model_dir import LOSS_CURVE
 from transformer.batching import batched_inspect
 from transformer.device import fast_dtype, pick_device
+from transformer.model_dir import LOSS_CURVE
 from webapp import figures, head_view, interactive, views
 from webapp.downloads import Downloads
 from webapp.model_card import about_markdown, model_card_markdown
@@ -79,6 +79,7 @@ translator, load_error = load_translator()
 if translator is not None:
     inspect_text = batched_inspect(translator, BATCH_SIZE, wrap=on_gpu)  # translator.inspect, decoded in batches
     embedding_norms = on_gpu(translator.embedding_norms)  # reads the weights, on the lent GPU on ZeroGPU
+    head_details = on_gpu(translator.head_details)
 
 
 # --- Event handlers: each takes the session's Inspection (None before the first translation) -------------------
@@ -168,7 +169,7 @@ def inside_head(inspection, kind, layer, head, query):
         query, query_radio = 0, gr.Radio(choices=choices, value=0)
     else:
         query, query_radio = int(query), gr.Radio(choices=choices)
-    details = on_gpu(translator.head_details)(inspection, kind, layer, int(head) - 1, query)
+    details = head_details(inspection, kind, layer, int(head) - 1, query)
     return (layer_radio, query_radio, head_view.vectors_plot(details), head_view.score_plot(details),
             head_view.output_plot(details), head_view.head_markdown(details, inspection))
 

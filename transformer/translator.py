@@ -150,6 +150,8 @@ class Inspection:
 
 # Decoding never repeats an n-gram of this many tokens (0: no such rule). Chosen on dev-news: see README.
 NO_REPEAT_NGRAM = 4
+# Beam search's GNMT length penalty exponent: larger favours longer outputs. Chosen on dev-news: see README.
+BEAM_ALPHA = 1.0
 # Inputs longer than this many tokens are far longer than the sentences the shipped model learnt from (Tatoeba's
 # English: median 7 tokens, 99% under 17, 99.9% under 35), and it translates them worse (bench/long_inputs.py).
 LONG_INPUT_TOKENS = 40
@@ -167,8 +169,6 @@ class InputReport:
     @property
     def unreadable_share(self):
         return self.unreadable / max(self.tokens, 1)
-# Beam search's GNMT length penalty exponent: larger favours longer outputs. Chosen on dev-news: see README.
-BEAM_ALPHA = 1.0
 
 
 class Translator:
