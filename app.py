@@ -32,15 +32,20 @@ except ImportError:  # not on a Space
 import gradio as gr  # noqa: E402 (after the environment it reads)
 from PIL import Image
 
-from transformer import ModelLoadError, Translator
+from transformer import ModelLoadError, Sampling, Translator
+from transformer.ablation import ablated, head_grid, read_head_importance
+from transformer.attribution import DEFAULT_METHOD, source_attribution
 from transformer.batching import batched_inspect
+from transformer.diagnostics import head_diagnostics
 from transformer.device import fast_dtype, pick_device
 from transformer.model_dir import LOSS_CURVE
-from webapp import figures, head_view, interactive, views
+from webapp import experiments, figures, head_view, interactive, views
 from webapp.downloads import Downloads
 from webapp.model_card import about_markdown, model_card_markdown
 from webapp.style import CSS, SCRIPT
-from webapp.texts import ATTENTION_HELP, EMPTY_MESSAGE, HEAD_HELP, INTRO, POSITION_HELP, STEPS_HELP, TRAIN_HELP
+from webapp.texts import (ABLATION_HELP, ATTENTION_HELP, BEAM_HELP, EMPTY_MESSAGE, HEAD_HELP, HEADS_HELP,
+                          ATTRIBUTION_HELP, IMPORTANCE_MISSING, INTRO, POSITION_HELP, SAMPLING_HELP, STEPS_HELP,
+                          TRAIN_HELP)
 
 MODEL_DIR = Path(os.environ.get("MODEL_DIR", Path(__file__).parent / "assets" / "model"))  # or a Hub id, user/name
 MODEL_DEVICE = pick_device(os.environ.get("MODEL_DEVICE"))  # a CUDA GPU when there is one
@@ -78,24 +83,46 @@ def load_translator():
 translator, load_error = load_translator()
 if translator is not None:
     inspect_text = batched_inspect(translator, BATCH_SIZE, wrap=on_gpu)  # translator.inspect, decoded in batches
+    inspect_alone = on_gpu(lambda translator, text, beam, sampling: translator.inspect(text, beam, sampling=sampling))
     embedding_norms = on_gpu(translator.embedding_norms)  # reads the weights, on the lent GPU on ZeroGPU
     head_details = on_gpu(translator.head_details)
+    attribute = on_gpu(lambda inspection, method: source_attribution(translator, inspection, method))
 
 
 # --- Event handlers: each takes the session's Inspection (None before the first translation) -------------------
 
 
-def translate(text, decoding, beam):
+def decoding_settings(decoding, beam, temperature, top_k, seed):
+    """(beam width, Sampling or None) of the decoding controls; a gr.Error that says why for values out of range."""
+    try:
+        if decoding == "sampling":
+            return 1, Sampling(float(temperature), int(top_k), int(seed))
+        return (1 if decoding == "greedy" else int(beam)), None
+    except (TypeError, ValueError) as e:
+        raise gr.Error(f"Decoding settings: {e}") from e
+
+
+def run_inspect(text, beam, sampling, heads=()):
+    """`Translator.inspect` of `text`; greedy translations of concurrent requests decoded together (`batched_inspect`),
+    beam search (traced step by step) and sampling one by one; with `heads` switched off (`ablation.ablated`)."""
+    if heads:
+        return inspect_alone(ablated(translator, heads), text, beam, sampling)
+    if beam == 1 and sampling is None:
+        return inspect_text(text, 1)
+    return inspect_alone(translator, text, beam, sampling)
+
+
+def translate(text, decoding, beam, temperature, top_k, seed):
     """English -> Italian. Outputs: translation, status, token chips, and the Inspection the figures are drawn from."""
     if not text or not text.strip():
         return "", EMPTY_MESSAGE, "", None
-    beam = 1 if decoding == "greedy" else int(beam)
+    beam, sampling = decoding_settings(decoding, beam, temperature, top_k, seed)
     start = time.perf_counter()
-    inspection = inspect_text(text, beam)
+    inspection = run_inspect(text, beam, sampling)
     seconds = time.perf_counter() - start
     outputs = views.output_tokens(inspection)
-    status = views.translation_status(seconds, beam, translator.input_report(inspection), len(outputs) - 1,
-                                      translator.max_source_tokens)
+    status = views.translation_status(seconds, views.decoding_label(beam, sampling), translator.input_report(inspection),
+                                      len(outputs) - 1, translator.max_source_tokens)
     chips = views.token_chips(inspection.source_tokens, "English") + views.token_chips(outputs, "Italian")
     return inspection.translation, status, chips, inspection
 
@@ -148,13 +175,79 @@ def attention_downloads(inspection, kind, layer, head):
             gr.DownloadButton(value=downloads.file(data, f"attention-{kind}.json"), interactive=True))
 
 
+def decoding_controls_for(decoding):
+    """The beam width is set under beam search only, temperature, top-k and seed under sampling only."""
+    beam, sampling = gr.Slider(interactive=decoding == "beam"), decoding == "sampling"
+    return beam, gr.Slider(interactive=sampling), gr.Slider(interactive=sampling), gr.Number(interactive=sampling)
+
+
 def step_view(inspection, step):
+    """One decoding step: the tokens so far, the next-token candidates (at two temperatures when sampled), where the
+    decoder looked, and the beam (under beam search)."""
     if inspection is None:
-        return "", None, None
+        return "", None, None, gr.HTML(visible=False)
     step = max(1, min(int(step), views.decoding_steps(inspection)))
     prefix, chosen = views.step_tokens(inspection, step)
     chips = views.token_chips(prefix + [chosen], f"step {step}", highlight=len(prefix))
-    return chips, interactive.top_k_plot(inspection, step), interactive.step_attention_plot(inspection, step)
+    candidates = (experiments.tempered_plot if inspection.sampling else interactive.top_k_plot)(inspection, step)
+    trace = inspection.beam_trace
+    beam = gr.HTML(experiments.beam_html(trace, step), visible=True) if trace else gr.HTML(visible=False)
+    return chips, candidates, interactive.step_attention_plot(inspection, step), beam
+
+
+def attribution_view(inspection, method, step, panel_open, cached):
+    """Gradient attribution beside cross-attention at this step, computed only while its panel is open, once per
+    sentence and method (`cached`: (sentence tokens and method, Attribution)); step changes redraw from it."""
+    if not panel_open or inspection is None:
+        return gr.skip(), gr.skip()
+    key = (tuple(inspection.source_tokens), tuple(inspection.target_tokens), method)
+    if cached is None or cached[0] != key:
+        cached = key, attribute(inspection, method)
+    step = max(1, min(int(step), views.decoding_steps(inspection)))
+    return experiments.attribution_plot(cached[1], inspection.source_tokens, step), cached
+
+
+def diagnostics_view(inspection, kind, measure):
+    if inspection is None:
+        return None
+    return experiments.diagnostics_plot(head_diagnostics(inspection)[kind], kind, measure)
+
+
+def chosen_heads(names):
+    """(kind, 0-based layer, 0-based head) of head names ("cross L2 H3"); a gr.Error that says the format or the
+    model's heads otherwise."""
+    try:
+        return [experiments.parse_head_name(name, head_grid(translator.model.cfg)) for name in names]
+    except ValueError as e:
+        raise gr.Error(str(e)) from e
+
+
+def switch_heads_off(text, decoding, beam, temperature, top_k, seed, *ticked):
+    """The sentence translated as usual and with the ticked heads (one list per kind) switched off: the two side by
+    side with the changed tokens marked, and the new run's Inspection for its step view."""
+    if not text or not text.strip():
+        return EMPTY_MESSAGE, None
+    names = [name for group in ticked for name in group or []]
+    beam, sampling = decoding_settings(decoding, beam, temperature, top_k, seed)
+    normal = run_inspect(text, beam, sampling)
+    off = run_inspect(text, beam, sampling, chosen_heads(names))
+    return experiments.ablation_html(normal, off, names), off
+
+
+def sample(text: str, temperature: float = 1.0, top_k: int = 0, seed: int = 0) -> str:
+    """English -> Italian by sampling: each token drawn from the model's distribution at `temperature` among the
+    `top_k` most probable (0: all); the same seed gives the same translation."""
+    if not text or not text.strip():
+        return ""
+    return run_inspect(text, 1, decoding_settings("sampling", 1, temperature, top_k, seed)[1]).translation
+
+
+def ablate(text: str, heads: list[str], beam: int = 1) -> str:
+    """English -> Italian with the attention heads `heads` switched off (their output zeroed before W_O), each named
+    "<kind> L<layer> H<head>", kind encoder, decoder or cross, e.g. ["cross L2 H3", "encoder L1 H1"]."""
+    if not text or not text.strip():
+        return ""
+    return run_inspect(text, decoding_settings("beam", beam, 1, 0, 0)[0], None, chosen_heads(heads)).translation
 
 
 def inside_head(inspection, kind, layer, head, query):
@@ -212,6 +305,28 @@ def figure(label, buttons=("fullscreen",), **kwargs):
     return gr.Image(label=label, show_label=False, format="png", buttons=list(buttons), **kwargs)
 
 
+QUIET = dict(api_visibility="private", show_progress="hidden", trigger_mode="always_last")
+
+
+def step_panel(name, inspection):
+    """The step-by-step view of the translation in the State `inspection`: ◀ slider ▶, the tokens so far, where the
+    decoder looked, the next-token candidates and the beam; wired to follow the State. Element ids start `name`."""
+    with gr.Row():
+        previous_step = gr.Button("◀ Previous", size="sm", scale=1)
+        step = gr.Slider(1, 2, value=1, step=1, label="Step (one per generated token)", scale=6, elem_id=name)
+        next_step = gr.Button("Next ▶", size="sm", scale=1)
+    prefix = gr.HTML()
+    attention = gr.Plot(show_label=False, elem_id=f"{name}-attention")  # full width: every token legible
+    candidates = gr.Plot(show_label=False, elem_id=f"{name}-candidates")
+    beam = gr.HTML(visible=False, elem_id=f"{name}-beam")
+    inspection.change(reset_step, inspection, step, **QUIET)
+    gr.on([step.change, inspection.change], step_view, [inspection, step], [prefix, candidates, attention, beam],
+          **QUIET)
+    for button, delta in [(previous_step, -1), (next_step, 1)]:  # moved in the browser; step.change draws
+        button.click(None, step, step, js=views.move_step_js(name, delta), **QUIET)
+    return step
+
+
 def build_demo():
     with gr.Blocks(title="Transformer translator (English → Italian)", analytics_enabled=False,
                    delete_cache=(3600, 3600)) as demo:
@@ -225,11 +340,18 @@ def build_demo():
             italian = gr.Textbox(label="Italian", lines=1, max_lines=8, interactive=False, buttons=["copy"],
                                  elem_id="italian")
         with gr.Row(equal_height=False):
-            decoding = gr.Radio([("Greedy", "greedy"), ("Beam search", "beam")], value="greedy", label="Decoding",
-                                elem_id="decoding")
+            decoding = gr.Radio([("Greedy", "greedy"), ("Beam search", "beam"), ("Sampling", "sampling")],
+                                value="greedy", label="Decoding", elem_id="decoding", scale=2)
             beam = gr.Slider(2, 8, value=4, step=1, label="Beam width (for beam search)", interactive=False,
-                             elem_id="beam")
-            button = gr.Button("Translate", variant="primary", size="lg", elem_id="translate")
+                             elem_id="beam", scale=2)
+            button = gr.Button("Translate", variant="primary", size="lg", elem_id="translate", scale=1)
+        with gr.Row(equal_height=False):
+            temperature = gr.Slider(0.1, 3.0, value=1.0, step=0.1, label="Temperature (for sampling)",
+                                    interactive=False, elem_id="temperature")
+            top_k = gr.Slider(0, 50, value=0, step=1, label="Top-k (for sampling; 0: all tokens)", interactive=False,
+                              elem_id="top-k-sampling")
+            seed = gr.Number(0, precision=0, minimum=0, label="Seed (for sampling)", interactive=False,
+                             elem_id="seed")
         status = gr.Markdown(label="Status", elem_id="status")
         chips = gr.HTML(label="Tokens")
         examples = gr.Examples(EXAMPLES, inputs=text, label="Examples (click one)", examples_per_page=len(EXAMPLES))
@@ -275,14 +397,41 @@ def build_demo():
                     head_formula = gr.Markdown(elem_id="head-formula")
             with gr.Tab("Decoding step by step", id="steps") as tab_steps:
                 gr.Markdown(STEPS_HELP)
+                with gr.Accordion("Sampling and beam search, explained", open=False):
+                    gr.Markdown(SAMPLING_HELP + "\n\n" + BEAM_HELP)
+                step = step_panel("step", inspection)
+                with gr.Accordion("Attention is not explanation: compare with a gradient attribution", open=False,
+                                  elem_id="attribution-panel") as attribution_panel:
+                    gr.Markdown(ATTRIBUTION_HELP)
+                    method = gr.Radio([(name, m) for m, name in experiments.METHOD_NAMES.items()],
+                                      value=DEFAULT_METHOD, label="Attribution", elem_id="attribution-method")
+                    attribution_figure = gr.Plot(show_label=False, elem_id="attribution")
+                attribution_open = gr.State(False)
+                attribution = gr.State(None)  # (what it was computed for, Attribution): step changes reuse it
+            with gr.Tab("Heads: diagnose and switch off", id="heads") as tab_heads:
+                gr.Markdown(HEADS_HELP)
                 with gr.Row():
-                    previous_step = gr.Button("◀ Previous", size="sm", scale=1)
-                    step = gr.Slider(1, 2, value=1, step=1, label="Step (one per generated token)", scale=6,
-                                     elem_id="step")
-                    next_step = gr.Button("Next ▶", size="sm", scale=1)
-                prefix = gr.HTML()
-                step_attention = gr.Plot(show_label=False, elem_id="step-attention")  # full width: every token legible
-                top_k = gr.Plot(show_label=False, elem_id="top-k")
+                    diagnosed_kind = gr.Radio([(spec.title, k) for k, spec in views.ATTENTION_KINDS.items()],
+                                              value="cross", label="Attention", scale=2, elem_id="diagnosed-kind")
+                    measure = gr.Radio([(label, m) for m, label in experiments.MEASURES.items()], value="entropy",
+                                       label="Colour by", scale=3, elem_id="measure")
+                diagnostics = gr.Plot(show_label=False, elem_id="head-diagnostics")
+                gr.Markdown(ABLATION_HELP)
+                with gr.Row():
+                    heads_off = [gr.CheckboxGroup(experiments.head_choices(kind, *shape), label=views.ATTENTION_KINDS[kind].title,
+                                                  elem_id=f"off-{kind}")
+                                 for kind, shape in head_grid(translator.model.cfg).items()]
+                ablate_button = gr.Button("Translate with these heads switched off", variant="primary",
+                                          elem_id="ablate")
+                ablation = gr.HTML(elem_id="ablation-result")
+                switched_off = gr.State(None, time_to_live=3600)  # the Inspection of the run with the heads off
+                step_panel("ablation-step", switched_off)
+                importance = read_head_importance(translator.model_dir) if translator.model_dir else None
+                if importance:
+                    gr.Plot(experiments.importance_plot(importance), show_label=False, elem_id="head-importance")
+                    gr.Markdown(f"Measured with `{importance['command']}`.")
+                else:
+                    gr.Markdown(IMPORTANCE_MISSING.format(model_dir=MODEL_DIR))
             with gr.Tab("Positional encoding", id="positions") as tab_positions:
                 gr.Markdown(POSITION_HELP)
                 pe_image = gr.Plot(show_label=False, elem_id="positional-table")
@@ -311,7 +460,8 @@ def build_demo():
             "positions": (positions_tab, [inspection, positions_drawn], [pe_image, similarity, norms, positions_drawn]),
         }
         # Up to BATCH_SIZE translations run at once, so that those arriving together are decoded together.
-        translate_io = dict(fn=translate, inputs=[text, decoding, beam], outputs=[italian, status, chips, inspection],
+        decoding_controls = [decoding, beam, temperature, top_k, seed]
+        translate_io = dict(fn=translate, inputs=[text, *decoding_controls], outputs=[italian, status, chips, inspection],
                             concurrency_limit=BATCH_SIZE, concurrency_id="translate")
 
         def redraw_visible(event):
@@ -323,7 +473,7 @@ def build_demo():
         redraw_visible(examples.load_input_event.then(api_visibility="private", **translate_io))
 
         for tab, tab_id in [(tab_attention, "attention"), (tab_head, "head"), (tab_steps, "steps"),
-                            (tab_positions, "positions"), (tab_model, "model")]:
+                            (tab_heads, "heads"), (tab_positions, "positions"), (tab_model, "model")]:
             selected = tab.select(lambda tab_id=tab_id: tab_id, None, active_tab, api_visibility="private")
             if tab_id in tab_views:
                 fn, inputs, outputs = tab_views[tab_id]
@@ -333,21 +483,27 @@ def build_demo():
         # inspection's change), shown or not. Each view is one event over all its controls that always runs for
         # the latest values (a click during a run queues one more run, which reads the controls when it starts),
         # so what is shown matches the controls however fast they are clicked.
-        quiet = dict(api_visibility="private", show_progress="hidden", trigger_mode="always_last")
         gr.on([control.input for control in attention_controls] + [inspection.change], attention_view,
-              [inspection, *attention_controls], [layer, heatmap, overview], **quiet).then(
-            attention_downloads, [inspection, kind, layer, head], [png_button, json_button], **quiet)
+              [inspection, *attention_controls], [layer, heatmap, overview], **QUIET).then(
+            attention_downloads, [inspection, kind, layer, head], [png_button, json_button], **QUIET)
         gr.on([control.input for control in head_controls], inside_head, [inspection, *head_controls], head_outputs,
-              **quiet)
-        inspection.change(reset_step, inspection, step, **quiet)
-        gr.on([step.change, inspection.change], step_view, [inspection, step], [prefix, top_k, step_attention],
-              **quiet)
+              **QUIET)
+        gr.on([diagnosed_kind.input, measure.input, inspection.change], diagnostics_view,
+              [inspection, diagnosed_kind, measure], diagnostics, **QUIET)
+        ablate_button.click(switch_heads_off, [text, *decoding_controls, *heads_off], [ablation, switched_off],
+                            api_visibility="private", concurrency_limit=BATCH_SIZE, concurrency_id="translate")
+        attribution_io = dict(fn=attribution_view, inputs=[inspection, method, step, attribution_open, attribution],
+                              outputs=[attribution_figure, attribution])
+        attribution_panel.expand(lambda: True, None, attribution_open, queue=False, api_visibility="private").then(
+            **attribution_io, api_visibility="private")
+        attribution_panel.collapse(lambda: False, None, attribution_open, queue=False, api_visibility="private")
+        gr.on([inspection.change, method.input, step.change], **attribution_io, **QUIET)
         depths = {k: layer_count(k) for k in views.ATTENTION_KINDS}
-        kind.input(None, [kind, layer], layer, js=views.clamp_layer_js(depths), **quiet)
-        for btn, delta in [(previous_step, -1), (next_step, 1)]:  # moved in the browser; step.change draws
-            btn.click(None, step, step, js=views.move_step_js("step", delta), **quiet)
-        decoding.input(lambda choice: gr.Slider(interactive=choice == "beam"), decoding, beam, queue=False,
+        kind.input(None, [kind, layer], layer, js=views.clamp_layer_js(depths), **QUIET)
+        decoding.input(decoding_controls_for, decoding, [beam, temperature, top_k, seed], queue=False,
                        api_visibility="private", show_progress="hidden")
+        gr.api(sample, api_name="sample", concurrency_limit=BATCH_SIZE, concurrency_id="translate")
+        gr.api(ablate, api_name="ablate", concurrency_limit=BATCH_SIZE, concurrency_id="translate")
         dims.input(curves, dims, curve_image, api_visibility="private", trigger_mode="always_last")
     return demo
 

@@ -183,9 +183,9 @@ def browser_cases(page, sentences, repeats):
         radio("head", "mean")()
         page.wait_for_function(TITLE_HAS, arg=["attention-heatmap", "layer 1 · mean"], timeout=120_000)
         page.get_by_role("tab", name="Decoding step by step").click()
-        page.wait_for_function(TITLE_HAS, arg=["top-k", "Step 1:"], timeout=120_000)
+        page.wait_for_function(TITLE_HAS, arg=["step-candidates", "Step 1:"], timeout=120_000)
         runs["steps: Next"] = click_until(page, page.get_by_role("button", name="Next ▶").click, TITLE_HAS,
-                                          ["top-k", "Step 2:"])
+                                          ["step-candidates", "Step 2:"])
         page.get_by_role("tab", name="Attention").click()
         if i:
             for case, ms in runs.items():

@@ -222,3 +222,31 @@ def test_positional_tab_is_drawn_once_per_sentence(tiny_model_dir, monkeypatch):
     other = app.translator.inspect("the cat sleeps.")
     *_, drawn_again = app.positions_tab(other, drawn)
     assert drawn_again == tuple(other.source_tokens) != drawn
+
+
+def test_sampling_through_translate_and_its_own_endpoint(client, translator):
+    from transformer import Sampling
+
+    expected = translator.translate("we love the dog.", sampling=Sampling(1.5, 0, 7))
+    italian, status, _ = client.predict("we love the dog.", "sampling", 4, 1.5, 0, 7, api_name="/translate")
+    assert italian == expected
+    assert "sampling (temperature 1.5, seed 7)" in status
+    assert client.predict("we love the dog.", 1.5, 0, 7, api_name="/sample") == expected
+    assert client.predict("we love the dog.", api_name="/sample") == translator.translate(
+        "we love the dog.", sampling=Sampling())
+    with pytest.raises(gradio_client.exceptions.AppError, match="temperature"):
+        client.predict("we love the dog.", -1.0, 0, 7, api_name="/sample")
+
+
+def test_ablate_endpoint_switches_heads_off(client, translator):
+    from transformer.ablation import ablated
+
+    heads = ["cross L1 H1", "cross L1 H2", "encoder L1 H2"]
+    off = ablated(translator, [("cross", 0, 0), ("cross", 0, 1), ("encoder", 0, 1)])
+    assert client.predict("I see the cat.", heads, api_name="/ablate") == off.translate("I see the cat.")
+    assert client.predict("I see the cat.", heads, 3, api_name="/ablate") == off.translate("I see the cat.", beam=3)
+    assert client.predict("I see the cat.", [], api_name="/ablate") == translator.translate("I see the cat.")
+    with pytest.raises(gradio_client.exceptions.AppError, match="is not a head"):
+        client.predict("I see the cat.", ["cross layer 1"], api_name="/ablate")
+    with pytest.raises(gradio_client.exceptions.AppError, match="its cross heads are L1..L1 H1..H2"):
+        client.predict("I see the cat.", ["cross L1 H9"], api_name="/ablate")

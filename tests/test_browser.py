@@ -199,16 +199,16 @@ def test_five_quick_next_clicks(page, translator):
     sentence = "I see the cat."
     translate(page, sentence, translator.translate(sentence))
     page.get_by_role("tab", name="Decoding step by step").click()
-    expect(title(page, "top-k")).to_contain_text("Step 1:", timeout=WAIT)
+    expect(title(page, "step-candidates")).to_contain_text("Step 1:", timeout=WAIT)
     steps = len(translator.inspect(sentence).target_tokens)
     assert steps >= 6
     for _ in range(5):
         page.get_by_role("button", name="Next ▶").click()
     expect(page.locator("#step input[type=number]")).to_have_value("6")
-    expect(title(page, "top-k")).to_contain_text("Step 6:", timeout=WAIT)
+    expect(title(page, "step-candidates")).to_contain_text("Step 6:", timeout=WAIT)
     expect(title(page, "step-attention")).to_contain_text("Step 6:", timeout=WAIT)
     page.wait_for_timeout(1500)
-    expect(title(page, "top-k")).to_contain_text("Step 6:")
+    expect(title(page, "step-candidates")).to_contain_text("Step 6:")
 
 
 def test_inside_one_head_follows_the_clicked_query_token(page, translator):
@@ -240,3 +240,23 @@ def test_inside_one_head_follows_the_clicked_query_token(page, translator):
     other = "they love the city."  # translated with the tab in view: its tokens replace the old ones
     translate(page, other, translator.translate(other))
     expect(tokens).to_have_text(translator.inspect(other).target_tokens, timeout=WAIT)
+
+
+def test_switching_a_head_off_updates_the_translation_panel(page, translator):
+    """Tick heads in the heads tab and translate again: the panel shows the heads, both translations (the library's
+    normal and ablated ones), and the step view of the new run."""
+    from transformer.ablation import ablated
+
+    sentence = "I see the cat."
+    translate(page, sentence, translator.translate(sentence))
+    page.get_by_role("tab", name="Heads: diagnose and switch off").click()
+    expect(title(page, "head-diagnostics")).to_contain_text("Encoder–decoder cross-attention", timeout=WAIT)
+    heads = [("cross", layer, head) for layer in range(3) for head in range(2)]  # every cross head: the source unseen
+    for _, layer, head in heads:
+        page.locator("#off-cross").get_by_text(f"L{layer + 1} H{head + 1}", exact=True).click()
+    page.locator("#ablate").click()
+    result = page.locator("#ablation-result")
+    expect(result).to_contain_text("Heads switched off: cross L1 H1, cross L1 H2", timeout=WAIT)
+    expect(result).to_contain_text(f"Normal: {translator.translate(sentence)}")
+    expect(result).to_contain_text(f"With the heads off: {ablated(translator, heads).translate(sentence)}")
+    expect(title(page, "ablation-step-candidates")).to_contain_text("Step 1:", timeout=WAIT)

@@ -222,14 +222,14 @@ def test_embedding_norms(translator, inspection, pe):
 def test_status_counts_tokens_as_the_truncation_note_does_and_warns():
     from transformer.translator import InputReport
 
-    status = views.translation_status(0.5, 1, InputReport(127, 0, True, True), 9, 127)
+    status = views.translation_status(0.5, "greedy", InputReport(127, 0, True, True), 9, 127)
     assert "127 English → 9 Italian tokens (not counting `</s>`)" in status
     assert "longer than the model reads (127 tokens): only the beginning was translated" in status
     assert "far longer" not in status  # truncation says it already
-    status = views.translation_status(0.5, 4, InputReport(8, 4, False, False), 3, 127)
+    status = views.translation_status(0.5, views.decoding_label(4), InputReport(8, 4, False, False), 3, 127)
     assert "beam search (4 beams)" in status and "Warning: 4 of the 8 English tokens (50%)" in status
-    assert "never learnt" not in views.translation_status(0.5, 1, InputReport(8, 0, False, False), 3, 127)
-    assert "far longer" in views.translation_status(0.5, 1, InputReport(70, 0, True, False), 60, 127)
+    assert "never learnt" not in views.translation_status(0.5, "greedy", InputReport(8, 0, False, False), 3, 127)
+    assert "far longer" in views.translation_status(0.5, "greedy", InputReport(70, 0, True, False), 60, 127)
 
 
 def test_token_chips_escape_html():

@@ -1,10 +1,19 @@
-"""Batched greedy and beam-search decoding.
+"""Batched decoding: greedy, sampling (temperature and top-k) and beam search.
+
+Greedy decoding and sampling share one loop and differ only in how the next token is chosen from its distribution:
+the most probable one, or a draw. Beam search keeps the `beam` best hypotheses at every step; given a list to
+fill (`trace`), it also records them step by step, for a learner to watch.
 
 With `use_cache=True` a `KVCache` keeps every decoder layer's keys and values of the tokens generated so far and
 of the encoder memory, so a new token costs one decoder step over one position; `use_cache=False` re-runs the
 decoder over the whole prefix at every step (the textbook loop, kept to check the cache against it and to
 measure what it saves).
 """
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -22,10 +31,25 @@ def _next_logits(model, ys, memory, src_mask, cache, no_repeat_ngram=0):
     """Logits for the token after the prefix `ys` (B, T): one position with the cache, all without."""
     step_input = ys[:, -1:] if cache is not None else ys
     logits, _, _ = model.decode(step_input, memory, src_mask, cache)
-    logits = logits[:, -1].float()  # (B, V)
-    logits[:, [PAD_ID, BOS_ID, UNK_ID]] = float("-inf")  # never generated (byte fallback spells any character)
+    return apply_decoding_rules(logits[:, -1].float(), ys, no_repeat_ngram)  # (B, V)
+
+
+def apply_decoding_rules(logits, ys, no_repeat_ngram=0):
+    """Forbid (in place, and returned) what decoding never writes after the prefixes `ys` (B, T): padding, <s> and
+    <unk> (byte fallback spells any character), and with `no_repeat_ngram` a repeated n-gram. logits (B, V)."""
+    logits[:, [PAD_ID, BOS_ID, UNK_ID]] = float("-inf")
     if no_repeat_ngram:
         block_repeated_ngrams(logits, ys, no_repeat_ngram)
+    return logits
+
+
+def teacher_forced_logits(logits, tgt, no_repeat_ngram=0):
+    """The logits (1, T, V) of one teacher-forced pass over `tgt` (1, T) as decoding sees them: (T, V) float32,
+    row t with the rules of `apply_decoding_rules` for the prefix tgt[:, :t + 1], so that its distribution is the
+    one a decoder that wrote that prefix chose from."""
+    logits = logits[0].float()  # (T, V)
+    for t in range(logits.size(0)):
+        apply_decoding_rules(logits[t : t + 1], tgt[:, : t + 1], no_repeat_ngram)
     return logits
 
 
@@ -50,9 +74,9 @@ def _strip(tokens):
     return out
 
 
-@torch.inference_mode()
-def greedy_decode(model, src, use_cache=True, no_repeat_ngram=0):
-    """src (B, S) -> list of B token-id lists, each the argmax continuation until EOS or its length cap."""
+def _decode_token_by_token(model, src, choose, use_cache, no_repeat_ngram):
+    """The loop of greedy decoding and sampling: src (B, S) -> list of B token-id lists, each continued by
+    `choose(logits (B, V)) -> (B,)` until EOS or its length cap."""
     B = src.size(0)
     memory, src_mask, _ = model.encode(src)
     limits = max_output_lengths(src, model)
@@ -60,7 +84,7 @@ def greedy_decode(model, src, use_cache=True, no_repeat_ngram=0):
     finished = torch.zeros(B, dtype=torch.bool, device=src.device)
     cache = model.new_cache() if use_cache else None
     for step in range(int(limits.max())):
-        next_token = _next_logits(model, ys, memory, src_mask, cache, no_repeat_ngram).argmax(dim=-1)  # (B,)
+        next_token = choose(_next_logits(model, ys, memory, src_mask, cache, no_repeat_ngram))  # (B,)
         next_token = next_token.masked_fill(finished, PAD_ID)
         ys = torch.cat([ys, next_token[:, None]], dim=1)  # (B, step + 2)
         finished |= (next_token == EOS_ID) | (step + 1 >= limits)
@@ -69,19 +93,117 @@ def greedy_decode(model, src, use_cache=True, no_repeat_ngram=0):
     return [_strip(row) for row in ys[:, 1:].tolist()]
 
 
+@torch.inference_mode()
+def greedy_decode(model, src, use_cache=True, no_repeat_ngram=0):
+    """src (B, S) -> list of B token-id lists, each the argmax continuation until EOS or its length cap."""
+    return _decode_token_by_token(model, src, lambda logits: logits.argmax(dim=-1), use_cache, no_repeat_ngram)
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How to sample: logits divided by `temperature` (below 1 sharpens the distribution towards greedy, above 1
+    flattens it), only the `top_k` most probable tokens kept (0: all), random draws seeded by `seed`."""
+
+    temperature: float = 1.0
+    top_k: int = 0
+    seed: int = 0
+
+    def __post_init__(self):
+        t = self.temperature
+        if isinstance(t, bool) or not isinstance(t, numbers.Real) or not (math.isfinite(t) and t > 0):
+            raise ValueError(f"temperature must be a finite number > 0, got {t!r}")
+        if not _is_integer(self.top_k) or self.top_k < 0:
+            raise ValueError(f"top_k must be an integer >= 0 (0: every token), got {self.top_k!r}")
+        if not _is_integer(self.seed) or not 0 <= self.seed < 2**64:
+            raise ValueError(f"seed must be an integer in 0..2**64 - 1, got {self.seed!r}")
+
+
+def _is_integer(value):
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def tempered_distribution(logits, temperature, top_k):
+    """Probabilities (..., V) the sampler draws from: softmax(logits / temperature) over the `top_k` most probable
+    tokens (0: all), the others at 0. Logits of -inf (forbidden tokens) stay at probability 0."""
+    # Softmax does not change when a constant is subtracted; subtracting the largest logit first keeps a tiny
+    # temperature from dividing the logits into infinities.
+    scaled = (logits.float() - logits.float().amax(dim=-1, keepdim=True)) / temperature  # (..., V)
+    if 0 < top_k < scaled.size(-1):
+        keep = torch.zeros_like(scaled, dtype=torch.bool).scatter_(-1, scaled.topk(top_k, dim=-1).indices, True)
+        scaled = scaled.masked_fill(~keep, float("-inf"))
+    return F.softmax(scaled, dim=-1)
+
+
+def draw_tokens(probs, generators):
+    """One token per row of `probs` (B, V), by inverse transform sampling with one generator per row: a uniform
+    number u in [0, 1) from the row's generator picks the token whose slice of the cumulative probabilities holds it."""
+    u = torch.cat([torch.rand(1, generator=g, device=probs.device) for g in generators])  # (B,)
+    cumulative = probs.cumsum(dim=-1)  # (B, V)
+    # Scaled by the total, which rounding may leave just below 1; right=True skips tokens of probability 0.
+    token = torch.searchsorted(cumulative, (u * cumulative[:, -1])[:, None], right=True)  # (B, 1)
+    return token[:, 0]
+
+
+@torch.inference_mode()
+def sample_decode(model, src, temperature=1.0, top_k=0, seed=0, use_cache=True, no_repeat_ngram=0):
+    """src (B, S) -> list of B token-id lists, each token drawn from `tempered_distribution` (see `Sampling`).
+
+    Every sentence has its own random generator seeded with `seed`, so its output depends on the seed only: the same
+    with the same seed, whichever batch it is decoded in (up to floating-point differences between batched and
+    single-sentence logits, which could move a draw that falls right at the edge of a token's slice)."""
+    Sampling(temperature, top_k, seed)  # checks the values
+    generators = [torch.Generator(device=src.device).manual_seed(seed) for _ in range(src.size(0))]
+    choose = lambda logits: draw_tokens(tempered_distribution(logits, temperature, top_k), generators)
+    return _decode_token_by_token(model, src, choose, use_cache, no_repeat_ngram)
+
+
 def length_penalty(length, alpha):
     """GNMT length normalisation ((5 + |Y|) / 6)^alpha: without it beam search prefers short outputs."""
     return ((5.0 + length) / 6.0) ** alpha
 
 
+class Finished(NamedTuple):
+    """A hypothesis that ended at step `length` (1-based): with </s>, or at its length cap when none did. Its
+    normalised score comes first: hypotheses are ranked by it."""
+
+    normalised: float  # score / length_penalty(length, alpha)
+    tokens: list  # token ids, without <s> and </s>
+    score: float  # summed log-probabilities of its tokens (and of </s>)
+
+    @classmethod
+    def at(cls, length, tokens, score, alpha):
+        return cls(score / length_penalty(length, alpha), tokens, score)
+
+
+class Live(NamedTuple):
+    """A hypothesis kept after a step of beam search."""
+
+    tokens: list  # token ids, without <s>
+    score: float  # summed log-probabilities of its tokens
+    rank: int  # its last token's rank by probability among its parent's next tokens: 1 = the most probable
+
+
+@dataclass
+class BeamStep:
+    """One step of beam search on one sentence, as `beam_search(..., trace=[])` records it. A live hypothesis of
+    rank > 1 was kept though its last token was not its parent's most probable next token: its whole prefix
+    scored better than the alternatives."""
+
+    live: list  # Live hypotheses kept after this step, best first: at most `beam`
+    finished: list  # Finished hypotheses that ended at this step
+
+
 @torch.inference_mode()
-def beam_search(model, src, beam=4, alpha=0.6, use_cache=True, no_repeat_ngram=0):
+def beam_search(model, src, beam=4, alpha=0.6, use_cache=True, no_repeat_ngram=0, trace=None):
     """src (B, S) -> list of B token-id lists: the best finished hypothesis of each sentence's beam.
 
     Scores are summed log-probabilities; a hypothesis that emits EOS among the top `beam` candidates is kept
     as finished with its length-normalised score, and a sentence is done once it has `beam` finished hypotheses
-    and no live one can beat them (with beam=1 this is exactly greedy decoding)."""
+    and no live one can beat them (with beam=1 this is exactly greedy decoding). `trace`: a list to which every
+    step's BeamStep is appended, for one sentence (B = 1); without one, nothing more is computed."""
     B, K = src.size(0), beam
+    if trace is not None and B != 1:
+        raise ValueError(f"a beam search trace follows one sentence, got a batch of {B}")
     device = src.device
     memory, src_mask, _ = model.encode(src)
     memory = memory.repeat_interleave(K, dim=0)  # (B*K, S, C)
@@ -90,7 +212,7 @@ def beam_search(model, src, beam=4, alpha=0.6, use_cache=True, no_repeat_ngram=0
     ys = torch.full((B * K, 1), BOS_ID, dtype=torch.long, device=device)
     scores = torch.zeros(B, K, device=device)
     scores[:, 1:] = float("-inf")  # all beams start identical: expand only the first
-    finished = [[] for _ in range(B)]  # per sentence: (normalised score, token ids)
+    finished = [[] for _ in range(B)]  # per sentence: Finished hypotheses
     done = [False] * B
     cache = model.new_cache() if use_cache else None
     for step in range(max(limits)):
@@ -101,13 +223,14 @@ def beam_search(model, src, beam=4, alpha=0.6, use_cache=True, no_repeat_ngram=0
         top_beam, top_token = top_index // V, top_index % V
         is_eos = top_token == EOS_ID
         length = step + 1
+        finished_before = len(finished[0])
         for b in range(B):
             if done[b]:
                 continue
             for rank in range(K):
                 if is_eos[b, rank] and top_scores[b, rank] > float("-inf"):
                     prefix = ys[b * K + top_beam[b, rank], 1:].tolist()
-                    finished[b].append((top_scores[b, rank].item() / length_penalty(length, alpha), prefix))
+                    finished[b].append(Finished.at(length, prefix, top_scores[b, rank].item(), alpha))
         # The best K candidates that do not end the sentence continue (stable sort keeps score order).
         keep = torch.sort(is_eos.int(), dim=1, stable=True).indices[:, :K]  # (B, K)
         scores = top_scores.gather(1, keep)
@@ -121,12 +244,25 @@ def beam_search(model, src, beam=4, alpha=0.6, use_cache=True, no_repeat_ngram=0
                 # Length cap reached without EOS: fall back to the best unfinished beam now, not after the
                 # beam has kept going for the batch's longer sentences (that made results batch-dependent).
                 best = int(scores[b].argmax())
-                finished[b].append((0.0, ys[b * K + best, 1:].tolist()))
+                finished[b].append(Finished.at(length, ys[b * K + best, 1:].tolist(), scores[b, best].item(), alpha))
+        if trace is not None:
+            trace.append(_beam_step(log_probs[source_beam[0]], ys, scores[0], finished[0][finished_before:]))
         done = [d or length >= limits[b] or _beam_finished(finished[b], scores[b], K, length, alpha)
                 for b, d in enumerate(done)]
         if all(done):
             break
-    return [_strip(max(hypotheses, key=lambda h: h[0])[1]) for hypotheses in finished]
+    return [_strip(max(hypotheses, key=lambda h: h.normalised).tokens) for hypotheses in finished]
+
+
+def _beam_step(parent_log_probs, ys, scores, finished):
+    """The BeamStep of one sentence from its kept hypotheses ys (K, T) and scores (K,), the next-token log-probs
+    of their parents (K, V) and the Finished hypotheses of this step. Hypotheses of score -inf (kept only while
+    fewer than K candidates exist) are left out."""
+    last_token = ys[:, -1:]  # (K, 1)
+    ranks = (parent_log_probs > parent_log_probs.gather(1, last_token)).sum(dim=1) + 1  # (K,)
+    hypotheses = zip(ys[:, 1:].tolist(), scores.tolist(), ranks.tolist())
+    live = [Live(tokens, score, rank) for tokens, score, rank in hypotheses if score > float("-inf")]
+    return BeamStep(live, list(finished))
 
 
 def _beam_finished(finished, live_scores, K, length, alpha):
@@ -135,11 +271,26 @@ def _beam_finished(finished, live_scores, K, length, alpha):
     if len(finished) < K:
         return False
     best_live = live_scores.max().item() / length_penalty(length, alpha)
-    return best_live <= max(score for score, _ in finished)
+    return best_live <= max(normalised for normalised, *_ in finished)
 
 
-def generate(model, src, beam=1, use_cache=True, no_repeat_ngram=0, alpha=0.6):
-    """One entry point for both strategies: greedy for beam=1, beam search (length penalty `alpha`) otherwise."""
+def check_decoding(beam, sampling):
+    """A ValueError unless `sampling` is None or a `Sampling` with beam 1: sampling draws a single hypothesis."""
+    if sampling is None:
+        return
+    if not isinstance(sampling, Sampling):
+        raise ValueError(f"sampling must be a Sampling or None, got {type(sampling).__name__}")
+    if beam > 1:
+        raise ValueError(f"sampling draws one hypothesis per sentence: use it with beam 1, got beam {beam}")
+
+
+def generate(model, src, beam=1, use_cache=True, no_repeat_ngram=0, alpha=0.6, sampling=None):
+    """One entry point for every strategy: greedy for beam=1, beam search (length penalty `alpha`) otherwise, and
+    sampling (`Sampling`: beam must be 1) when `sampling` is given."""
+    check_decoding(beam, sampling)
+    if sampling is not None:
+        return sample_decode(model, src, sampling.temperature, sampling.top_k, sampling.seed, use_cache=use_cache,
+                             no_repeat_ngram=no_repeat_ngram)
     if beam <= 1:
         return greedy_decode(model, src, use_cache=use_cache, no_repeat_ngram=no_repeat_ngram)
     return beam_search(model, src, beam=beam, alpha=alpha, use_cache=use_cache, no_repeat_ngram=no_repeat_ngram)

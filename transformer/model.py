@@ -281,17 +281,21 @@ class Transformer(nn.Module):
     def num_parameters(self):
         return sum(p.numel() for p in self.parameters())
 
-    def encode(self, src, need_weights=False):
-        """src (B, S) -> memory (B, S, C), src_mask (B, 1, 1, S), encoder maps [(B, nh, S, S)] per layer."""
+    def encode(self, src, need_weights=False, embedded=None):
+        """src (B, S) -> memory (B, S, C), src_mask (B, 1, 1, S), encoder maps [(B, nh, S, S)] per layer. `embedded`
+        (B, S, C): the source's input vectors to read instead of src's embeddings (gradient attribution varies them;
+        src then only gives the padding mask)."""
         src_mask = padding_mask(src, self.cfg.pad_id)
-        x = self.positional_encoding(self.src_embed(src))  # (B, S, C)
+        x = self.positional_encoding(self.src_embed(src) if embedded is None else embedded)  # (B, S, C)
         memory, maps = self.encoder(x, src_mask, need_weights)
         return memory, src_mask, maps
 
-    def decode(self, tgt, memory, src_mask, cache=None, need_weights=False):
+    def decode(self, tgt, memory, src_mask, cache=None, need_weights=False, project=True):
         """tgt (B, T) -> logits (B, T, V). With a cache, `tgt` holds only the new tokens, the earlier ones'
         keys and values come from the cache, and no causal mask is needed for a single new token. Without one,
-        an empty cache, dropped afterwards, makes this the plain pass over the whole of `tgt`."""
+        an empty cache, dropped afterwards, makes this the plain pass over the whole of `tgt`. `project=False`
+        returns the decoder's output (B, T, C) before the output projection (gradient attribution projects one
+        position at a time)."""
         cache = self.new_cache() if cache is None else cache
         offset = cache.length
         T = tgt.size(1)
@@ -299,7 +303,7 @@ class Transformer(nn.Module):
         tgt_mask = causal_mask(T, tgt.device, offset) if T > 1 else None  # (1, 1, T, offset + T)
         x = self.positional_encoding(self.tgt_embed(tgt), offset)  # (B, T, C)
         x, self_maps, cross_maps = self.decoder(x, memory, src_mask, tgt_mask, cache, need_weights)
-        return self.generator(x), self_maps, cross_maps
+        return (self.generator(x) if project else x), self_maps, cross_maps
 
     def forward(self, src, tgt):
         """Teacher-forced training pass: logits (B, T, V) for every target position."""

@@ -6,6 +6,7 @@
     metrics.json       parameters, training (minutes, steps, data, hardware, commands), history, scores
     loss_curve.png     train loss and dev BLEU against training minutes (optional)
     notes.md           what this model is good and bad at, and its data credits, in Markdown (optional)
+    head_importance.json  BLEU lost with each attention head switched off (training.head_importance; optional)
     README.md          the Hugging Face Hub's model card, written from the files above (transformer.model_card)
 
 A model directory may also be a model repository on the Hugging Face Hub ("user/name"): `hub_snapshot` fetches it.
@@ -25,6 +26,7 @@ TOKENIZER = "tokenizer.json"
 METRICS = "metrics.json"
 LOSS_CURVE = "loss_curve.png"
 NOTES = "notes.md"
+HEAD_IMPORTANCE = "head_importance.json"
 MODEL_CARD = "README.md"
 REQUIRED_FILES = (WEIGHTS, CONFIG, TOKENIZER)
 

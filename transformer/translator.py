@@ -1,4 +1,5 @@
-"""`Translator`: a trained model directory behind two calls, `translate` and `inspect`.
+"""`Translator`: a trained model directory behind two calls, `translate` and `inspect`; and `beam_trace`, beam
+search on one sentence step by step.
 
 A model directory holds `model.safetensors` (weights in float32, float16 or bfloat16), `config.json` (TransformerConfig),
 `tokenizer.json` (BPE), and optionally `metrics.json` (scores and training history) and `notes.md` (what the model
@@ -13,9 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 
-from .decoding import generate
+from .decoding import BeamStep, Sampling, beam_search, check_decoding, generate, teacher_forced_logits, tempered_distribution
 from .device import fast_dtype, pick_device
 from .head_details import HeadDetails, attention_module, capture_attention, head_arithmetic
 from .model import Transformer, TransformerConfig, causal_mask, padding_mask, sinusoidal_positional_encoding
@@ -144,8 +146,38 @@ class Inspection:
     encoder_attention: np.ndarray
     decoder_attention: np.ndarray
     cross_attention: np.ndarray
-    top_candidates: list = field(default_factory=list)  # per generated token: [(token, probability), ...]
+    # Per generated token, the most probable next tokens as decoding saw them at temperature 1 (those it never writes
+    # at 0, left out): [(token, probability), ...].
+    top_candidates: list = field(default_factory=list)
     source_truncated: bool = False
+    sampling: Sampling | None = None  # how the translation was sampled (temperature, top-k, seed); None: not sampled
+    # Per generated token, like top_candidates, the distribution the sampler drew from (at `sampling.temperature`,
+    # after its top-k): [] unless sampling.
+    tempered_candidates: list = field(default_factory=list)
+    beam_trace: "BeamTrace | None" = None  # beam search step by step, when `inspect` ran it (beam > 1)
+
+
+@dataclass(frozen=True)
+class TracedHypothesis:
+    """A hypothesis of a `BeamTrace`, readable: its tokens as strings and its text."""
+
+    tokens: list  # token strings, without <s> and </s>
+    text: str
+    score: float  # summed log-probabilities of its tokens (and of </s>, once finished)
+    normalised: float | None = None  # finished: score / length_penalty(step, alpha), what the winner is chosen by
+    rank: int | None = None  # live: its last token's rank among its parent's next tokens (1 = the most probable)
+
+
+@dataclass(frozen=True)
+class BeamTrace:
+    """Beam search on one sentence, step by step (`Translator.beam_trace`). steps[i] is the `decoding.BeamStep`
+    after step i + 1, its hypotheses TracedHypothesis: `live` those kept, best first, and `finished` those that
+    ended at that step."""
+
+    beam: int
+    alpha: float  # the length penalty's exponent: normalised = score / ((5 + length) / 6) ** alpha
+    steps: list
+    winner: TracedHypothesis  # the finished hypothesis beam search chose: translate(text, beam=beam)
 
 
 # Decoding never repeats an n-gram of this many tokens (0: no such rule). Chosen on dev-news: see README.
@@ -263,45 +295,50 @@ class Translator:
         if batch:
             yield batch
 
-    def translate_ids(self, texts, beam=1, use_cache=True, max_tokens=4096):
-        """Generated token ids for each text (no BOS/EOS), decoded in length-sorted batches."""
+    def translate_ids(self, texts, beam=1, use_cache=True, max_tokens=4096, sampling=None):
+        """Generated token ids for each text (no BOS/EOS), decoded in length-sorted batches; drawn at random when
+        `sampling` (a `decoding.Sampling`) is given, each sentence with its own generator seeded `sampling.seed`."""
         sources, _ = self.encode_source(texts)
         outputs = [None] * len(sources)
         for batch in self._batches(sources, max_tokens // max(beam, 1)):
             src = pad_sequences([sources[i] for i in batch]).to(self._device)  # the model may be on a GPU (training)
             outs = generate(self.model, src, beam=beam, use_cache=use_cache, no_repeat_ngram=self.no_repeat_ngram,
-                            alpha=self.beam_alpha)
+                            alpha=self.beam_alpha, sampling=sampling)
             for i, out in zip(batch, outs):
                 outputs[i] = out
         return outputs
 
-    def translate(self, text_or_list, beam=1, use_cache=True):
-        """English -> Italian: a string for a string, a list for a list."""
+    def translate(self, text_or_list, beam=1, use_cache=True, sampling=None):
+        """English -> Italian: a string for a string, a list for a list (`sampling`: see `translate_ids`)."""
         single = isinstance(text_or_list, str)
         texts = [text_or_list] if single else list(text_or_list)
         if not texts:
             return []
-        outputs = [decode(self.tokenizer, ids) for ids in self.translate_ids(texts, beam, use_cache)]
+        outputs = [decode(self.tokenizer, ids) for ids in self.translate_ids(texts, beam, use_cache, sampling=sampling)]
         return outputs[0] if single else outputs
 
     @torch.inference_mode()
-    def inspect(self, text, beam=1, top_k=5, generated=None):
+    def inspect(self, text, beam=1, top_k=5, generated=None, sampling=None):
         """Translate `text`, then run one teacher-forced pass over the output with attention weights on, so
         every map's labels are the tokens by construction. `generated`: the output's token ids when they are
-        already decoded (`translate_ids`, batched with other sentences: `transformer.batching`)."""
+        already decoded (`translate_ids`, batched with other sentences: `transformer.batching`); else beam search
+        (beam > 1) is traced step by step (`beam_trace`). `top_k`: how many candidates per step; `sampling` (a `decoding.Sampling`, beam 1): translate by sampling, and keep each
+        step's distribution at its temperature and top-k (`tempered_candidates`) beside the one at temperature 1."""
+        check_decoding(beam, sampling)
         (source,), (truncated,) = self.encode_source([text])
-        if generated is None:
-            generated = self.translate_ids([text], beam=beam)[0]
+        trace = None
+        if generated is None and beam > 1:
+            trace = self.beam_trace(text, beam)
+            generated = self._token_ids(trace.winner.tokens)
+        elif generated is None:
+            generated = self.translate_ids([text], beam=beam, sampling=sampling)[0]
         src = torch.tensor([source], device=self._device)
         tgt = torch.tensor([[BOS_ID] + generated], device=self._device)
         memory, src_mask, enc_maps = self.model.encode(src, need_weights=True)
         logits, dec_maps, cross_maps = self.model.decode(tgt, memory, src_mask, need_weights=True)
-        probs = torch.softmax(logits[0].float(), dim=-1)  # (T, V)
-        top_p, top_i = probs.topk(top_k, dim=-1)
-        candidates = [
-            [(self.tokenizer.id_to_token(i), p) for i, p in zip(ids, ps)]
-            for ids, ps in zip(top_i.tolist(), top_p.tolist())
-        ]
+        logits = teacher_forced_logits(logits, tgt, self.no_repeat_ngram)  # (T, V): what decoding chose from
+        tempered = [] if sampling is None else self._candidates(
+            tempered_distribution(logits, sampling.temperature, sampling.top_k), top_k)
         stack = lambda maps: torch.stack([m[0] for m in maps]).float().cpu().numpy()  # (layers, heads, Tq, Tk)
         return Inspection(
             source_tokens=[self.tokenizer.id_to_token(i) for i in source],
@@ -310,9 +347,43 @@ class Translator:
             encoder_attention=stack(enc_maps),
             decoder_attention=stack(dec_maps),
             cross_attention=stack(cross_maps),
-            top_candidates=candidates,
+            top_candidates=self._candidates(F.softmax(logits, dim=-1), top_k),
             source_truncated=truncated,
+            sampling=sampling,
+            tempered_candidates=tempered,
+            beam_trace=trace,
         )
+
+    def _candidates(self, probs, top_k):
+        """Per row of `probs` (T, V), its `top_k` most probable tokens as [(token, probability)], best first; tokens
+        of probability 0 (cut by a sampling top-k, or never written) left out."""
+        top_p, top_i = probs.topk(min(top_k, probs.size(-1)), dim=-1)  # (T, top_k)
+        return [
+            [(self.tokenizer.id_to_token(i), p) for i, p in zip(ids, ps) if p > 0]
+            for ids, ps in zip(top_i.tolist(), top_p.tolist())
+        ]
+
+    @torch.inference_mode()
+    def beam_trace(self, text, beam=4):
+        """Beam search on `text` with `beam` hypotheses, step by step (see `BeamTrace`), with the settings of
+        `translate(text, beam=beam)`, whose translation is the trace's winner."""
+        if isinstance(beam, bool) or not isinstance(beam, int) or beam < 1:
+            raise ValueError(f"beam must be an integer >= 1, got {beam!r}")
+        src = pad_sequences(self.encode_source([text])[0]).to(self._device)  # (1, S)
+        steps = []
+        (output,) = beam_search(self.model, src, beam=beam, alpha=self.beam_alpha,
+                                no_repeat_ngram=self.no_repeat_ngram, trace=steps)
+        readable = [
+            BeamStep(live=[self._traced(h.tokens, h.score, rank=h.rank) for h in step.live],
+                     finished=[self._traced(h.tokens, h.score, normalised=h.normalised) for h in step.finished])
+            for step in steps
+        ]
+        winner = next(h for step in steps for h in step.finished if h.tokens == output)  # the one beam search chose
+        return BeamTrace(beam, self.beam_alpha, readable, self._traced(winner.tokens, winner.score, winner.normalised))
+
+    def _traced(self, ids, score, normalised=None, rank=None):
+        tokens = [self.tokenizer.id_to_token(i) for i in ids]
+        return TracedHypothesis(tokens, decode(self.tokenizer, ids), score, normalised, rank)
 
     @torch.inference_mode()
     def head_details(self, inspection, kind, layer, head, query):

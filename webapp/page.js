@@ -3,7 +3,8 @@
   // a heatmap cell clicked outlines its query's row and its key's column, a token label clicked its row or column
   // alone (click it again to clear); a query token hovered in the lines view lights up its lines and dims the others
   // (bertviz); a cell of the layers x heads overview clicked chooses that layer and head, by clicking their radios,
-  // so the usual event draws.
+  // so the usual event draws; a head of the diagnostics clicked opens it in the Attention tab the same way, and one of
+  // the importance heatmap ticks its box among the heads to switch off.
   const ORANGE = "#ff9f43";
   const rect = (xref, yref, x0, x1, y0, y1) =>
     ({type: "rect", xref, yref, x0, x1, y0, y1, line: {color: ORANGE, width: 3}, fillcolor: "rgba(0,0,0,0)"});
@@ -61,13 +62,29 @@
 
   const choose = (gd, point) => {
     const [layer, head] = (point.data.name || "").split(",");
-    for (const [id, value] of [["layer", layer], ["head", head]]) {
-      document.querySelector(`#${id} label[data-testid="${value}-radio-label"]`)?.click();
-    }
+    clickRadio("layer", layer);
+    clickRadio("head", head);
+  };
+
+  const clickRadio = (id, value) =>
+    document.querySelector(`#${id} label[data-testid="${value}-radio-label"]`)?.click();
+
+  const openHead = (gd, point) => {  // a head of the diagnostics: shown in the Attention tab
+    clickRadio("kind", point.data.name);
+    clickRadio("layer", point.y);
+    clickRadio("head", point.x);
+    [...document.querySelectorAll('button[role="tab"]')].find((b) => b.textContent.trim() === "Attention")?.click();
+  };
+
+  const tickHead = (gd, point) => {  // a head of the importance heatmap: ticked (or unticked) to be switched off
+    const label = [...document.querySelectorAll(`#off-${point.data.name} label`)]
+      .find((l) => l.textContent.trim() === `L${point.y} H${point.x}`);
+    label?.querySelector("input")?.click();
   };
 
   const hook = () => {
-    for (const [id, onClick] of [["attention-heatmap", outline], ["attention-overview", choose]]) {
+    for (const [id, onClick] of [["attention-heatmap", outline], ["attention-overview", choose],
+                                 ["head-diagnostics", openHead], ["head-importance", tickHead]]) {
       const gd = document.querySelector(`#${id} .js-plotly-plot`);
       if (gd && gd._ev && gd.__hooked !== gd._ev) {  // a new plot gets a new event emitter
         gd.__hooked = gd._ev;

@@ -98,21 +98,29 @@ def output_tokens(inspection):
     return inspection.target_tokens[1:] + [EOS]
 
 
-def token_chips(tokens, label, highlight=None):
-    """HTML chips for tokens (escaped: a token may be a piece of the user's input); special tokens are greyed and
-    the token at index `highlight` is marked."""
+def token_chips(tokens, label, highlight=None, changed=()):
+    """HTML chips for tokens (escaped: a token may be a piece of the user's input); special tokens are greyed, the
+    token at index `highlight` is marked, and so are those at the indices `changed` (in another colour)."""
     chips = "".join(
-        f'<span class="chip{" special" if t in SPECIAL_TOKENS else ""}{" chosen" if i == highlight else ""}" '
-        f'title="position {i}">{html.escape(t)}</span>'
+        f'<span class="chip{" special" if t in SPECIAL_TOKENS else ""}{" chosen" if i == highlight else ""}'
+        f'{" changed" if i in changed else ""}" title="position {i}">{html.escape(t)}</span>'
         for i, t in enumerate(tokens)
     )
     return f'<div class="chips"><span class="chips-label">{html.escape(label)}</span>{chips}</div>'
 
 
-def translation_status(seconds, beam, report, italian_tokens, max_tokens):
-    """The status line under a translation (tokens counted without the closing </s>, as the truncation note does),
-    then a warning for each thing in the input the model may not have read (`Translator.input_report`)."""
-    decoding = "greedy" if beam == 1 else f"beam search ({beam} beams)"
+def decoding_label(beam, sampling=None):
+    """Words for a decoding: greedy, beam search with its width, or sampling with its settings."""
+    if sampling is not None:
+        top_k = f", top-{sampling.top_k}" if sampling.top_k else ""
+        return f"sampling (temperature {sampling.temperature:g}{top_k}, seed {sampling.seed})"
+    return "greedy" if beam == 1 else f"beam search ({beam} beams)"
+
+
+def translation_status(seconds, decoding, report, italian_tokens, max_tokens):
+    """The status line under a translation (`decoding`: `decoding_label`; tokens counted without the closing </s>, as
+    the truncation note does), then a warning for each thing in the input the model may not have read
+    (`Translator.input_report`)."""
     lines = [f"Translated in {seconds:.2f} s · {decoding} · {report.tokens} English → {italian_tokens} Italian tokens "
              f"(not counting `{EOS}`)"]
     if report.unreadable:

@@ -1,0 +1,98 @@
+"""Switching attention heads off, to see what each one does for the translation.
+
+A head is named by (kind, layer, head): kind in KINDS ("encoder", "decoder", "cross"), 0-based layer and head. An
+attention sub-layer writes concat(head_1, ..., head_h) W_O + b_O = Σ_h head_h W_O^h + b_O to the residual stream,
+where W_O^h are the d_k rows of W_O that read head h's output. Zeroing W_O^h therefore removes exactly that head's
+share: it is the head's output set to zero before W_O, and b_O stays. The model's fast path needs no flag for it.
+
+`training.head_importance` measures the BLEU each head is worth this way and writes it to the model directory, where
+`read_head_importance` finds it.
+"""
+
+import copy
+import json
+import numbers
+from pathlib import Path
+
+import torch
+
+from .head_details import KINDS, attention_module
+from .model import TransformerConfig
+from .model_dir import CONFIG, HEAD_IMPORTANCE
+
+
+def head_attention(model, kind, layer, head):
+    """The MultiHeadAttention that holds head (kind, layer, head) of `model`; ValueError naming the range when there
+    is no such head."""
+    for name, index in (("layer", layer), ("head", head)):
+        if isinstance(index, bool) or not isinstance(index, numbers.Integral):
+            raise ValueError(f"{name} must be a whole number, got {index!r}")
+    attn = attention_module(model, kind, layer)
+    if not 0 <= head < attn.n_heads:
+        raise ValueError(f"head must be in 0..{attn.n_heads - 1}, got {head}")
+    return attn
+
+
+def head_grid(cfg):
+    """{kind: (layers, heads)} of a TransformerConfig: the shape of a per-head table of each kind."""
+    layers = {"encoder": cfg.n_encoder_layers, "decoder": cfg.n_decoder_layers, "cross": cfg.n_decoder_layers}
+    return {kind: (layers[kind], cfg.n_heads) for kind in KINDS}
+
+
+def every_head(cfg):
+    """Every (kind, layer, head) of a model with this TransformerConfig, kind by kind, layer by layer."""
+    return [(kind, layer, head) for kind, (n_layers, n_heads) in head_grid(cfg).items()
+            for layer in range(n_layers) for head in range(n_heads)]
+
+
+@torch.no_grad()
+def ablate_heads(model, heads):
+    """A copy of `model` with each (kind, layer, head) of `heads` switched off: the columns of `out_proj.weight`
+    (nn.Linear stores W_O transposed) that multiply the head's output are zeroed, so concat·W_O = Σ_h head_h·W_O^h
+    loses that head's term and nothing else; b_O stays. The copy leaves `model` untouched, so sentences that other
+    requests translate with it at the same time are unaffected; the tensors that do not change are shared with it."""
+    heads = list(heads)
+    changed = {id(head_attention(model, kind, layer, head).out_proj.weight) for kind, layer, head in heads}
+    # Only the W_O matrices that change are copied: every other tensor is shared with `model` (the deepcopy memo maps
+    # it to itself), so a copy costs a few W_O's, not the whole model.
+    shared = {id(t): t for t in [*model.parameters(), *model.buffers()] if id(t) not in changed}
+    model = copy.deepcopy(model, memo=shared)
+    for kind, layer, head in heads:
+        attn = head_attention(model, kind, layer, head)
+        attn.out_proj.weight[:, head * attn.d_head : (head + 1) * attn.d_head] = 0  # W_O^head, (C, hs)
+    return model
+
+
+def ablated(translator, heads):
+    """`translator` with the attention heads `heads` ((kind, layer, head) each) switched off (`ablate_heads`); the
+    tokenizer and settings are shared, the model is a copy."""
+    switched_off = copy.copy(translator)
+    switched_off.model = ablate_heads(translator.model, heads)
+    return switched_off
+
+
+def read_head_importance(model_dir):
+    """The head_importance.json of a model directory (written by `python -m training.head_importance`) as a dict,
+    or None when it has none. "drop" holds, per kind, the BLEU lost with each head alone switched off, one list
+    of heads per layer. ValueError when the file is malformed or its table does not fit the model's config.json."""
+    path = Path(model_dir) / HEAD_IMPORTANCE
+    if not path.is_file():
+        return None
+    try:
+        importance = json.loads(path.read_text(encoding="utf-8"))
+        cfg = TransformerConfig.from_dict(json.loads((Path(model_dir) / CONFIG).read_text(encoding="utf-8")))
+    except (ValueError, TypeError, OSError) as e:  # bad JSON or UTF-8 (ValueError), an unreadable config
+        raise ValueError(f"{path}: cannot read it with the model's {CONFIG}: {e}") from e
+    if not isinstance(importance, dict) or not isinstance(importance.get("drop"), dict):
+        raise ValueError(f"{path}: expected a JSON object with a \"drop\" table")
+    if not isinstance(importance.get("bleu"), numbers.Real):
+        raise ValueError(f"{path}: expected the intact model's \"bleu\" as a number")
+    for kind, (n_layers, n_heads) in head_grid(cfg).items():
+        table = importance["drop"].get(kind)
+        fits = isinstance(table, list) and len(table) == n_layers and all(
+            isinstance(row, list) and len(row) == n_heads and all(isinstance(x, numbers.Real) for x in row)
+            for row in table)
+        if not fits:
+            raise ValueError(f"{path}: \"drop\" of {kind} must be {n_layers} x {n_heads} numbers (layers x heads, "
+                             f"as in {CONFIG})")
+    return importance
