@@ -121,8 +121,9 @@ def translate(text, decoding, beam, temperature, top_k, seed):
     inspection = run_inspect(text, beam, sampling)
     seconds = time.perf_counter() - start
     outputs = views.output_tokens(inspection)
-    status = views.translation_status(seconds, views.decoding_label(beam, sampling), translator.input_report(inspection),
-                                      len(outputs) - 1, translator.max_source_tokens)
+    status = views.translation_status(seconds, views.decoding_label(beam, sampling),
+                                      translator.input_report(inspection), len(outputs) - 1,
+                                      translator.max_source_tokens)
     chips = views.token_chips(inspection.source_tokens, "English") + views.token_chips(outputs, "Italian")
     return inspection.translation, status, chips, inspection
 
@@ -327,6 +328,57 @@ def step_panel(name, inspection):
     return step
 
 
+def attribution_panel(inspection, step):
+    """The "Attention is not explanation" panel under the step view, wired to follow the translation and the step
+    while it is open (closed, it computes nothing)."""
+    with gr.Accordion("Attention is not explanation: compare with a gradient attribution", open=False,
+                      elem_id="attribution-panel") as panel:
+        gr.Markdown(ATTRIBUTION_HELP)
+        method = gr.Radio([(name, m) for m, name in experiments.METHOD_NAMES.items()], value=DEFAULT_METHOD,
+                          label="Attribution", elem_id="attribution-method")
+        figure_slot = gr.Plot(show_label=False, elem_id="attribution")
+    panel_open = gr.State(False)
+    cached = gr.State(None)  # (what it was computed for, Attribution): step changes reuse it
+    draw = dict(fn=attribution_view, inputs=[inspection, method, step, panel_open, cached],
+                outputs=[figure_slot, cached])
+    panel.expand(lambda: True, None, panel_open, queue=False, api_visibility="private").then(
+        **draw, api_visibility="private")
+    panel.collapse(lambda: False, None, panel_open, queue=False, api_visibility="private")
+    gr.on([inspection.change, method.input, step.change], **draw, **QUIET)
+
+
+def heads_tab(inspection, text, decoding_controls):
+    """The "Heads: diagnose and switch off" tab, wired: the diagnostics of the translation in `inspection`, the
+    heads to switch off and the translation without them (decoded as the decoding controls say), its steps, and how
+    much each head matters (the model directory's head_importance.json)."""
+    gr.Markdown(HEADS_HELP)
+    with gr.Row():
+        kind = gr.Radio([(spec.title, k) for k, spec in views.ATTENTION_KINDS.items()], value="cross",
+                        label="Attention", scale=2, elem_id="diagnosed-kind")
+        measure = gr.Radio([(label, m) for m, label in experiments.MEASURES.items()], value="entropy",
+                           label="Colour by", scale=3, elem_id="measure")
+    diagnostics = gr.Plot(show_label=False, elem_id="head-diagnostics")
+    gr.Markdown(ABLATION_HELP)
+    with gr.Row():
+        heads_off = [gr.CheckboxGroup(experiments.head_choices(kind_id, *shape), elem_id=f"off-{kind_id}",
+                                      label=views.ATTENTION_KINDS[kind_id].title)
+                     for kind_id, shape in head_grid(translator.model.cfg).items()]
+    button = gr.Button("Translate with these heads switched off", variant="primary", elem_id="ablate")
+    comparison = gr.HTML(elem_id="ablation-result")
+    switched_off = gr.State(None, time_to_live=3600)  # the Inspection of the run with the heads off
+    step_panel("ablation-step", switched_off)
+    importance = read_head_importance(translator.model_dir) if translator.model_dir else None
+    if importance:
+        gr.Plot(experiments.importance_plot(importance), show_label=False, elem_id="head-importance")
+        gr.Markdown(f"Measured with `{importance['command']}`.")
+    else:
+        gr.Markdown(IMPORTANCE_MISSING.format(model_dir=MODEL_DIR))
+    gr.on([kind.input, measure.input, inspection.change], diagnostics_view, [inspection, kind, measure], diagnostics,
+          **QUIET)
+    button.click(switch_heads_off, [text, *decoding_controls, *heads_off], [comparison, switched_off],
+                 api_visibility="private", concurrency_limit=BATCH_SIZE, concurrency_id="translate")
+
+
 def build_demo():
     with gr.Blocks(title="Transformer translator (English → Italian)", analytics_enabled=False,
                    delete_cache=(3600, 3600)) as demo:
@@ -356,6 +408,7 @@ def build_demo():
         chips = gr.HTML(label="Tokens")
         examples = gr.Examples(EXAMPLES, inputs=text, label="Examples (click one)", examples_per_page=len(EXAMPLES))
 
+        decoding_controls = [decoding, beam, temperature, top_k, seed]
         inspection = gr.State(None, time_to_live=3600)
         active_tab = gr.State("attention")
         with gr.Tabs():
@@ -400,38 +453,9 @@ def build_demo():
                 with gr.Accordion("Sampling and beam search, explained", open=False):
                     gr.Markdown(SAMPLING_HELP + "\n\n" + BEAM_HELP)
                 step = step_panel("step", inspection)
-                with gr.Accordion("Attention is not explanation: compare with a gradient attribution", open=False,
-                                  elem_id="attribution-panel") as attribution_panel:
-                    gr.Markdown(ATTRIBUTION_HELP)
-                    method = gr.Radio([(name, m) for m, name in experiments.METHOD_NAMES.items()],
-                                      value=DEFAULT_METHOD, label="Attribution", elem_id="attribution-method")
-                    attribution_figure = gr.Plot(show_label=False, elem_id="attribution")
-                attribution_open = gr.State(False)
-                attribution = gr.State(None)  # (what it was computed for, Attribution): step changes reuse it
+                attribution_panel(inspection, step)
             with gr.Tab("Heads: diagnose and switch off", id="heads") as tab_heads:
-                gr.Markdown(HEADS_HELP)
-                with gr.Row():
-                    diagnosed_kind = gr.Radio([(spec.title, k) for k, spec in views.ATTENTION_KINDS.items()],
-                                              value="cross", label="Attention", scale=2, elem_id="diagnosed-kind")
-                    measure = gr.Radio([(label, m) for m, label in experiments.MEASURES.items()], value="entropy",
-                                       label="Colour by", scale=3, elem_id="measure")
-                diagnostics = gr.Plot(show_label=False, elem_id="head-diagnostics")
-                gr.Markdown(ABLATION_HELP)
-                with gr.Row():
-                    heads_off = [gr.CheckboxGroup(experiments.head_choices(kind, *shape), label=views.ATTENTION_KINDS[kind].title,
-                                                  elem_id=f"off-{kind}")
-                                 for kind, shape in head_grid(translator.model.cfg).items()]
-                ablate_button = gr.Button("Translate with these heads switched off", variant="primary",
-                                          elem_id="ablate")
-                ablation = gr.HTML(elem_id="ablation-result")
-                switched_off = gr.State(None, time_to_live=3600)  # the Inspection of the run with the heads off
-                step_panel("ablation-step", switched_off)
-                importance = read_head_importance(translator.model_dir) if translator.model_dir else None
-                if importance:
-                    gr.Plot(experiments.importance_plot(importance), show_label=False, elem_id="head-importance")
-                    gr.Markdown(f"Measured with `{importance['command']}`.")
-                else:
-                    gr.Markdown(IMPORTANCE_MISSING.format(model_dir=MODEL_DIR))
+                heads_tab(inspection, text, decoding_controls)
             with gr.Tab("Positional encoding", id="positions") as tab_positions:
                 gr.Markdown(POSITION_HELP)
                 pe_image = gr.Plot(show_label=False, elem_id="positional-table")
@@ -460,9 +484,9 @@ def build_demo():
             "positions": (positions_tab, [inspection, positions_drawn], [pe_image, similarity, norms, positions_drawn]),
         }
         # Up to BATCH_SIZE translations run at once, so that those arriving together are decoded together.
-        decoding_controls = [decoding, beam, temperature, top_k, seed]
-        translate_io = dict(fn=translate, inputs=[text, *decoding_controls], outputs=[italian, status, chips, inspection],
-                            concurrency_limit=BATCH_SIZE, concurrency_id="translate")
+        translate_io = dict(fn=translate, inputs=[text, *decoding_controls],
+                            outputs=[italian, status, chips, inspection], concurrency_limit=BATCH_SIZE,
+                            concurrency_id="translate")
 
         def redraw_visible(event):
             for tab_id, (fn, inputs, outputs) in tab_views.items():
@@ -488,16 +512,6 @@ def build_demo():
             attention_downloads, [inspection, kind, layer, head], [png_button, json_button], **QUIET)
         gr.on([control.input for control in head_controls], inside_head, [inspection, *head_controls], head_outputs,
               **QUIET)
-        gr.on([diagnosed_kind.input, measure.input, inspection.change], diagnostics_view,
-              [inspection, diagnosed_kind, measure], diagnostics, **QUIET)
-        ablate_button.click(switch_heads_off, [text, *decoding_controls, *heads_off], [ablation, switched_off],
-                            api_visibility="private", concurrency_limit=BATCH_SIZE, concurrency_id="translate")
-        attribution_io = dict(fn=attribution_view, inputs=[inspection, method, step, attribution_open, attribution],
-                              outputs=[attribution_figure, attribution])
-        attribution_panel.expand(lambda: True, None, attribution_open, queue=False, api_visibility="private").then(
-            **attribution_io, api_visibility="private")
-        attribution_panel.collapse(lambda: False, None, attribution_open, queue=False, api_visibility="private")
-        gr.on([inspection.change, method.input, step.change], **attribution_io, **QUIET)
         depths = {k: layer_count(k) for k in views.ATTENTION_KINDS}
         kind.input(None, [kind, layer], layer, js=views.clamp_layer_js(depths), **QUIET)
         decoding.input(decoding_controls_for, decoding, [beam, temperature, top_k, seed], queue=False,

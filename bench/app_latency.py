@@ -13,8 +13,9 @@ draws after every translation (attention and decoding steps, whatever tab is sho
 events, here one after the other), and with the positional tab, drawn when it is the tab in view. The PNG/JSON
 downloads are timed apart: the app prepares them after the view is on screen. Goals (issue 10): translate + visible
 tab <= 500 ms, a control change <= 150 ms, on 2 cores; (issue 11) each experiment (switching heads off, sampling,
-beam search traced, head diagnostics, gradient attribution) <= 1 s for a 12-word sentence. Browser side runs `python app.py` on a free port and measures, in Chromium, the click to the
-moment the figure shows what was clicked (Playwright's own round trips included, a few ms).
+beam search traced, head diagnostics, gradient attribution) <= 1 s for a 12-word sentence. Browser side runs
+`python app.py` on a free port and measures, in Chromium, the click to the moment the figure shows what was clicked
+(Playwright's own round trips included, a few ms).
 
 Model: `--model` (default assets/model) in the app's precision (`MODEL_DTYPE` applies, as in the app). Each case
 runs `--repeats` times after one untimed warm-up; p50 and max milliseconds are reported. The last line of the

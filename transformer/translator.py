@@ -17,7 +17,8 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 
-from .decoding import BeamStep, Sampling, beam_search, check_decoding, generate, teacher_forced_logits, tempered_distribution
+from .decoding import (BeamStep, Sampling, beam_search, check_decoding, generate, teacher_forced_logits,
+                       tempered_distribution)
 from .device import fast_dtype, pick_device
 from .head_details import HeadDetails, attention_module, capture_attention, head_arithmetic
 from .model import Transformer, TransformerConfig, causal_mask, padding_mask, sinusoidal_positional_encoding
@@ -322,8 +323,9 @@ class Translator:
         """Translate `text`, then run one teacher-forced pass over the output with attention weights on, so
         every map's labels are the tokens by construction. `generated`: the output's token ids when they are
         already decoded (`translate_ids`, batched with other sentences: `transformer.batching`); else beam search
-        (beam > 1) is traced step by step (`beam_trace`). `top_k`: how many candidates per step; `sampling` (a `decoding.Sampling`, beam 1): translate by sampling, and keep each
-        step's distribution at its temperature and top-k (`tempered_candidates`) beside the one at temperature 1."""
+        (beam > 1) is traced step by step (`beam_trace`). `top_k`: how many candidates per step; `sampling` (a
+        `decoding.Sampling`, beam 1): translate by sampling, and keep each step's distribution at its temperature
+        and top-k (`tempered_candidates`) beside the one at temperature 1."""
         check_decoding(beam, sampling)
         (source,), (truncated,) = self.encode_source([text])
         trace = None

@@ -57,35 +57,36 @@ sacreBLEU over all the sentences of a data set. *dev (during training)* is the t
 first pairs of the dev set only (`eval_limit`: 1,000 in the `cpu` config, to keep the checks short); *dev* is the
 whole dev set, scored after training with `training.evaluate`, hence the different counts."""
 
-HEADS_HELP = """Each attention sub-layer has several **heads**, each free to learn its own way of looking. Below, every
-head of one kind for *your* sentence: how peaked its attention is (entropy) and where it goes — the token itself, the
-previous token, `</s>`, punctuation, or (cross-attention) one English word per Italian word. A plain-words label names
-the pattern where one is clear. Click a head to open it in the **Attention** tab."""
+HEADS_HELP = """Each attention sub-layer has several **heads**, each free to learn its own way of looking. Below,
+every head of one kind for *your* sentence: how peaked its attention is (entropy) and where it goes — the token
+itself, the previous token, `</s>`, punctuation, or (cross-attention) one English word per Italian word. A plain-words
+label names the pattern where one is clear. Click a head to open it in the **Attention** tab."""
 
 ABLATION_HELP = """**Switch heads off** and translate again: each head ticked has its output set to zero before the
 output projection W_O, as if it had never been trained, so the rest of the model must do without it. The tokens that
-changed are marked; the steps of the new run are below. The heatmap under it says how much each head matters over
-many sentences: the dev BLEU lost when that head alone is switched off."""
+changed are marked; the steps of the new run are below. The heatmap under it says how much each head matters over many
+sentences: the dev BLEU lost when that head alone is switched off."""
 
-SAMPLING_HELP = """With **sampling**, the next token is drawn at random from the model's distribution, reshaped by
-the **temperature** (the logits divided by it: below 1 sharper, above 1 flatter) and cut to the **top-k** most probable
-tokens (0: all). The same seed gives the same translation. The bars show each candidate at temperature 1 and at yours."""
+SAMPLING_HELP = """With **sampling**, the next token is drawn at random from the model's distribution, reshaped by the
+**temperature** (the logits divided by it: below 1 sharper, above 1 flatter) and cut to the **top-k** most probable
+tokens (0: all). The same seed gives the same translation. The bars show each candidate at temperature 1 and at
+yours."""
 
-BEAM_HELP = """**Beam search** keeps the *k* best partial translations (by summed log-probability) at every step,
-not just one. A hypothesis that ends (`</s>`) is set aside with its score divided by a length penalty, so short
-outputs are not favoured; the best of those wins. Below, the beam at this step: a token that was not the most probable
-at its step can survive because the path through it scores best overall."""
+BEAM_HELP = """**Beam search** keeps the *k* best partial translations (by summed log-probability) at every step, not
+just one. A hypothesis that ends (`</s>`) is set aside with its score divided by a length penalty, so short outputs
+are not favoured; the best of those wins. Below, the beam at this step: a token that was not the most probable at its
+step can survive because the path through it scores best overall."""
 
-IMPORTANCE_MISSING = """*How much each head matters has not been measured for this model.* Measure it (the dev BLEU with each
-head alone switched off; minutes on a CPU), then restart the app:
+IMPORTANCE_MISSING = """*How much each head matters has not been measured for this model.* Measure it (the dev BLEU
+with each head alone switched off; minutes on a CPU), then restart the app:
 `python -m training.head_importance --model {model_dir} --data ../shared/data/en-it/dev.tsv`"""
 
-ATTRIBUTION_HELP = """**Attention is not explanation.** The top row is the cross-attention of this step (mean over layers
-and heads): how much of each English token's vector the decoder *mixed in* while choosing the token. The bottom row is
-a gradient attribution: how much the choice *depends* on each English token. *Gradient × input*: how much the
+ATTRIBUTION_HELP = """**Attention is not explanation.** The top row is the cross-attention of this step (mean over
+layers and heads): how much of each English token's vector the decoder *mixed in* while choosing the token. The bottom
+row is a gradient attribution: how much the choice *depends* on each English token. *Gradient × input*: how much the
 log-probability of the chosen token would change, to first order, if a token's input vector were taken away.
-*Integrated gradients*: how much of the change in that log-probability, from a sentence whose words are all blanked out
-(positions kept) to the real one, is due to each token (gradients averaged along the path between the two; 16 steps,
-slower). The two rows can disagree: mixed-in vectors differ in size and later layers can ignore them (Jain & Wallace,
-2019, [*Attention is not Explanation*](https://arxiv.org/abs/1902.10186)); ρ is their rank agreement (1: same order,
-0: unrelated, −1: reversed)."""
+*Integrated gradients*: how much of the change in that log-probability, from a sentence whose words are all blanked
+out (positions kept) to the real one, is due to each token (gradients averaged along the path between the two; 16
+steps, slower). The two rows can disagree: mixed-in vectors differ in size and later layers can ignore them (Jain &
+Wallace, 2019, [*Attention is not Explanation*](https://arxiv.org/abs/1902.10186)); ρ is their rank agreement (1: same
+order, 0: unrelated, −1: reversed)."""
