@@ -2,11 +2,15 @@
 sentence and sees the Italian text and the attention view drawn in the page, with a cell's numbers on hover; clicks
 in the views are answered in the page; Enter translates and Shift+Enter starts a new line; the beam width is active
 under beam search only; controls clicked faster than the server answers leave the views matching the controls; a query
-token clicked in "Inside one head" shows its bars from score to weight."""
+token clicked in "Inside one head" shows its bars from score to weight. The experiments: heads ticked and switched off,
+a head of the diagnostics clicked opens it in the Attention tab, one of the importance heatmap ticks its box; sampling
+controls active under sampling only, a sampled translation as the library's; the beam under beam search; gradient
+attribution drawn when its panel opens."""
 
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -52,12 +56,17 @@ def browser(deep_model_dir):
             browser.close()
 
 
+def open_app(browser, url):
+    """A fresh page of the app at `url`, after the example it translates on load."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(url)
+    expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
+    return page
+
+
 @pytest.fixture
 def page(browser):
-    """A fresh page of the app, after the example it translates on load."""
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(browser.app_url)
-    expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
+    page = open_app(browser, browser.app_url)
     yield page
     page.close()
 
@@ -90,6 +99,15 @@ def middle(locator):
 
 def click_middle(page, locator):
     page.mouse.click(*middle(locator))
+
+
+def click_cell(page, area, row, column, n_rows, n_columns):
+    """Click cell (row, column), 0-based from the top left, of a heatmap filling the plot area `area` (its
+    `.nsewdrag`) with n_rows x n_columns cells."""
+    area.evaluate("e => e.scrollIntoView({block: 'center'})")
+    x, y, width, height = area.evaluate(
+        "e => { const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; }")
+    page.mouse.click(x + (column + 0.5) * width / n_columns, y + (row + 0.5) * height / n_rows)
 
 
 def test_translate_in_the_browser(page, translator, tmp_path):
@@ -260,3 +278,138 @@ def test_switching_a_head_off_updates_the_translation_panel(page, translator):
     expect(result).to_contain_text(f"Normal: {translator.translate(sentence)}")
     expect(result).to_contain_text(f"With the heads off: {ablated(translator, heads).translate(sentence)}")
     expect(title(page, "ablation-step-candidates")).to_contain_text("Step 1:", timeout=WAIT)
+
+
+def test_sampling_controls_are_active_under_sampling_only_and_sample_as_the_library(page, translator):
+    """Temperature, top-k and seed are set under sampling only; with them set, the page's translation is the library's
+    sampled one, and the step view draws the next token's distribution at that temperature."""
+    from transformer import Sampling
+
+    controls = [page.locator("#temperature input[type=range]"), page.locator("#top-k-sampling input[type=range]"),
+                page.locator("#seed input")]
+    for control in controls:
+        expect(control).to_be_disabled()
+    choose(page, "decoding", "Beam search")
+    expect(page.locator("#beam input[type=range]")).to_be_enabled(timeout=WAIT)
+    for control in controls:
+        expect(control).to_be_disabled()
+    choose(page, "decoding", "Sampling")
+    for control in controls:
+        expect(control).to_be_enabled(timeout=WAIT)
+    expect(page.locator("#beam input[type=range]")).to_be_disabled()
+    choose(page, "decoding", "Greedy")
+    for control in controls:
+        expect(control).to_be_disabled(timeout=WAIT)
+
+    sentence = "I see the cat."
+    greedy = translator.translate(sentence)
+    temperature, top_k = 1.5, 5
+    # A seed whose draw differs from the greedy one and from the default seed's (0): the page's answer shows that
+    # the settings were used.
+    draw = lambda seed: translator.translate(sentence, sampling=Sampling(temperature, top_k, seed))  # noqa: E731
+    seed = next((s for s in range(1, 50) if draw(s) not in (greedy, draw(0))), 1)
+    choose(page, "decoding", "Sampling")
+    expect(controls[0]).to_be_enabled(timeout=WAIT)
+    for elem_id, value in [("temperature", temperature), ("top-k-sampling", top_k)]:
+        box = page.locator(f"#{elem_id} input[type=number]")
+        box.fill(str(value))
+        box.press("Tab")
+        expect(page.locator(f"#{elem_id} input[type=range]")).to_have_value(str(value))
+    page.locator("#seed input").fill(str(seed))
+    page.locator("#seed input").press("Tab")
+    translate(page, sentence, draw(seed))
+    page.get_by_role("tab", name="Decoding step by step").click()
+    expect(title(page, "step-candidates")).to_contain_text(
+        f"Step 1: the next token drawn at temperature {temperature:g}, top-{top_k}", timeout=WAIT)
+
+
+def test_a_head_clicked_in_the_diagnostics_opens_in_the_attention_tab(page):
+    """Encoder self-attention's diagnostics, layer 2 head 1 clicked: the Attention tab shows that kind, layer and head,
+    its radios chosen. This model has no head_importance.json: the tab says how to measure it instead."""
+    page.get_by_role("tab", name="Heads: diagnose and switch off").click()
+    expect(page.get_by_text("How much each head matters has not been measured for this model.")).to_be_visible()
+    expect(page.locator("#head-importance")).to_have_count(0)
+    expect(title(page, "head-diagnostics")).to_contain_text("Encoder–decoder cross-attention", timeout=WAIT)
+    choose(page, "diagnosed-kind", "Encoder self-attention")
+    expect(title(page, "head-diagnostics")).to_contain_text("Encoder self-attention:", timeout=WAIT)
+    click_cell(page, page.locator("#head-diagnostics .nsewdrag").first, 1, 0, 2, 2)  # layer 2 of 2, head 1 of 2
+    expect(page.get_by_role("tab", name="Attention", exact=True)).to_have_attribute("aria-selected", "true",
+                                                                                    timeout=10_000)
+    expect(title(page, "attention-heatmap")).to_have_text("Encoder self-attention · layer 2 · head 1", timeout=WAIT)
+    for radio, name in [("kind", "Encoder self-attention"), ("layer", "2"), ("head", "1")]:
+        expect(option(page, radio, name)).to_have_class(re.compile(r"\bselected\b"))
+
+
+def test_beam_search_shows_the_beam_step_by_step(page, translator):
+    """Under beam search the step view shows the beam, whose winner is the library's beam-search translation; under
+    greedy decoding it has no beam."""
+    sentence = "we love the dog."
+    page.get_by_role("tab", name="Decoding step by step").click()
+    expect(title(page, "step-candidates")).to_contain_text("Step 1:", timeout=WAIT)
+    beam_view = page.locator("#step-beam")
+    expect(beam_view).to_be_hidden()
+    choose(page, "decoding", "Beam search")
+    expect(page.locator("#beam input[type=range]")).to_be_enabled(timeout=WAIT)
+    expected = translator.translate(sentence, beam=4)
+    translate(page, sentence, expected)
+    expect(beam_view).to_be_visible(timeout=WAIT)
+    expect(beam_view).to_contain_text(re.compile(r"Winner \(best score ÷ length penalty, α = [\d.]+\): "
+                                                 + re.escape(expected) + " — "), timeout=WAIT)
+    expect(beam_view).to_contain_text("Beam after step 1 (")
+    page.get_by_role("button", name="Next ▶").click()
+    expect(beam_view).to_contain_text("Beam after step 2 (", timeout=WAIT)
+
+
+def test_opening_the_attribution_panel_draws_the_attribution(page):
+    page.get_by_role("tab", name="Decoding step by step").click()
+    expect(title(page, "step-candidates")).to_contain_text("Step 1:", timeout=WAIT)
+    figure = title(page, "attribution")
+    expect(figure).to_have_count(0)  # computed only once the panel is open
+    page.locator("#attribution-panel").get_by_text("Attention is not explanation: compare").click()
+    expect(figure).to_contain_text("Step 1:", timeout=WAIT)
+    expect(figure).to_contain_text("Spearman")
+
+
+@pytest.fixture(scope="module")
+def importance_app(deep_model_dir, tmp_path_factory):
+    """A second app on a copy of the deep model with a head_importance.json (distinct drops: cells are told apart)."""
+    from transformer import Translator
+    from transformer.ablation import head_grid
+
+    model_dir = tmp_path_factory.mktemp("importance") / "model"
+    shutil.copytree(deep_model_dir, model_dir)
+    grid = head_grid(Translator.load(deep_model_dir).model.cfg)
+    drop = {kind: [[round(0.5 * (layer * n_heads + head) - 1.0, 2) for head in range(n_heads)]
+                   for layer in range(n_layers)] for kind, (n_layers, n_heads) in grid.items()}
+    (model_dir / "head_importance.json").write_text(json.dumps({
+        "data": "dev", "n": 40, "decoding": "greedy", "bleu": 50.0, "drop": drop,
+        "command": "python -m training.head_importance --model model --data dev.tsv"}))
+    with start_app(model_dir, MODEL_DTYPE="float32") as app:
+        yield app.url, grid
+
+
+def test_a_head_clicked_in_the_importance_heatmap_is_ticked(browser, importance_app):
+    """A cell of the importance heatmap clicked ticks that head's box (clicked again, unticks it); the ticked heads
+    are the ones switched off."""
+    url, grid = importance_app
+    page = open_app(browser, url)
+    try:
+        page.get_by_role("tab", name="Heads: diagnose and switch off").click()
+        expect(title(page, "head-importance")).to_contain_text("How much each head matters: dev BLEU 50.0",
+                                                               timeout=WAIT)
+        subplots = {kind: page.locator(f'#head-importance .nsewdrag[data-subplot="{axes}"]')
+                    for kind, axes in zip(grid, ["xy", "x2y2", "x3y3"])}  # one subplot per kind, in head_grid's order
+        clicks = [("cross", 2, 1), ("encoder", 1, 0), ("cross", 2, 1), ("cross", 0, 1)]  # cross L3 H2 twice: unticked
+        for kind, layer, head in clicks:
+            click_cell(page, subplots[kind], layer, head, *grid[kind])
+        ticked = {("encoder", 1, 0), ("cross", 0, 1)}
+        for kind, (n_layers, n_heads) in grid.items():
+            for layer in range(n_layers):
+                for head in range(n_heads):
+                    box = page.locator(f"#off-{kind}").get_by_label(f"L{layer + 1} H{head + 1}", exact=True)
+                    expect(box).to_be_checked(checked=(kind, layer, head) in ticked, timeout=10_000)
+        page.locator("#ablate").click()
+        expect(page.locator("#ablation-result")).to_contain_text("Heads switched off: encoder L2 H1, cross L1 H2.",
+                                                                 timeout=WAIT)
+    finally:
+        page.close()
