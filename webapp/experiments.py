@@ -67,7 +67,9 @@ def diagnostics_plot(stats, kind, measure):
     hover = np.array([[("<br>".join(f"{MEASURES[m]}: {_number(getattr(stats, m)[i, h])}" for m in shown)
                         + (f"<br><b>{html.escape(stats.labels[i][h])}</b>" if stats.labels[i][h] else ""))
                        for h in range(n_heads)] for i in range(n_layers)], dtype=object)
-    text = [[f"{_number(values[i, h])}<br>{stats.labels[i][h]}" for h in range(n_heads)] for i in range(n_layers)]
+    # Escaped: plotly reads "</s>" (in "looks at </s>") as markup and shows nothing of it.
+    text = [[f"{_number(values[i, h])}<br>{html.escape(stats.labels[i][h], quote=False)}" for h in range(n_heads)]
+            for i in range(n_layers)]
     fig = go.Figure(go.Heatmap(
         z=values, zmin=0.0, zmax=1.0, colorscale="Viridis", text=text, texttemplate="%{text}",
         textfont=dict(size=12), customdata=hover, xgap=3, ygap=3,
@@ -129,7 +131,8 @@ def ablation_html(normal, ablated, heads):
             added.update(range(j1, j2))
     off = ", ".join(heads) if heads else "none"
     verdict = ("The translation did not change." if before == after
-               else f"{len(added)} of {len(after)} tokens changed (marked).")
+               else f"{len(removed)} of the {len(before)} normal tokens and {len(added)} of the {len(after)} with the "
+                    "heads off differ (marked).")
     return (f'<div class="ablation"><p><b>Heads switched off:</b> {html.escape(off)}. {verdict}</p>'
             f"<p><b>Normal:</b> {html.escape(normal.translation)}</p>"
             + token_chips(before, "normal", changed=removed)
@@ -228,9 +231,14 @@ def attribution_plot(attribution, source_tokens, step):
     fig.update_xaxes(_token_axis(source_tokens, "English source token", tickangle=-60))
     fig.update_yaxes(tickmode="array", tickvals=[0, 1], ticktext=names, autorange="reversed")
     rho = attribution.agreement[row]
-    agreement = "undefined (one source token)" if np.isnan(rho) else f"{rho:+.2f}"
+    agreement = _agreement(rho) + (" (one source token)" if np.isnan(rho) else "")
     token = _labels([attribution.output_tokens[row]])[0]
     return _finish(fig, f"Step {step}: where the decoder looked vs what the choice of {token} depended on<br>"
                         f"<sup>rank agreement (Spearman ρ) {agreement} · over the sentence "
-                        f"{attribution.mean_agreement:+.2f} · {attribution.seconds:.2f} s</sup>",
+                        f"{_agreement(attribution.mean_agreement)} · {attribution.seconds:.2f} s</sup>",
                    height=330, plot_bgcolor="white")
+
+
+def _agreement(rho):
+    """A Spearman ρ in words: NaN where no order exists to compare (`attribution.spearman`)."""
+    return "undefined" if np.isnan(rho) else f"{rho:+.2f}"
