@@ -60,7 +60,8 @@ def test_the_table_is_printed(capsys, toy_corpus, tmp_path, tiny_model_dir):
     shutil.copytree(tiny_model_dir, model_dir)
     main(["--model", str(model_dir), "--data", str(toy_corpus[1]), "--limit", "3", "--no-progress"])
     printed = capsys.readouterr().out
-    assert "on 3 pairs" in printed and "cross" in printed and "layer 0" in printed and "head 1" in printed
+    assert "on 3 pairs" in printed and "cross" in printed and "head 1" in printed
+    assert "layer 1" in printed and "layer 0" not in printed  # numbered from 1, as in the app
 
 
 def test_a_model_without_the_file_has_none(tiny_model_dir):

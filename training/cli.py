@@ -1,7 +1,8 @@
-"""What the command-line tools share: argument types that reject bad values, and one clear line (not a
-traceback) for the errors a user can fix."""
+"""What the command-line tools share: argument types that reject bad values, the command line as run (recorded
+beside what it produced), and one clear line (not a traceback) for the errors a user can fix."""
 
 import argparse
+import shlex
 import sys
 
 from transformer.translator import ModelLoadError
@@ -15,6 +16,12 @@ def positive_int(text):
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
     return value
+
+
+def command_line(module, argv=None):
+    """The command that ran `python -m module` with `argv` (default: this process's arguments), quoted for a shell:
+    what metrics.json and head_importance.json record, so a result can be reproduced."""
+    return f"python -m {module} " + " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
 
 
 def run_cli(main):

@@ -14,7 +14,6 @@ CPUs without float16 arithmetic, one sentence at a time (`--batch-size 1`) in fl
 
 import argparse
 import json
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -28,7 +27,7 @@ from transformer.model_card import write_model_card
 from transformer.model_dir import METRICS, Score, add_score, decoding_name, read_metrics, write_metrics
 from transformer.translator import DTYPES
 
-from .cli import positive_int, run_cli
+from .cli import command_line, positive_int, run_cli
 from .data import load_pairs, retype
 
 # The ways of typing `--variants` scores; "capitals, as typed" turns the translator's sentence-casing off
@@ -118,7 +117,7 @@ def main(argv=None):
     result = score(translator, pairs, beam=args.beam, batch_size=args.batch_size)
     for (src, ref), hyp in list(zip(pairs, result["hypotheses"]))[: args.show]:
         print(f"EN  {src}\nREF {ref}\nOUT {hyp}\n")
-    command = "python -m training.evaluate " + " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
+    command = command_line("training.evaluate", argv)
     common = dict(data=args.record or Path(args.data).stem, decoding=decoding_name(args.beam), precision=args.dtype,
                   command=command)
     records = [Score(**common, **{k: result[k] for k in ("bleu", "chrf", "n", "seconds")})]

@@ -13,7 +13,6 @@ shipped model's 40 heads and 500 pairs, greedy, 41 translations take about 6 min
 
 import argparse
 import json
-import shlex
 import sys
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from transformer import Translator
 from transformer.ablation import ablated, every_head, head_grid
 from transformer.model_dir import HEAD_IMPORTANCE, decoding_name
 
-from .cli import positive_int, run_cli
+from .cli import command_line, positive_int, run_cli
 from .data import load_pairs
 from .evaluate import score
 
@@ -44,11 +43,12 @@ def head_importance(translator, pairs, beam=1, batch_size=256, progress=True):
 
 
 def format_table(drop):
-    """The drops as text: per kind, a row per layer and a column per head."""
+    """The drops as text: per kind, a row per layer and a column per head, numbered from 1 as in the app."""
     lines = []
     for kind, table in drop.items():
-        lines.append(f"{kind:<9}" + "".join(f"{f'head {h}':>9}" for h in range(len(table[0]))))
-        lines += [f"{f'layer {layer}':<9}" + "".join(f"{x:>+9.2f}" for x in row) for layer, row in enumerate(table)]
+        lines.append(f"{kind:<9}" + "".join(f"{f'head {h}':>9}" for h in range(1, len(table[0]) + 1)))
+        lines += [f"{f'layer {layer}':<9}" + "".join(f"{x:>+9.2f}" for x in row)
+                  for layer, row in enumerate(table, start=1)]
     return "\n".join(lines)
 
 
@@ -75,10 +75,8 @@ def main(argv=None):
         print(f"skipped {skipped} malformed lines in {args.data}", file=sys.stderr)
     pairs = pairs[: args.limit]
     bleu, drop = head_importance(translator, pairs, args.beam, args.batch_size, progress=not args.no_progress)
-    command = "python -m training.head_importance " + " ".join(
-        shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
     importance = {"data": Path(args.data).stem, "n": len(pairs), "decoding": decoding_name(args.beam), "bleu": bleu,
-                  "command": command, "drop": drop}
+                  "command": command_line("training.head_importance", argv), "drop": drop}
     path = translator.model_dir / HEAD_IMPORTANCE
     path.write_text(json.dumps(importance, indent=2) + "\n", encoding="utf-8")
     print(f"BLEU {bleu} with every head, on {len(pairs)} pairs of {args.data}; BLEU lost with one head switched off:")

@@ -16,7 +16,6 @@ import csv
 import math
 import os
 import random
-import shlex
 import shutil
 import sys
 import time
@@ -33,7 +32,7 @@ from transformer.model_dir import LOSS_CURVE, TOKENIZER, Score, add_score
 from transformer.tokenizer import PAD_ID, load_tokenizer
 from transformer.translator import DTYPES, save_model_dir
 
-from .cli import run_cli
+from .cli import command_line, run_cli
 from .configs import TrainConfig, config_dict, load_config
 from .curve import plot_curve
 from .data import TokenBatcher, TrainingData, build_tokenizer, load_pairs
@@ -481,7 +480,7 @@ def train(run, data, model, optimizer, state):
 def main(argv=None):
     """Set up the run, build the data, build the model, train (evaluating, checkpointing and exporting on the way)."""
     args = parse_args(argv)
-    command = "python -m training.train " + " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
+    command = command_line("training.train", argv)
     run = set_up_run(args, command)
     data = build_data(run)
     model, optimizer, state = build_model(run)
