@@ -77,3 +77,15 @@ def test_shipped_metrics_record_scores_and_commands(shipped):
     assert ("dev-news", "greedy", "float32", "as given", "all") in recorded
     assert metrics["training"]["commands"][0].startswith("python -m training.train")
     assert metrics["history"][0]["commands"][0].startswith("python -m training.train")  # the first part's run
+
+
+def test_shipped_model_has_its_head_importance(shipped):
+    """The app's "how much each head matters" heatmap reads it; the reader checks its tables fit the model."""
+    from transformer.ablation import read_head_importance
+
+    importance = read_head_importance(MODEL_DIR)
+    assert importance is not None and importance["command"].startswith("python -m training.head_importance")
+    assert importance["n"] == 500 and importance["data"] == "dev" and 0 < importance["bleu"] < 100
+    drops = [x for table in importance["drop"].values() for row in table for x in row]
+    assert len(drops) == 4 * (shipped.model.cfg.n_encoder_layers + 2 * shipped.model.cfg.n_decoder_layers)
+    assert max(drops) > 0  # some head matters
