@@ -7,6 +7,7 @@ a head of the diagnostics clicked opens it in the Attention tab, one of the impo
 controls active under sampling only, a sampled translation as the library's; the beam under beam search; gradient
 attribution drawn when its panel opens."""
 
+import contextlib
 import json
 import os
 import re
@@ -110,6 +111,25 @@ def click_cell(page, area, row, column, n_rows, n_columns):
     page.mouse.click(x + (column + 0.5) * width / n_columns, y + (row + 0.5) * height / n_rows)
 
 
+def hover_until_labelled(page, plot, tries=5):
+    """Move the mouse onto the middle cell of `plot` until plotly shows its hover label: on a loaded machine a
+    figure may still be redrawn (a translation's views arrive in several events), which drops a label shown before."""
+    for _ in range(tries):
+        x, y = middle(plot.locator(".nsewdrag").first)
+        page.mouse.move(x - 20, y - 20)
+        page.mouse.move(x, y, steps=5)
+        with contextlib.suppress(AssertionError):
+            expect(plot.locator(".hovertext")).to_have_count(1, timeout=4_000)
+            return
+    pytest.fail(f"no hover label after {tries} tries")
+
+
+def wait_until_clickable(page, elem_id):
+    """Wait until page.js has hooked its click handler on the plot `elem_id` (a click before that does nothing)."""
+    page.wait_for_function(f"() => {{ const gd = document.querySelector('#{elem_id} .js-plotly-plot'); "
+                           "return !!(gd && gd._ev && gd.__hooked === gd._ev); }", timeout=WAIT)
+
+
 def test_translate_in_the_browser(page, translator, tmp_path):
     """The heatmap is drawn in the page from the numbers: its labels are the tokens, and hovering a cell names
     the query, the key and the weight."""
@@ -119,10 +139,8 @@ def test_translate_in_the_browser(page, translator, tmp_path):
     heatmap = page.locator("#attention-heatmap")
     expect(heatmap.locator(".xtick text").filter(has_text="▁book")).to_have_count(1, timeout=WAIT)
     expect(title(page, "attention-heatmap")).to_have_text("Encoder–decoder cross-attention · layer 1 · mean over heads")
-    x, y = middle(heatmap.locator(".nsewdrag").first)
-    page.mouse.move(x - 20, y - 20)
-    page.mouse.move(x, y, steps=5)  # onto the middle cell
-    expect(heatmap.locator(".hovertext")).to_contain_text("weight", timeout=10_000)
+    hover_until_labelled(page, heatmap)
+    expect(heatmap.locator(".hovertext")).to_contain_text("weight")
     expect(page.locator("#attention-overview .gtitle")).to_contain_text("all layers × heads")
     screenshot = Path(os.environ.get("APP_SCREENSHOT", tmp_path / "app.png"))
     page.screenshot(path=screenshot, full_page=True)
@@ -332,6 +350,7 @@ def test_a_head_clicked_in_the_diagnostics_opens_in_the_attention_tab(page):
     expect(title(page, "head-diagnostics")).to_contain_text("Encoder–decoder cross-attention", timeout=WAIT)
     choose(page, "diagnosed-kind", "Encoder self-attention")
     expect(title(page, "head-diagnostics")).to_contain_text("Encoder self-attention:", timeout=WAIT)
+    wait_until_clickable(page, "head-diagnostics")
     click_cell(page, page.locator("#head-diagnostics .nsewdrag").first, 1, 0, 2, 2)  # layer 2 of 2, head 1 of 2
     expect(page.get_by_role("tab", name="Attention", exact=True)).to_have_attribute("aria-selected", "true",
                                                                                     timeout=10_000)
@@ -397,6 +416,7 @@ def test_a_head_clicked_in_the_importance_heatmap_is_ticked(browser, importance_
         page.get_by_role("tab", name="Heads: diagnose and switch off").click()
         expect(title(page, "head-importance")).to_contain_text("How much each head matters: dev BLEU 50.0",
                                                                timeout=WAIT)
+        wait_until_clickable(page, "head-importance")
         subplots = {kind: page.locator(f'#head-importance .nsewdrag[data-subplot="{axes}"]')
                     for kind, axes in zip(grid, ["xy", "x2y2", "x3y3"])}  # one subplot per kind, in head_grid's order
         clicks = [("cross", 2, 1), ("encoder", 1, 0), ("cross", 2, 1), ("cross", 0, 1)]  # cross L3 H2 twice: unticked
