@@ -60,3 +60,17 @@ def hub_cache(root, model_dir, repo_id):
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text(commit, encoding="utf-8")
     return root
+
+
+def suppress_eos(model):
+    """Make `model` never end a sentence (a hook sets the logit of </s> to -inf), so every output runs to its length
+    cap."""
+    from transformer.tokenizer import EOS_ID
+
+    def hook(module, inputs, logits):
+        logits = logits.clone()
+        logits[..., EOS_ID] = float("-inf")
+        return logits
+
+    model.generator.register_forward_hook(hook)
+    return model

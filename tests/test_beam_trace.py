@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from helpers import make_model, random_sequences
+from helpers import make_model, random_sequences, suppress_eos
 from transformer.decoding import BeamStep, beam_search, length_penalty
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, decode, pad_sequences
 from transformer.translator import BeamTrace
@@ -84,18 +84,6 @@ def test_scores_are_summed_log_probabilities_of_a_teacher_forced_pass(translator
     log_probs, _ = teacher_forced_log_probs(model, src, [])
     best_first = [t for t in log_probs[0].topk(5).indices.tolist() if t != EOS_ID][:4]
     assert first_tokens == best_first
-
-
-def suppress_eos(model):
-    """Make the model never end a sentence, so beam search stops at its length cap."""
-
-    def hook(module, inputs, logits):
-        logits = logits.clone()
-        logits[..., EOS_ID] = float("-inf")
-        return logits
-
-    model.generator.register_forward_hook(hook)
-    return model
 
 
 @pytest.mark.parametrize("seed", [0, 3])

@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 import torch
 
-from helpers import make_model, random_sequences, tiny_config, toy_pairs
+from helpers import make_model, random_sequences, suppress_eos, tiny_config, toy_pairs
 from transformer.decoding import beam_search, generate, greedy_decode, max_output_lengths
 from transformer.model import KVCache
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, pad_sequences
@@ -18,18 +18,6 @@ SENTENCES = [en for en, _ in toy_pairs()[:6]] + ["Tom", "the cat and the dog.", 
 def source_batch(translator, sentences):
     sources, _ = translator.encode_source(sentences)
     return pad_sequences(sources)
-
-
-def suppress_eos(model):
-    """Make the model never end a sentence, so every output runs to its length cap."""
-
-    def hook(module, inputs, logits):
-        logits = logits.clone()
-        logits[..., EOS_ID] = float("-inf")
-        return logits
-
-    model.generator.register_forward_hook(hook)
-    return model
 
 
 def encoded_pair_and_full_logits():
