@@ -348,7 +348,7 @@ def attribution_panel(inspection, step):
 
 
 def heads_tab(inspection, text, decoding_controls):
-    """The "Heads: diagnose and switch off" tab, wired: the diagnostics of the translation in `inspection`, the
+    """The "Heads: switch off" tab, wired: the diagnostics of the translation in `inspection`, the
     heads to switch off and the translation without them (decoded as the decoding controls say), its steps, and how
     much each head matters (the model directory's head_importance.json)."""
     gr.Markdown(HEADS_HELP)
@@ -454,7 +454,7 @@ def build_demo():
                     gr.Markdown(SAMPLING_HELP + "\n\n" + BEAM_HELP)
                 step = step_panel("step", inspection)
                 attribution_panel(inspection, step)
-            with gr.Tab("Heads: diagnose and switch off", id="heads") as tab_heads:
+            with gr.Tab("Heads: switch off", id="heads") as tab_heads:
                 heads_tab(inspection, text, decoding_controls)
             with gr.Tab("Positional encoding", id="positions") as tab_positions:
                 gr.Markdown(POSITION_HELP)

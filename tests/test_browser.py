@@ -285,7 +285,7 @@ def test_switching_a_head_off_updates_the_translation_panel(page, translator):
 
     sentence = "I see the cat."
     translate(page, sentence, translator.translate(sentence))
-    page.get_by_role("tab", name="Heads: diagnose and switch off").click()
+    page.get_by_role("tab", name="Heads: switch off").click()
     expect(title(page, "head-diagnostics")).to_contain_text("Encoder–decoder cross-attention", timeout=WAIT)
     heads = [("cross", layer, head) for layer in range(3) for head in range(2)]  # every cross head: the source unseen
     for _, layer, head in heads:
@@ -344,7 +344,7 @@ def test_sampling_controls_are_active_under_sampling_only_and_sample_as_the_libr
 def test_a_head_clicked_in_the_diagnostics_opens_in_the_attention_tab(page):
     """Encoder self-attention's diagnostics, layer 2 head 1 clicked: the Attention tab shows that kind, layer and head,
     its radios chosen. This model has no head_importance.json: the tab says how to measure it instead."""
-    page.get_by_role("tab", name="Heads: diagnose and switch off").click()
+    page.get_by_role("tab", name="Heads: switch off").click()
     expect(page.get_by_text("How much each head matters has not been measured for this model.")).to_be_visible()
     expect(page.locator("#head-importance")).to_have_count(0)
     expect(title(page, "head-diagnostics")).to_contain_text("Encoder–decoder cross-attention", timeout=WAIT)
@@ -413,7 +413,7 @@ def test_a_head_clicked_in_the_importance_heatmap_is_ticked(browser, importance_
     url, grid = importance_app
     page = open_app(browser, url)
     try:
-        page.get_by_role("tab", name="Heads: diagnose and switch off").click()
+        page.get_by_role("tab", name="Heads: switch off").click()
         expect(title(page, "head-importance")).to_contain_text("How much each head matters: dev BLEU 50.0",
                                                                timeout=WAIT)
         wait_until_clickable(page, "head-importance")
