@@ -54,6 +54,7 @@ MODEL_DEVICE = pick_device(os.environ.get("MODEL_DEVICE"))  # a CUDA GPU when th
 MODEL_DTYPE = os.environ.get("MODEL_DTYPE") or fast_dtype(MODEL_DEVICE)
 # Concurrent translations decoded together, at most this many at once (1: each alone). README, Benchmarks.
 BATCH_SIZE = int(os.environ.get("BATCH_SIZE", 16))
+MAX_BEAM = 8  # the widest beam the page offers, and the API accepts: each beam adds to every decoding step
 
 EXAMPLES = [
     "I love reading books.",
@@ -97,7 +98,10 @@ def decoding_settings(decoding, beam, temperature, top_k, seed):
     try:
         if decoding == "sampling":
             return 1, Sampling(float(temperature), int(top_k), int(seed))
-        return (1 if decoding == "greedy" else int(beam)), None
+        beam = 1 if decoding == "greedy" else int(beam)
+        if not 1 <= beam <= MAX_BEAM:
+            raise ValueError(f"the beam width must be in 1..{MAX_BEAM}, got {beam}")
+        return beam, None
     except (TypeError, ValueError) as e:
         raise gr.Error(f"Decoding settings: {e}") from e
 
@@ -394,7 +398,7 @@ def build_demo():
         with gr.Row(equal_height=False):
             decoding = gr.Radio([("Greedy", "greedy"), ("Beam search", "beam"), ("Sampling", "sampling")],
                                 value="greedy", label="Decoding", elem_id="decoding", scale=2)
-            beam = gr.Slider(2, 8, value=4, step=1, label="Beam width (for beam search)", interactive=False,
+            beam = gr.Slider(2, MAX_BEAM, value=4, step=1, label="Beam width (for beam search)", interactive=False,
                              elem_id="beam", scale=2)
             button = gr.Button("Translate", variant="primary", size="lg", elem_id="translate", scale=1)
         with gr.Row(equal_height=False):

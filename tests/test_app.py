@@ -246,6 +246,8 @@ def test_ablate_endpoint_switches_heads_off(client, translator):
     assert client.predict("I see the cat.", heads, api_name="/ablate") == off.translate("I see the cat.")
     assert client.predict("I see the cat.", heads, 3, api_name="/ablate") == off.translate("I see the cat.", beam=3)
     assert client.predict("I see the cat.", [], api_name="/ablate") == translator.translate("I see the cat.")
+    with pytest.raises(gradio_client.exceptions.AppError, match="beam width must be in 1..8"):
+        client.predict("I see the cat.", heads, 50, api_name="/ablate")
     with pytest.raises(gradio_client.exceptions.AppError, match="is not a head"):
         client.predict("I see the cat.", ["cross layer 1"], api_name="/ablate")
     with pytest.raises(gradio_client.exceptions.AppError, match="its cross heads are L1..L1 H1..H2"):
