@@ -420,9 +420,14 @@ def test_a_head_clicked_in_the_importance_heatmap_is_ticked(browser, importance_
         subplots = {kind: page.locator(f'#head-importance .nsewdrag[data-subplot="{axes}"]')
                     for kind, axes in zip(grid, ["xy", "x2y2", "x3y3"])}  # one subplot per kind, in head_grid's order
         clicks = [("cross", 2, 1), ("encoder", 1, 0), ("cross", 2, 1), ("cross", 0, 1)]  # cross L3 H2 twice: unticked
+        ticked = set()
         for kind, layer, head in clicks:
             click_cell(page, subplots[kind], layer, head, *grid[kind])
-        ticked = {("encoder", 1, 0), ("cross", 0, 1)}
+            ticked ^= {(kind, layer, head)}
+            box = page.locator(f"#off-{kind}").get_by_label(f"L{layer + 1} H{head + 1}", exact=True)
+            expect(box).to_be_checked(checked=(kind, layer, head) in ticked, timeout=10_000)
+            page.wait_for_timeout(400)  # apart: plotly takes two clicks within 300 ms for a double-click
+        assert ticked == {("encoder", 1, 0), ("cross", 0, 1)}
         for kind, (n_layers, n_heads) in grid.items():
             for layer in range(n_layers):
                 for head in range(n_heads):
