@@ -16,21 +16,9 @@ from pathlib import Path
 
 import torch
 
-from .head_details import KINDS, attention_module
+from .head_details import KINDS, head_attention
 from .model import TransformerConfig
 from .model_dir import CONFIG, HEAD_IMPORTANCE
-
-
-def head_attention(model, kind, layer, head):
-    """The MultiHeadAttention that holds head (kind, layer, head) of `model`; ValueError naming the range when there
-    is no such head."""
-    for name, index in (("layer", layer), ("head", head)):
-        if isinstance(index, bool) or not isinstance(index, numbers.Integral):
-            raise ValueError(f"{name} must be a whole number, got {index!r}")
-    attn = attention_module(model, kind, layer)
-    if not 0 <= head < attn.n_heads:
-        raise ValueError(f"head must be in 0..{attn.n_heads - 1}, got {head}")
-    return attn
 
 
 def head_grid(cfg):

@@ -9,6 +9,7 @@ number per key token from score to weight.
 """
 
 import math
+import numbers
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -58,6 +59,18 @@ def attention_module(model, kind, layer):
         raise ValueError(f"layer must be in 0..{len(stack.layers) - 1} for {kind}, got {layer}")
     block = stack.layers[layer]
     return block.cross_attn if kind == "cross" else block.self_attn
+
+
+def head_attention(model, kind, layer, head):
+    """The MultiHeadAttention that holds head (kind, layer, head) of `model`; ValueError naming the range when there
+    is no such head."""
+    for name, index in (("layer", layer), ("head", head)):
+        if isinstance(index, bool) or not isinstance(index, numbers.Integral):
+            raise ValueError(f"{name} must be a whole number, got {index!r}")
+    attn = attention_module(model, kind, layer)
+    if not 0 <= head < attn.n_heads:
+        raise ValueError(f"head must be in 0..{attn.n_heads - 1}, got {head}")
+    return attn
 
 
 @contextmanager

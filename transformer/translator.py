@@ -20,7 +20,7 @@ from safetensors.torch import load_file, save_file
 from .decoding import (BeamStep, Sampling, beam_search, check_decoding, generate, teacher_forced_logits,
                        tempered_distribution)
 from .device import fast_dtype, pick_device
-from .head_details import HeadDetails, attention_module, capture_attention, head_arithmetic
+from .head_details import HeadDetails, capture_attention, head_arithmetic, head_attention
 from .model import Transformer, TransformerConfig, causal_mask, padding_mask, sinusoidal_positional_encoding
 from .model_card import write_model_card
 from .model_dir import (CONFIG, METRICS, NOTES, REQUIRED_FILES, TOKENIZER, WEIGHTS, hub_snapshot, is_hub_repo_id,
@@ -393,9 +393,7 @@ class Translator:
         position) for the sentence of `inspection`: q, K, V, scores, mask, softmax weights, output and its share
         of the sub-layer's output, recomputed from the model's weights and the inputs x the sub-layer read in a
         teacher-forced pass over the inspected tokens (`inspect` itself captures nothing, so it stays as fast)."""
-        attn = attention_module(self.model, kind, layer)
-        if not 0 <= head < attn.n_heads:
-            raise ValueError(f"head must be in 0..{attn.n_heads - 1}, got {head}")
+        attn = head_attention(self.model, kind, layer, head)
         queries = inspection.source_tokens if kind == "encoder" else inspection.target_tokens
         keys = inspection.target_tokens if kind == "decoder" else inspection.source_tokens
         if not 0 <= query < len(queries):
