@@ -58,6 +58,14 @@ def score(translator, pairs, beam=1, batch_size=256, progress=True):
             "seconds": round(time.time() - start, 1), "hypotheses": hypotheses}
 
 
+def pairs_to_score(path, limit=None):
+    """The first `limit` pairs (all, without a limit) of a TSV file; malformed lines are skipped, and said so."""
+    pairs, skipped = load_pairs(path)
+    if skipped:
+        print(f"skipped {skipped} malformed lines in {path}", file=sys.stderr)
+    return pairs[:limit] if limit else pairs
+
+
 def typed_as(variant, text):
     """The English of `text` as the `--variants` variant types it."""
     return retype(text, "lower, no final punctuation" if variant.startswith("lower") else "capitals")
@@ -110,10 +118,7 @@ def main(argv=None):
     if args.threads:
         torch.set_num_threads(args.threads)
     translator = Translator.load(args.model, dtype=args.dtype)
-    pairs, skipped = load_pairs(args.data)
-    if skipped:
-        print(f"skipped {skipped} malformed lines in {args.data}", file=sys.stderr)
-    pairs = pairs[: args.limit] if args.limit else pairs
+    pairs = pairs_to_score(args.data, args.limit)
     result = score(translator, pairs, beam=args.beam, batch_size=args.batch_size)
     for (src, ref), hyp in list(zip(pairs, result["hypotheses"]))[: args.show]:
         print(f"EN  {src}\nREF {ref}\nOUT {hyp}\n")

@@ -13,7 +13,6 @@ shipped model's 40 heads and 500 pairs, greedy, 41 translations take about 6 min
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import torch
@@ -24,8 +23,7 @@ from transformer.ablation import ablated, every_head, head_grid
 from transformer.model_dir import HEAD_IMPORTANCE, decoding_name
 
 from .cli import command_line, positive_int, run_cli
-from .data import load_pairs
-from .evaluate import score
+from .evaluate import pairs_to_score, score
 
 
 def head_importance(translator, pairs, beam=1, batch_size=256, progress=True):
@@ -70,10 +68,7 @@ def main(argv=None):
     if args.threads:
         torch.set_num_threads(args.threads)
     translator = Translator.load(args.model)
-    pairs, skipped = load_pairs(args.data)
-    if skipped:
-        print(f"skipped {skipped} malformed lines in {args.data}", file=sys.stderr)
-    pairs = pairs[: args.limit]
+    pairs = pairs_to_score(args.data, args.limit)
     bleu, drop = head_importance(translator, pairs, args.beam, args.batch_size, progress=not args.no_progress)
     importance = {"data": Path(args.data).stem, "n": len(pairs), "decoding": decoding_name(args.beam), "bleu": bleu,
                   "command": command_line("training.head_importance", argv), "drop": drop}
