@@ -53,6 +53,17 @@ def test_sources_are_repeated_by_their_weight(tokenizer):
     assert data.epoch(0) == (src, tgt) and data.epoch(1) != (src, tgt)  # reproducible per (seed, epoch)
 
 
+def test_long_sentences_are_seen_long_weight_times_as_often(tokenizer):
+    short = toy_pairs()[:40]
+    pairs = short + [(f"{a} {b}", f"{c} {d}") for (a, c), (b, d) in zip(toy_pairs()[40:60], toy_pairs()[60:80])]
+    long = {en for en, _ in pairs[40:]}  # eight words each
+    data = TrainingData([(pairs, 2)], tokenizer, max_len=64, long_weight=1.5, long_words=6, seed=5)
+    assert len(data) == round(2 * len(pairs) + len(long))
+    english = decoded(tokenizer, data.epoch(0)[0])
+    assert all(english.count(en) == 3 for en in long)  # 2 x 1.5: the extra half-weight of 2 is one whole repeat
+    assert all(english.count(en) == 2 for en, _ in pairs if en not in long)
+
+
 def test_a_share_of_english_is_retyped_and_the_italian_never_is(tokenizer):
     pairs = toy_pairs()
     data = TrainingData([(pairs, 1)], tokenizer, max_len=64, retype_share=0.3, seed=2)

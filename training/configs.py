@@ -24,6 +24,8 @@ class TrainConfig:
     eval_limit: int = 0  # dev pairs used during training (0 = all)
     retype_share: float = 0.0  # share of pairs whose English is lower-cased, capitalised or unpunctuated per epoch
     join_share: float = 0.0  # share of pairs joined with one or two others into a longer pair per epoch
+    long_weight: float = 1.0  # pairs with at least long_words English words are seen this many times as often
+    long_words: int = 11
     seed: int = 1234
 
 

@@ -267,9 +267,10 @@ def build_data(run):
     tokenizer = make_tokenizer(run, sources)
     run.model_cfg.vocab_size = tokenizer.get_vocab_size()
     training = TrainingData([(pairs, weight) for _, weight, pairs in sources], tokenizer, run.model_cfg.max_len,
-                            cfg.retype_share, cfg.join_share, seed=cfg.seed)
+                            cfg.retype_share, cfg.join_share, cfg.long_weight, cfg.long_words, seed=cfg.seed)
     run.log(f"{len(training):,} pairs per epoch; {training.too_long} pairs longer than {run.model_cfg.max_len} "
-            f"tokens dropped; {cfg.retype_share:.0%} re-typed, {cfg.join_share:.0%} joined into longer pairs")
+            f"tokens dropped; {cfg.retype_share:.0%} re-typed, {cfg.join_share:.0%} joined into longer pairs; "
+            f"pairs of {cfg.long_words}+ English words seen {cfg.long_weight:g}x as often")
     return Data(sources, dev_pairs[: cfg.eval_limit or None], tokenizer, training)
 
 
@@ -314,7 +315,8 @@ def export(run, data, model, state, dev_result, n_batches):
             "commands": state.commands,
             "data": {"train": [spec for spec, _, _ in data.sources], "weights": [w for _, w, _ in data.sources],
                      "pairs_per_epoch": len(data.training), "retype_share": run.train_cfg.retype_share,
-                     "join_share": run.train_cfg.join_share, "dev": str(run.args.dev)},
+                     "join_share": run.train_cfg.join_share, "long_weight": run.train_cfg.long_weight,
+                     "long_words": run.train_cfg.long_words, "dev": str(run.args.dev)},
         },
         "history": state.history,
     }
