@@ -62,6 +62,8 @@ def test_long_sentences_are_seen_long_weight_times_as_often(tokenizer):
     english = decoded(tokenizer, data.epoch(0)[0])
     assert all(english.count(en) == 3 for en in long)  # 2 x 1.5: the extra half-weight of 2 is one whole repeat
     assert all(english.count(en) == 2 for en, _ in pairs if en not in long)
+    with pytest.raises(ValueError, match="long_weight must be at least 1"):
+        TrainingData([(pairs, 2)], tokenizer, max_len=64, long_weight=0.5)
 
 
 def test_a_share_of_english_is_retyped_and_the_italian_never_is(tokenizer):

@@ -298,8 +298,8 @@ def test_model_card_shows_both_forms_of_training_data_and_the_time_over_history(
     assert ("| 1 | `train.tsv` (318,616 sentence pairs) | 4,494 / 4.45 | 116.9 minutes on 2 CPU threads in bf16 |"
             in card)
     assert ("| 2 | `train.tsv` ×1, `train-extra.tsv` ×2 (341,000 pairs per epoch, 20% re-typed as people type, "
-            "10% joined into longer pairs, pairs of 11+ English words ×3) | 2,000 / 2 | 60.0 minutes on 1 GPU in fp16 |"
-            ) in card
+            "10% joined into longer pairs, pairs of 11+ English words ×3) | 2,000 / 2 | "
+            "60.0 minutes on 1 GPU in fp16 |") in card
     assert "In all: 176.9 minutes of training in 2 runs." in card
 
 

@@ -121,9 +121,12 @@ class TrainingData:
 
     def __init__(self, sources, tokenizer, max_len, retype_share=0.0, join_share=0.0, long_weight=1.0,
                  long_words=11, seed=0):
+        if long_weight < 1:
+            raise ValueError(f"long_weight must be at least 1 (1: as often as the rest), got {long_weight}")
         self.tokenizer, self.max_len = tokenizer, max_len
         self.retype_share, self.join_share, self.seed = retype_share, join_share, seed
-        self.pairs, self.src_ids, self.tgt_ids, self.weights = [], [], [], []
+        self.pairs, self.src_ids, self.tgt_ids = [], [], []
+        self.groups = []  # per source: (indices of its pairs, how often they are drawn), all pairs then the long ones
         self.too_long = 0
         for pairs, weight in sources:
             src, tgt, kept = encode_pairs(tokenizer, pairs, max_len)
@@ -132,18 +135,18 @@ class TrainingData:
             self.pairs.append(kept_pairs)
             self.src_ids.append(src)
             self.tgt_ids.append(tgt)
-            self.weights.append([(range(len(kept_pairs)), weight), (long, weight * (long_weight - 1))])
+            self.groups.append([(range(len(kept_pairs)), weight), (long, weight * (long_weight - 1))])
             self.too_long += len(pairs) - len(kept)
 
     def __len__(self):
         """Pairs per epoch before joining."""
-        return round(sum(len(indices) * w for weights in self.weights for indices, w in weights))
+        return round(sum(len(indices) * weight for groups in self.groups for indices, weight in groups))
 
     def _draw(self, rng):
         """(source, index) of every pair this epoch: whole repeats of each group of pairs, then a random fraction."""
         drawn = []
-        for k, weights in enumerate(self.weights):
-            for indices, weight in weights:
+        for k, groups in enumerate(self.groups):
+            for indices, weight in groups:
                 whole, fraction = divmod(weight, 1)
                 drawn += [(k, i) for _ in range(int(whole)) for i in indices]
                 drawn += [(k, i) for i in rng.sample(indices, round(fraction * len(indices)))]

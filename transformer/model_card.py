@@ -58,7 +58,8 @@ def architecture_rows(cfg, parameters):
 
 def data_summary(data):
     """One run's training data, in either form metrics.json holds: weighted sources (`train` a list of paths,
-    `weights`, `pairs_per_epoch`, `retype_share`, `join_share`, `long_weight`) or, before that, one file (`train`, `train_pairs`)."""
+    `weights`, `pairs_per_epoch`, `retype_share`, `join_share`, `long_weight`, `long_words`) or, before that, one
+    file (`train`, `train_pairs`)."""
     data = _dict(data)
     paths = training_sources(data)
     names = [f"`{Path(str(p)).name}`" for p in paths]
@@ -74,7 +75,7 @@ def data_summary(data):
         if key in data:
             facts.append(f"{_number(data[key], '.0%')} {what}")
     if _is_number(data.get("long_weight")) and data["long_weight"] != 1:
-        facts.append(f"pairs of {data.get('long_words', 11)}+ English words ×{_number(data['long_weight'], 'g')}")
+        facts.append(f"pairs of {_number(data.get('long_words'))}+ English words ×{_number(data['long_weight'], 'g')}")
     text = ", ".join(names) or UNKNOWN
     return f"{text} ({', '.join(facts)})" if facts else text
 
