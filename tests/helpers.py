@@ -72,5 +72,5 @@ def suppress_eos(model):
         logits[..., EOS_ID] = float("-inf")
         return logits
 
-    model.generator.register_forward_hook(hook)
+    model.output_projection.register_forward_hook(hook)
     return model

@@ -81,7 +81,7 @@ def test_several_heads_off_at_once(deep_translator):
     model = ablate_heads(deep_translator.model, heads)
     for kind, layer, head in every_head(model.cfg):
         attn = attention_module(model, kind, layer)
-        columns = attn.out_proj.weight[:, head * attn.d_head : (head + 1) * attn.d_head]  # (C, hs)
+        columns = attn.w_o.weight[:, head * attn.d_k : (head + 1) * attn.d_k]  # (C, d_k)
         assert bool((columns == 0).all()) is ((kind, layer, head) in heads)
 
 
@@ -104,5 +104,5 @@ def test_the_original_model_is_untouched(translator):
     assert off.model is not translator.model
     after = translator.model.state_dict()
     assert all(torch.equal(before[name], after[name]) for name in before)
-    assert not torch.equal(off.model.encoder.layers[0].self_attn.out_proj.weight,
-                           translator.model.encoder.layers[0].self_attn.out_proj.weight)
+    assert not torch.equal(off.model.encoder.layers[0].self_attention.w_o.weight,
+                           translator.model.encoder.layers[0].self_attention.w_o.weight)

@@ -18,8 +18,8 @@ SENTENCES = ["I see the cat.", "they want the water.", "the cat and the dog.", "
 def teacher_forced_log_probs(model, src, tokens):
     """log p(token | source, earlier tokens) (len(tokens),) from one pass over <s> tokens, with decoding's rule
     that padding, <s> and <unk> are never written."""
-    memory, src_mask, _ = model.encode(src)
-    logits, _, _ = model.decode(torch.tensor([[BOS_ID] + tokens]), memory, src_mask)
+    memory, src_mask = model.encode(src)
+    logits = model.decode(torch.tensor([[BOS_ID] + tokens]), memory, src_mask)
     logits = logits[0].float()
     logits[:, [PAD_ID, BOS_ID, UNK_ID]] = float("-inf")
     log_probs = F.log_softmax(logits, dim=-1)  # (T + 1, V)

@@ -132,8 +132,8 @@ def test_init_from_a_model_without_byte_fallback_grows_its_vocabulary(tiny_model
     from transformer.translator import save_model_dir
 
     model = old.model
-    model.src_embed.lut.weight.data = model.src_embed.lut.weight.data[:n_old].clone()
-    model.tgt_embed.lut.weight = model.generator.weight = model.src_embed.lut.weight
+    model.src_embed.embedding.weight.data = model.src_embed.embedding.weight.data[:n_old].clone()
+    model.tgt_embed.embedding.weight = model.output_projection.weight = model.src_embed.embedding.weight
     model.cfg.vocab_size = n_old
     save_model_dir(model, Tokenizer.from_file(str(old_dir / "tokenizer.json")), old_dir, dtype=torch.float32)
 
@@ -144,5 +144,5 @@ def test_init_from_a_model_without_byte_fallback_grows_its_vocabulary(tiny_model
                 "--precision", "float32"])
     grown = Translator.load(out / "model")
     assert has_byte_fallback(grown.tokenizer) and grown.model.cfg.vocab_size == n_old + 256
-    torch.testing.assert_close(grown.model.src_embed.lut.weight[:n_old], model.src_embed.lut.weight, atol=1e-3, rtol=0)
+    torch.testing.assert_close(grown.model.src_embed.embedding.weight[:n_old], model.src_embed.embedding.weight, atol=1e-3, rtol=0)
     assert grown.translate("I see the cat.") == old.translate("I see the cat.")

@@ -8,7 +8,7 @@ import torch
 
 from helpers import make_model, random_sequences, suppress_eos, tiny_config, toy_pairs
 from transformer.decoding import beam_search, generate, greedy_decode, max_output_lengths
-from transformer.model import KVCache
+from transformer.decoding import KVCache
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, pad_sequences
 
 # Toy-corpus sentences plus a few the tiny model never saw, so outputs are not all perfect copies.
@@ -26,25 +26,25 @@ def encoded_pair_and_full_logits():
     model = make_model()
     src = pad_sequences(random_sequences([6, 3], cfg.vocab_size))
     tgt = torch.tensor([[BOS_ID] + seq for seq in random_sequences([7, 7], cfg.vocab_size, seed=1)])
-    memory, src_mask, _ = model.encode(src)
-    full, _, _ = model.decode(tgt, memory, src_mask)
+    memory, src_mask = model.encode(src)
+    full = model.decode(tgt, memory, src_mask)
     return cfg, model, tgt, memory, src_mask, full
 
 
 def test_cached_step_logits_equal_full_prefix_logits():
     cfg, model, tgt, memory, src_mask, full = encoded_pair_and_full_logits()
-    cache = model.new_cache()
+    cache = KVCache(model.cfg.n_decoder_layers)
     for t in range(tgt.size(1)):
-        step, _, _ = model.decode(tgt[:, t : t + 1], memory, src_mask, cache)
+        step = model.decode(tgt[:, t : t + 1], memory, src_mask, cache)
         torch.testing.assert_close(step[:, 0], full[:, t], atol=1e-5, rtol=1e-5)
     assert cache.layers[0].self_k.shape == (2, cfg.n_heads, tgt.size(1), cfg.d_model // cfg.n_heads)
 
 
 def test_cache_accepts_several_new_tokens_at_once():
     cfg, model, tgt, memory, src_mask, full = encoded_pair_and_full_logits()
-    cache = model.new_cache()
+    cache = KVCache(model.cfg.n_decoder_layers)
     chunks = [(0, 3), (3, 7), (7, 8)]  # a prompt, then a chunk of several tokens, then one token
-    steps = torch.cat([model.decode(tgt[:, a:b], memory, src_mask, cache)[0] for a, b in chunks], dim=1)
+    steps = torch.cat([model.decode(tgt[:, a:b], memory, src_mask, cache) for a, b in chunks], dim=1)
     torch.testing.assert_close(steps, full, atol=1e-5, rtol=1e-5)
     assert cache.length == tgt.size(1)
 
@@ -63,9 +63,9 @@ def test_cross_attention_keys_values_are_projected_once():
     cfg, model, tgt, memory, src_mask, _ = encoded_pair_and_full_logits()
     calls = Counter()
     for layer in model.decoder.layers:
-        layer.self_attn.k_proj.register_forward_hook(lambda *_: calls.update(["self"]))
-        layer.cross_attn.k_proj.register_forward_hook(lambda *_: calls.update(["cross"]))
-    cache = model.new_cache()
+        layer.self_attention.w_k.register_forward_hook(lambda *_: calls.update(["self"]))
+        layer.cross_attention.w_k.register_forward_hook(lambda *_: calls.update(["cross"]))
+    cache = KVCache(model.cfg.n_decoder_layers)
     model.decode(tgt[:, :1], memory, src_mask, cache)
     first_cross = [(layer.cross_k, layer.cross_v) for layer in cache.layers]
     for t in range(1, tgt.size(1)):
@@ -80,7 +80,7 @@ def test_reorder_keeps_the_chosen_hypotheses():
     """After `reorder(index)` the cache is the one of hypotheses `index`: its tensors are those rows, and the next
     step's logits equal a pass from scratch over the reordered prefixes (across sentences and batch sizes too)."""
     _, model, tgt, memory, src_mask, _ = encoded_pair_and_full_logits()
-    cache = model.new_cache()
+    cache = KVCache(model.cfg.n_decoder_layers)
     model.decode(tgt[:, :5], memory, src_mask, cache)
     before = [copy.copy(layer) for layer in cache.layers]
     index = torch.tensor([1, 0, 1])  # sentences swapped, one repeated: three hypotheses from two
@@ -88,8 +88,8 @@ def test_reorder_keeps_the_chosen_hypotheses():
     for layer, old in zip(cache.layers, before):
         for name, cached in vars(layer).items():
             assert torch.equal(cached, getattr(old, name)[index]), name
-    step, _, _ = model.decode(tgt[index, 5:6], memory[index], src_mask[index], cache)
-    scratch, _, _ = model.decode(tgt[index, :6], memory[index], src_mask[index])
+    step = model.decode(tgt[index, 5:6], memory[index], src_mask[index], cache)
+    scratch = model.decode(tgt[index, :6], memory[index], src_mask[index])
     torch.testing.assert_close(step[:, 0], scratch[:, -1], atol=1e-5, rtol=1e-5)
     assert cache.length == 6
 
@@ -197,7 +197,7 @@ def test_decoding_never_writes_padding_start_or_unknown_tokens():
     bias = torch.zeros(12)
     bias[[PAD_ID, BOS_ID, UNK_ID]] = 100.0  # the model prefers them above all ...
     bias[EOS_ID] = -100.0  # ... and writes on to the length cap
-    model.generator.register_forward_hook(lambda module, inputs, logits: logits + bias)
+    model.output_projection.register_forward_hook(lambda module, inputs, logits: logits + bias)
     src = pad_sequences(random_sequences([4, 7], 12))
     for beam in (1, 3):
         outputs = generate(model, src, beam=beam)

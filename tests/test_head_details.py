@@ -35,10 +35,10 @@ def model_pass(translator, inspection, kind, layer):
     attn = attention_module(translator.model, kind, layer)
     written = {}
     hooks = [proj.register_forward_hook(lambda m, i, out, name=name: written.__setitem__(name, out[0].float()))
-             for name, proj in [("q", attn.q_proj), ("out", attn.out_proj)]]
+             for name, proj in [("q", attn.w_q), ("out", attn.w_o)]]
     ids = lambda tokens: torch.tensor([[translator.tokenizer.token_to_id(t) for t in tokens]])  # noqa: E731
     with torch.inference_mode():
-        memory, src_mask, _ = translator.model.encode(ids(inspection.source_tokens))
+        memory, src_mask = translator.model.encode(ids(inspection.source_tokens))
         translator.model.decode(ids(inspection.target_tokens), memory, src_mask)
     for hook in hooks:
         hook.remove()
@@ -73,7 +73,7 @@ def test_heads_through_w_o_add_up_to_the_sub_layers_output(translator, inspectio
     cfg = translator.model.cfg
     layer = (cfg.n_encoder_layers if kind == "encoder" else cfg.n_decoder_layers) - 1  # the last: reads all below
     model_q, model_out = model_pass(translator, inspection, kind, layer)
-    b_O = attention_module(translator.model, kind, layer).out_proj.bias.detach().float().numpy()
+    b_O = attention_module(translator.model, kind, layer).w_o.bias.detach().float().numpy()
     for query in range(len(model_out)):
         heads = [translator.head_details(inspection, kind, layer, h, query) for h in range(cfg.n_heads)]
         np.testing.assert_allclose(sum(d.contribution for d in heads) + b_O, model_out[query], atol=1e-5)
@@ -118,4 +118,4 @@ def test_capture_leaves_no_hooks_and_ignores_other_threads(translator, inspectio
         other.join()
         assert seen == {}
     translator.head_details(inspection, "encoder", 0, 0, 0)
-    assert not attn.q_proj._forward_hooks and not attn.k_proj._forward_hooks and not attn.out_proj._forward_hooks
+    assert not attn.w_q._forward_hooks and not attn.w_k._forward_hooks and not attn.w_o._forward_hooks

@@ -1,6 +1,8 @@
 """The Transformer itself: shapes, positional encoding, embedding scale, attention, masks, variants."""
 
+import contextlib
 import math
+import threading
 
 import pytest
 import torch
@@ -14,6 +16,7 @@ from transformer.model import (
     TransformerConfig,
     causal_mask,
     padding_mask,
+    recording_attention,
     sinusoidal_positional_encoding,
 )
 from transformer.tokenizer import PAD_ID, SPECIAL_TOKENS, pad_sequences
@@ -24,10 +27,13 @@ def padded_batch(lengths, vocab_size, seed=0):
     return pad_sequences(random_sequences(lengths, vocab_size, seed))
 
 
-def run_with_weights(model, src, tgt, need_weights=True):
-    memory, src_mask, enc_maps = model.encode(src, need_weights=need_weights)
-    logits, dec_maps, cross_maps = model.decode(tgt, memory, src_mask, need_weights=need_weights)
-    return memory, logits, enc_maps, dec_maps, cross_maps
+def run_with_weights(model, src, tgt, record=True):
+    """memory, logits and the attention maps of each kind: recorded (`recording_attention`), or None without."""
+    with recording_attention(model) if record else contextlib.nullcontext() as recorded:
+        memory, src_mask = model.encode(src)
+        logits = model.decode(tgt, memory, src_mask)
+    maps = [recorded.maps(kind) if record else None for kind in ("encoder", "decoder", "cross")]
+    return memory, logits, *maps
 
 
 def test_logits_and_attention_map_shapes():
@@ -69,7 +75,7 @@ def test_positional_encoding_matches_the_formula():
 def test_input_embedding_is_scaled_by_sqrt_d_model():
     emb = InputEmbedding(vocab_size=20, d_model=64)
     tokens = torch.tensor([[4, 5, 19]])
-    torch.testing.assert_close(emb(tokens), emb.lut.weight[tokens] * 8.0)
+    torch.testing.assert_close(emb(tokens), emb.embedding.weight[tokens] * 8.0)
 
 
 def test_encoder_input_is_scaled_embedding_plus_positions():
@@ -79,7 +85,7 @@ def test_encoder_input_is_scaled_embedding_plus_positions():
     seen = {}
     model.encoder.register_forward_pre_hook(lambda module, args: seen.update(x=args[0]))
     model.encode(src)
-    expected = model.src_embed.lut.weight[src] * math.sqrt(cfg.d_model) + sinusoidal_positional_encoding(6, cfg.d_model)
+    expected = model.src_embed.embedding.weight[src] * math.sqrt(cfg.d_model) + sinusoidal_positional_encoding(6, cfg.d_model)
     torch.testing.assert_close(seen["x"], expected)
 
 
@@ -108,19 +114,34 @@ def test_explicit_softmax_path_equals_fused_kernel(mask_kind):
     tokens = padded_batch([6, 2], vocab_size=30)
     x = torch.randn(2, 6, 16)
     mask = {"none": None, "padding": padding_mask(tokens, PAD_ID), "causal": causal_mask(6)}[mask_kind]
-    explicit, weights = attn(x, x, mask, need_weights=True)
-    fused, no_weights = attn(x, x, mask, need_weights=False)
-    assert no_weights is None and weights.shape == (2, 4, 6, 6)
+    with recording_attention(attn) as recorded:
+        explicit = attn(x, x, mask)
+    fused = attn(x, x, mask)
+    assert recorded[attn].shape == (2, 4, 6, 6)
     torch.testing.assert_close(explicit, fused, atol=1e-5, rtol=1e-5)
 
 
-def test_model_outputs_do_not_depend_on_need_weights():
+def test_only_the_recording_thread_records_attention():
+    """The app serves several people at once: a pass in another thread neither records nor overwrites."""
+    cfg = tiny_config()
+    model = make_model()
+    src = padded_batch([5], cfg.vocab_size)
+    with recording_attention(model) as recorded:
+        thread = threading.Thread(target=model.encode, args=(padded_batch([9], cfg.vocab_size, seed=3),))
+        thread.start()
+        thread.join()
+        assert not recorded
+        model.encode(src)
+    assert [m.shape[-1] for m in recorded.maps("encoder")] == [5] * cfg.n_encoder_layers
+
+
+def test_model_outputs_do_not_depend_on_recording_attention():
     cfg = tiny_config()
     model = make_model()
     src = padded_batch([7, 3], cfg.vocab_size)
     tgt = padded_batch([5, 2], cfg.vocab_size, seed=1)
-    memory_w, logits_w, *_ = run_with_weights(model, src, tgt, need_weights=True)
-    memory, logits, *_ = run_with_weights(model, src, tgt, need_weights=False)
+    memory_w, logits_w, *_ = run_with_weights(model, src, tgt, record=True)
+    memory, logits, *_ = run_with_weights(model, src, tgt, record=False)
     torch.testing.assert_close(memory_w, memory, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(logits_w, logits, atol=1e-5, rtol=1e-5)
 
@@ -143,10 +164,10 @@ def test_sentence_alone_equals_sentence_padded_in_batch():
     model = make_model()
     src_seqs = random_sequences([4, 9, 7], cfg.vocab_size)
     tgt_seqs = random_sequences([3, 8, 6], cfg.vocab_size, seed=1)
-    batch_memory, _, _ = model.encode(pad_sequences(src_seqs))
+    batch_memory, _ = model.encode(pad_sequences(src_seqs))
     batch_logits = model(pad_sequences(src_seqs), pad_sequences(tgt_seqs))
     for b, (s, t) in enumerate(zip(src_seqs, tgt_seqs)):
-        alone_memory, _, _ = model.encode(torch.tensor([s]))
+        alone_memory, _ = model.encode(torch.tensor([s]))
         alone_logits = model(torch.tensor([s]), torch.tensor([t]))
         torch.testing.assert_close(batch_memory[b, : len(s)], alone_memory[0], atol=1e-5, rtol=1e-5)
         torch.testing.assert_close(batch_logits[b, : len(t)], alone_logits[0], atol=1e-5, rtol=1e-5)
@@ -166,19 +187,19 @@ def test_variants_run_and_every_parameter_trains(norm_first, tie):
     for name, p in model.named_parameters():
         assert p.grad is not None and p.grad.abs().sum() > 0, f"{name} gets no gradient"
     if not norm_first:  # post-norm: every layer output (and so the encoder output) is layer-normalised
-        memory, _, _ = model.encode(src)
+        memory, _ = model.encode(src)
         torch.testing.assert_close(memory.mean(-1), torch.zeros(2, 6), atol=1e-5, rtol=0)
 
 
 def test_tied_embeddings_share_one_tensor_and_untied_do_not():
     tied, untied = make_model(tie_embeddings=True), make_model(tie_embeddings=False)
-    ptr = tied.src_embed.lut.weight.data_ptr()
-    assert tied.tgt_embed.lut.weight.data_ptr() == ptr == tied.generator.weight.data_ptr()
+    ptr = tied.src_embed.embedding.weight.data_ptr()
+    assert tied.tgt_embed.embedding.weight.data_ptr() == ptr == tied.output_projection.weight.data_ptr()
     with torch.no_grad():
-        tied.src_embed.lut.weight[5, 0] = 123.0
-    assert tied.generator.weight[5, 0] == 123.0 == tied.tgt_embed.lut.weight[5, 0]
-    pointers = {untied.src_embed.lut.weight.data_ptr(), untied.tgt_embed.lut.weight.data_ptr(),
-                untied.generator.weight.data_ptr()}
+        tied.src_embed.embedding.weight[5, 0] = 123.0
+    assert tied.output_projection.weight[5, 0] == 123.0 == tied.tgt_embed.embedding.weight[5, 0]
+    pointers = {untied.src_embed.embedding.weight.data_ptr(), untied.tgt_embed.embedding.weight.data_ptr(),
+                untied.output_projection.weight.data_ptr()}
     assert len(pointers) == 3
     cfg = tiny_config()
     assert untied.num_parameters() - tied.num_parameters() == 2 * cfg.vocab_size * cfg.d_model

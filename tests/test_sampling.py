@@ -85,8 +85,8 @@ def test_top_k_keeps_the_k_most_probable_in_proportion():
 def test_first_token_frequencies_over_seeds_match_tempered_distribution(temperature, top_k):
     model = make_model(seed=0, vocab_size=12, max_len=4)  # short outputs: one seed's sample costs a few ms
     src = pad_sequences([[5]])
-    memory, src_mask, _ = model.encode(src)
-    logits = model.decode(torch.tensor([[BOS_ID]]), memory, src_mask)[0][0, -1].float()  # (V,)
+    memory, src_mask = model.encode(src)
+    logits = model.decode(torch.tensor([[BOS_ID]]), memory, src_mask)[0, -1].float()  # (V,)
     logits[[PAD_ID, BOS_ID, UNK_ID]] = float("-inf")  # never generated
     expected = tempered_distribution(logits, temperature, top_k)
     n = 800

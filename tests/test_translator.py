@@ -117,13 +117,13 @@ def test_long_input_is_truncated_to_the_model_length(translator):
 
 def test_fp32_export_round_trips_exactly_and_stores_tied_weights_once(translator, tmp_path):
     save_model_dir(translator.model, translator.tokenizer, tmp_path, dtype=torch.float32, metrics={"note": "x"})
-    assert "generator.weight" not in load_file(str(tmp_path / "model.safetensors"))
+    assert "output_projection.weight" not in load_file(str(tmp_path / "model.safetensors"))
     loaded = Translator.load(tmp_path)
     assert loaded.metrics == {"note": "x"}
     expected = translator.model.state_dict()
     for name, tensor in loaded.model.state_dict().items():
         assert torch.equal(tensor, expected[name]), name
-    assert loaded.model.generator.weight.data_ptr() == loaded.model.src_embed.lut.weight.data_ptr()
+    assert loaded.model.output_projection.weight.data_ptr() == loaded.model.src_embed.embedding.weight.data_ptr()
 
 
 def test_float16_translates_like_float32(tiny_model_dir, translator):
@@ -195,7 +195,7 @@ def test_embedding_norms_of_a_text_its_ids_or_its_tokens(tiny_model_dir, transla
         np.testing.assert_array_equal(other[1], position)
     d_model = translator.model.cfg.d_model
     np.testing.assert_allclose(position, np.sqrt(d_model / 2), rtol=1e-5)  # sin² + cos² = 1 per pair of dimensions
-    rows = translator.model.src_embed.lut.weight[ids].detach()
+    rows = translator.model.src_embed.embedding.weight[ids].detach()
     expected = rows.norm(dim=-1).numpy() * np.sqrt(d_model)
     np.testing.assert_allclose(embedding, expected, rtol=1e-5 if dtype == "float32" else 2e-3)
 

@@ -212,7 +212,7 @@ def test_embedding_norms(translator, inspection, pe):
     embedding, position = translator.embedding_norms(tokens)
     d_model = translator.model.cfg.d_model
     assert np.allclose(position, np.sqrt(d_model / 2), atol=1e-3)
-    first = translator.model.src_embed.lut.weight[translator.tokenizer.token_to_id(tokens[0])]
+    first = translator.model.src_embed.embedding.weight[translator.tokenizer.token_to_id(tokens[0])]
     assert np.isclose(embedding[0], first.float().norm().item() * np.sqrt(d_model), rtol=1e-3)
     fig = interactive.embedding_norms_plot(tokens, embedding, position)
     assert plotted_ticks(fig.layout.xaxis) == tokens
@@ -251,7 +251,7 @@ def test_model_card(translator):
     card = model_card_markdown(scored)
     assert "| toy | as given | beam 4 | float16 | 12.5 | 40.0 | 7 |" in card
     assert "| toy | capitals, 11-20 words | greedy | float32 | 1 | 2 | 3 |" in card and "broken" not in card
-    assert f"| runs in | {str(translator.model.src_embed.lut.weight.dtype).removeprefix('torch.')} |" in card
+    assert f"| runs in | {str(translator.model.src_embed.embedding.weight.dtype).removeprefix('torch.')} |" in card
 
 
 def test_no_figures_left_behind(inspection, pe):

@@ -2,10 +2,12 @@
 ({"model": {...TransformerConfig fields...}, "train": {...TrainConfig fields...}})."""
 
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from transformer.model import TransformerConfig
+
+from .snapshots import DEFAULT_PROBES
 
 
 @dataclass
@@ -27,6 +29,7 @@ class TrainConfig:
     long_weight: float = 1.0  # pairs with at least long_words English words are seen this many times as often
     long_words: int = 11
     seed: int = 1234
+    probes: list = field(default_factory=lambda: list(DEFAULT_PROBES))  # sentences snapshotted at each evaluation
 
 
 CONFIGS = {

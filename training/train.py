@@ -37,6 +37,7 @@ from .configs import TrainConfig, config_dict, load_config
 from .curve import plot_curve
 from .data import TokenBatcher, TrainingData, build_tokenizer, load_pairs
 from .evaluate import score
+from .snapshots import SNAPSHOTS, History
 from .runtime import Distributed, autocast_context, hardware_description, rng_state, save_atomic, set_rng_state
 
 CHECKPOINT = "checkpoint.pt"
@@ -182,6 +183,7 @@ class Run:
     checkpoint: dict | None
     init: Translator | None  # the exported model of --init-from
     command: str  # this invocation, recorded in metrics.json
+    snapshots: History | None = None  # how the model learned (rank 0 only): training_snapshots.json
 
     def log(self, *message):
         if self.dist.main:
@@ -295,8 +297,30 @@ def build_model(run):
         set_rng_state(saved_rng[run.dist.rank % len(saved_rng)], run.dist.device)
         run.log(f"resumed at step {state.step} (epoch {state.epoch}, batch {state.batch_in_epoch})")
     state.commands.append(run.command)
+    if run.dist.main:
+        run.snapshots = start_snapshots(run, state)
     run.log(f"model: {model.num_parameters():,} parameters; {hardware_description(run.dist.device, run.dist.world)}")
     return model, optimizer, state
+
+
+def start_snapshots(run, state):
+    """This run's snapshot history: the checkpoint's on --resume, else a new part (continuing the history of the
+    --init-from model, whose training steps and minutes come first)."""
+    if run.args.resume:
+        return History.resume(run.out, state.step)
+    parts = run.init.metrics.get("history", []) + [run.init.metrics.get("training", {})] if run.init else []
+    return History.start(run.out, run.train_cfg.probes, run.command, run.args.init_from,
+                         init_steps=sum(p.get("steps", 0) for p in parts),
+                         init_minutes=sum(p.get("minutes", 0) for p in parts))
+
+
+def snapshot(run, data, model, state, dev_bleu=None):
+    """Record the probes' translations and cross-attention now (rank 0) and save the history."""
+    model.eval()
+    seconds = run.snapshots.record(Translator(model, data.tokenizer), state.step, state.train_seconds / 60, dev_bleu)
+    model.train()
+    run.snapshots.save()
+    return seconds
 
 
 def export(run, data, model, state, dev_result, n_batches):
@@ -327,6 +351,7 @@ def export(run, data, model, state, dev_result, n_batches):
     tmp.mkdir()
     if (run.out / LOSS_CURVE).is_file():  # first, so the model card (README.md) shows it
         shutil.copyfile(run.out / LOSS_CURVE, tmp / LOSS_CURVE)
+    shutil.copyfile(run.out / SNAPSHOTS, tmp / SNAPSHOTS)
     save_model_dir(model, data.tokenizer, tmp, dtype=DTYPES[run.args.export_dtype], metrics=metrics)
     if final.exists():
         os.replace(final, run.out / "model.old")
@@ -342,6 +367,8 @@ def evaluate_and_checkpoint(run, data, model, optimizer, state, n_batches):
     model.eval()
     result = score(Translator(model, data.tokenizer), data.dev_pairs, beam=1, progress=False)
     model.train()
+    run.snapshots.add_curve_point(state.step, dev_bleu=result["bleu"])
+    snapshot_seconds = snapshot(run, data, model, state, result["bleu"])
     write_log(run.out / LOG, {"step": state.step, "epoch": state.epoch, "minutes": f"{state.train_seconds / 60:.2f}",
                               "target_tokens": state.target_tokens, "dev_bleu": result["bleu"],
                               "dev_chrf": result["chrf"]})
@@ -351,7 +378,8 @@ def evaluate_and_checkpoint(run, data, model, optimizer, state, n_batches):
         state.best_bleu = result["bleu"]
         export(run, data, model, state, result, n_batches)
     tqdm.write(f"step {state.step}: dev BLEU {result['bleu']:.2f} chrF {result['chrf']:.2f} "
-               f"({result['n']} pairs){' - best so far, exported' if improved else ''}")
+               f"({result['n']} pairs){' - best so far, exported' if improved else ''}; probes snapshotted in "
+               f"{snapshot_seconds:.1f} s ({run.snapshots.overhead(state.train_seconds):.2%} of training so far)")
     save_atomic({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": asdict(state),
                  "model_config": asdict(run.model_cfg), "train_config": asdict(run.train_cfg), "rng": rng},
                 run.out / CHECKPOINT)
@@ -419,6 +447,7 @@ def log_progress(run, state, window, lr, bar):
     bar.set_postfix({"loss": row["train_loss"], "tok/s": f"{tokens_per_s:,.0f}", "lr": row["lr"]})
     if run.dist.main:
         write_log(run.out / LOG, row)
+        run.snapshots.add_curve_point(state.step, train_loss=round(window.loss_sum / window.tokens, 4))
 
 
 def epoch_batches(run, data, epoch):
@@ -454,6 +483,8 @@ def train(run, data, model, optimizer, state):
     start, seconds_at_start = time.time(), state.train_seconds
     bar, by_minutes, window = progress_bar(run, state), counts_minutes(run.args), LossWindow()
     batcher, batches, n_batches = epoch_batches(run, data, state.epoch)
+    if run.dist.main and state.step == 0:
+        snapshot(run, data, model, state)  # what the model makes of the probes before it has learnt anything
     stop = False
     while not stop:
         if state.batch_in_epoch >= n_batches:

@@ -35,19 +35,19 @@ def every_head(cfg):
 
 @torch.no_grad()
 def ablate_heads(model, heads):
-    """A copy of `model` with each (kind, layer, head) of `heads` switched off: the columns of `out_proj.weight`
+    """A copy of `model` with each (kind, layer, head) of `heads` switched off: the columns of `w_o.weight`
     (nn.Linear stores W_O transposed) that multiply the head's output are zeroed, so concat·W_O = Σ_h head_h·W_O^h
     loses that head's term and nothing else; b_O stays. The copy leaves `model` untouched, so sentences that other
     requests translate with it at the same time are unaffected; the tensors that do not change are shared with it."""
     heads = list(heads)
-    changed = {id(head_attention(model, kind, layer, head).out_proj.weight) for kind, layer, head in heads}
+    changed = {id(head_attention(model, kind, layer, head).w_o.weight) for kind, layer, head in heads}
     # Only the W_O matrices that change are copied: every other tensor is shared with `model` (the deepcopy memo maps
     # it to itself), so a copy costs a few W_O's, not the whole model.
     shared = {id(t): t for t in [*model.parameters(), *model.buffers()] if id(t) not in changed}
     model = copy.deepcopy(model, memo=shared)
     for kind, layer, head in heads:
         attn = head_attention(model, kind, layer, head)
-        attn.out_proj.weight[:, head * attn.d_head : (head + 1) * attn.d_head] = 0  # W_O^head, (C, hs)
+        attn.w_o.weight[:, head * attn.d_k : (head + 1) * attn.d_k] = 0  # W_O^head, (C, d_k)
     return model
 
 

@@ -76,8 +76,8 @@ def float32_model(translator):
 def decoder_states(model, src, embedded, tgt_in):
     """The decoder's output (B, T, C) before the output projection, the source read from the input vectors
     `embedded` (B, S, C) instead of looked up from the token ids `src` (B, S), which only give the mask."""
-    memory, src_mask, _ = model.encode(src, embedded=embedded)  # (B, S, C)
-    hidden, _, _ = model.decode(tgt_in, memory, src_mask, project=False)  # (B, T, C)
+    memory, src_mask = model.encode(src, embedded=embedded)  # (B, S, C)
+    hidden = model.decode(tgt_in, memory, src_mask, project=False)  # (B, T, C)
     return hidden
 
 
@@ -107,7 +107,7 @@ def raw_attributions(model, src, tgt_in, tgt_out, alphas):
     hidden = decoder_states(model, src.expand(n, -1), path, tgt_in.expand(n, -1))  # (n, T, C)
     rows = []
     for t in range(T):
-        log_p = model.generator(hidden[:, t]).log_softmax(dim=-1)[:, tgt_out[0, t]]  # (n,) log p(y_t) along the path
+        log_p = model.output_projection(hidden[:, t]).log_softmax(dim=-1)[:, tgt_out[0, t]]  # (n,) log p(y_t) along the path
         # The path's points are separate batch rows, so the gradient of the sum is each point's own gradient.
         (grads,) = torch.autograd.grad(log_p.sum(), path, retain_graph=t < T - 1)  # (n, S, C)
         rows.append((grads.mean(dim=0) * embedded[0]).sum(dim=-1))  # (S,)

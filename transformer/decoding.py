@@ -12,13 +12,71 @@ measure what it saves).
 
 import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
 
 from .tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+
+
+@dataclass
+class LayerCache:
+    """One decoder layer's keys and values between decoding steps, each (B, nh, T, d_k)."""
+
+    self_k: torch.Tensor | None = None  # every target position so far: one more per step
+    self_v: torch.Tensor | None = None
+    cross_k: torch.Tensor | None = None  # the encoder memory's: projected at the first step, reused after
+    cross_v: torch.Tensor | None = None
+
+    @property
+    def length(self):
+        return 0 if self.self_k is None else self.self_k.size(2)
+
+    def self_kv(self, attn, x):
+        """Keys and values of the cached positions followed by those of the new tokens `x` (B, T, C)."""
+        k, v = attn.project_kv(x)  # (B, nh, T, d_k)
+        if self.self_k is not None:
+            k = torch.cat([self.self_k, k], dim=2)  # (B, nh, T_past + T, d_k)
+            v = torch.cat([self.self_v, v], dim=2)
+        self.self_k, self.self_v = k, v
+        return k, v
+
+    def cross_kv(self, attn, memory):
+        """The encoder memory's keys and values: the memory is the same at every step, so it is projected once."""
+        if self.cross_k is None:
+            self.cross_k, self.cross_v = attn.project_kv(memory)  # (B, nh, S, d_k)
+        return self.cross_k, self.cross_v
+
+    def reorder(self, index):
+        for f in fields(self):
+            cached = getattr(self, f.name)
+            if cached is not None:
+                setattr(self, f.name, cached.index_select(0, index))
+
+
+class KVCache:
+    """The decoder's key/value cache, a LayerCache per decoder layer: decoding step t then runs the decoder over
+    the new token only instead of the whole prefix."""
+
+    def __init__(self, n_layers):
+        self.layers = [LayerCache() for _ in range(n_layers)]
+
+    @property
+    def length(self):
+        """Target positions cached so far: the position of the next token."""
+        return self.layers[0].length
+
+    def reorder(self, index):
+        """Keep the hypotheses `index` (B',), in that order: beam search's surviving beams.
+
+        The cross-attention keys and values are selected too, so the cache is that of the chosen hypotheses for
+        any `index` (the caller selects the same rows of `src_mask`). In beam search the memory is repeated per
+        beam and `index` stays within each sentence's beams, so there this copy changes no value (and costs
+        under 1% of a decoder step)."""
+        for layer in self.layers:
+            layer.reorder(index)
 
 
 def max_output_lengths(src, model, ratio=2.0, extra=10):
@@ -30,7 +88,7 @@ def max_output_lengths(src, model, ratio=2.0, extra=10):
 def _next_logits(model, ys, memory, src_mask, cache, no_repeat_ngram=0):
     """Logits for the token after the prefix `ys` (B, T): one position with the cache, all without."""
     step_input = ys[:, -1:] if cache is not None else ys
-    logits, _, _ = model.decode(step_input, memory, src_mask, cache)
+    logits = model.decode(step_input, memory, src_mask, cache)
     return apply_decoding_rules(logits[:, -1].float(), ys, no_repeat_ngram)  # (B, V)
 
 
@@ -78,11 +136,11 @@ def _decode_token_by_token(model, src, choose, use_cache, no_repeat_ngram):
     """The loop of greedy decoding and sampling: src (B, S) -> list of B token-id lists, each continued by
     `choose(logits (B, V)) -> (B,)` until EOS or its length cap."""
     B = src.size(0)
-    memory, src_mask, _ = model.encode(src)
+    memory, src_mask = model.encode(src)
     limits = max_output_lengths(src, model)
     ys = torch.full((B, 1), BOS_ID, dtype=torch.long, device=src.device)
     finished = torch.zeros(B, dtype=torch.bool, device=src.device)
-    cache = model.new_cache() if use_cache else None
+    cache = KVCache(model.cfg.n_decoder_layers) if use_cache else None
     for step in range(int(limits.max())):
         next_token = choose(_next_logits(model, ys, memory, src_mask, cache, no_repeat_ngram))  # (B,)
         next_token = next_token.masked_fill(finished, PAD_ID)
@@ -205,7 +263,7 @@ def beam_search(model, src, beam=4, alpha=0.6, use_cache=True, no_repeat_ngram=0
     if trace is not None and B != 1:
         raise ValueError(f"a beam search trace follows one sentence, got a batch of {B}")
     device = src.device
-    memory, src_mask, _ = model.encode(src)
+    memory, src_mask = model.encode(src)
     memory = memory.repeat_interleave(K, dim=0)  # (B*K, S, C)
     src_mask = src_mask.repeat_interleave(K, dim=0)  # (B*K, 1, 1, S)
     limits = max_output_lengths(src, model).tolist()
@@ -214,7 +272,7 @@ def beam_search(model, src, beam=4, alpha=0.6, use_cache=True, no_repeat_ngram=0
     scores[:, 1:] = float("-inf")  # all beams start identical: expand only the first
     finished = [[] for _ in range(B)]  # per sentence: Finished hypotheses
     done = [False] * B
-    cache = model.new_cache() if use_cache else None
+    cache = KVCache(model.cfg.n_decoder_layers) if use_cache else None
     for step in range(max(limits)):
         log_probs = F.log_softmax(_next_logits(model, ys, memory, src_mask, cache, no_repeat_ngram), dim=-1)  # (B*K, V)
         V = log_probs.size(-1)

@@ -58,7 +58,7 @@ def attention_module(model, kind, layer):
     if not 0 <= layer < len(stack.layers):
         raise ValueError(f"layer must be in 0..{len(stack.layers) - 1} for {kind}, got {layer}")
     block = stack.layers[layer]
-    return block.cross_attn if kind == "cross" else block.self_attn
+    return block.cross_attention if kind == "cross" else block.self_attention
 
 
 def head_attention(model, kind, layer, head):
@@ -76,7 +76,7 @@ def head_attention(model, kind, layer, head):
 @contextmanager
 def capture_attention(attn):
     """Records what one MultiHeadAttention's projections read and write during the passes run inside the block:
-    `seen[attn.q_proj]` is (x (B, Tq, C), x W_Q + b_Q), likewise for W_K and W_O. Hooks fire for every caller of
+    `seen[attn.w_q]` is (x (B, Tq, C), x W_Q + b_Q), likewise for W_K and W_O. Hooks fire for every caller of
     the module, so only calls from this thread are recorded (the app translates other sentences with the same
     model at the same time)."""
     seen, thread = {}, threading.get_ident()
@@ -85,7 +85,7 @@ def capture_attention(attn):
         if threading.get_ident() == thread:
             seen[module] = (inputs[0], output)
 
-    handles = [p.register_forward_hook(keep) for p in (attn.q_proj, attn.k_proj, attn.out_proj)]
+    handles = [p.register_forward_hook(keep) for p in (attn.w_q, attn.w_k, attn.w_o)]
     try:
         yield seen
     finally:
@@ -96,17 +96,17 @@ def capture_attention(attn):
 def head_arithmetic(attn, x_query, x_keys, masked, head):
     """Every head's attention for one query, in the paper's terms; the numbers of head `head` returned as a dict
     of HeadDetails fields. x_query (C,), x_keys (Tk, C), masked (Tk,) bool."""
-    nh, d_k = attn.n_heads, attn.d_head
-    W_Q, W_K, W_V, W_O = (p.weight.float().T for p in (attn.q_proj, attn.k_proj, attn.v_proj, attn.out_proj))
-    b_Q, b_K, b_V = (p.bias.float() for p in (attn.q_proj, attn.k_proj, attn.v_proj))
+    nh, d_k = attn.n_heads, attn.d_k
+    W_Q, W_K, W_V, W_O = (p.weight.float().T for p in (attn.w_q, attn.w_k, attn.w_v, attn.w_o))
+    b_Q, b_K, b_V = (p.bias.float() for p in (attn.w_q, attn.w_k, attn.w_v))
     x, X = x_query.float(), x_keys.float()
-    q = (x @ W_Q + b_Q).view(nh, d_k)  # (nh, hs)
-    K = (X @ W_K + b_K).view(len(X), nh, d_k).transpose(0, 1)  # (nh, Tk, hs)
-    V = (X @ W_V + b_V).view(len(X), nh, d_k).transpose(0, 1)  # (nh, Tk, hs)
+    q = (x @ W_Q + b_Q).view(nh, d_k)  # (nh, d_k)
+    K = (X @ W_K + b_K).view(len(X), nh, d_k).transpose(0, 1)  # (nh, Tk, d_k)
+    V = (X @ W_V + b_V).view(len(X), nh, d_k).transpose(0, 1)  # (nh, Tk, d_k)
     scores = (K @ q.unsqueeze(-1)).squeeze(-1)  # (nh, Tk)
     scaled = scores / math.sqrt(d_k)
     weights = F.softmax(scaled.masked_fill(masked, float("-inf")), dim=-1)  # (nh, Tk)
-    outputs = (weights.unsqueeze(1) @ V).squeeze(1)  # (nh, hs)
+    outputs = (weights.unsqueeze(1) @ V).squeeze(1)  # (nh, d_k)
     head_slice = slice(head * d_k, (head + 1) * d_k)
     numbers = dict(x=x, q=q[head], k=K[head], v=V[head], scores=scores[head], scaled=scaled[head],
                    weights=weights[head], output=outputs[head], concat=outputs.reshape(nh * d_k),

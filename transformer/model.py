@@ -1,16 +1,20 @@
 """The encoder-decoder Transformer of "Attention Is All You Need" (Vaswani et al., 2017), from scratch.
 
-Components are named as in the paper and appear in its order: input embedding, positional encoding,
-multi-head attention, position-wise feed-forward, residual connection with layer normalisation, encoder and
-decoder layers and stacks, masks, output projection. Attention takes the fused
-`F.scaled_dot_product_attention` kernel unless its weights are asked for; then an explicit softmax path
-computes the same thing and returns the weights (rows are queries, columns are keys). The decoder's key/value
-cache (`KVCache`, one `LayerCache` per decoder layer) keeps the keys and values of earlier steps when decoding.
+Read it top to bottom: the components come in the paper's order and carry its names — input embedding (3.4),
+positional encoding (3.5), scaled dot-product and multi-head attention (3.2), position-wise feed-forward network
+(3.3), the residual connection around each sublayer with layer normalisation (5.4), encoder and decoder stacks (3.1),
+masks, and the output projection to next-token logits (3.4).
+
+Attention runs the fused `F.scaled_dot_product_attention` kernel; only inside `recording_attention` does it take
+the explicit softmax path, which computes the same thing and records the weights for whoever wants to look at them. Decoding one token at a time passes a key/value cache
+(`transformer.decoding.KVCache`) to `decode`; training passes none and builds none.
 """
 
 import json
 import math
 import numbers
+import threading
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
 
 import torch
@@ -22,13 +26,13 @@ from .tokenizer import PAD_ID
 
 @dataclass
 class TransformerConfig:
-    vocab_size: int = 8000  # one vocabulary shared by English and Italian (see transformer/tokenizer.py)
+    vocab_size: int = 8000  # one vocabulary shared by English and Italian: set from the tokenizer (transformer/tokenizer.py)
     d_model: int = 512
-    n_heads: int = 8
-    n_encoder_layers: int = 6
+    n_heads: int = 8  # h in the paper; each head works in d_k = d_model / h dimensions
+    n_encoder_layers: int = 6  # N in the paper
     n_decoder_layers: int = 6
     d_ff: int = 2048
-    dropout: float = 0.1
+    dropout: float = 0.1  # P_drop
     max_len: int = 256  # longest sequence (in tokens) the positional encoding covers
     norm_first: bool = True  # pre-norm (stable without long warmup); False is the paper's post-norm
     tie_embeddings: bool = True  # source embedding = target embedding = output projection (paper, section 3.4)
@@ -58,19 +62,19 @@ class TransformerConfig:
 
 
 class InputEmbedding(nn.Module):
-    """Token embedding multiplied by sqrt(d_model), so it is not drowned by the positional encoding."""
+    """Token embedding multiplied by sqrt(d_model), so it is not drowned by the positional encoding (3.4)."""
 
     def __init__(self, vocab_size, d_model):
         super().__init__()
-        self.lut = nn.Embedding(vocab_size, d_model)
+        self.embedding = nn.Embedding(vocab_size, d_model)
         self.scale = math.sqrt(d_model)
 
     def forward(self, tokens):
-        return self.lut(tokens) * self.scale  # (B, T, C)
+        return self.embedding(tokens) * self.scale  # (B, T, C)
 
 
 def sinusoidal_positional_encoding(max_len, d_model):
-    """PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model))."""
+    """PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)) (3.5)."""
     position = torch.arange(max_len, dtype=torch.float32).unsqueeze(1)  # (max_len, 1)
     inv_freq = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model))
     pe = torch.zeros(max_len, d_model)
@@ -80,8 +84,8 @@ def sinusoidal_positional_encoding(max_len, d_model):
 
 
 class PositionalEncoding(nn.Module):
-    """Adds the precomputed sinusoidal table; `offset` is the position of the first token (used when decoding
-    one token at a time with a cache)."""
+    """Adds the precomputed sinusoidal table; `offset` is the position of the first token (decoding one token at a
+    time, the new token's position is the number of tokens before it)."""
 
     def __init__(self, d_model, max_len, dropout):
         super().__init__()
@@ -95,57 +99,62 @@ class PositionalEncoding(nn.Module):
         return self.dropout(x + self.pe[offset : offset + T])
 
 
-class MultiHeadAttention(nn.Module):
-    """Scaled dot-product attention over n_heads subspaces: softmax(QK^T / sqrt(d_k)) V, heads concatenated
-    and projected by W_O.
+_recording = threading.local()  # .attention: this thread's RecordedAttention inside `recording_attention`
 
-    `mask` is boolean and broadcastable to (B, nh, Tq, Tk); True means "may attend". `forward` projects the
-    keys and values itself; the decoder calls `project_kv` and `attend` separately, so that a LayerCache can
-    keep keys and values between decoding steps."""
+
+def scaled_dot_product_attention(q, k, v, mask=None, dropout_p=0.0):
+    """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V (3.2.1), written out: the output and the weights.
+    q (B, nh, Tq, d_k), k and v (B, nh, Tk, d_k); mask broadcastable to (B, nh, Tq, Tk), True = may attend."""
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (B, nh, Tq, Tk)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = F.softmax(scores.float(), dim=-1).to(q.dtype)  # rows are queries, columns keys; each row sums to 1
+    return F.dropout(weights, dropout_p) @ v, weights  # (B, nh, Tq, d_k)
+
+
+class MultiHeadAttention(nn.Module):
+    """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V) (3.2.2).
+    The h heads' projections are the column blocks of one d_model x d_model matrix each (W^Q, W^K, W^V).
+
+    `forward` projects the keys and values itself, or takes them already projected (`keys_values`), which is how
+    the decoder's cache hands back those of earlier steps."""
 
     def __init__(self, d_model, n_heads, dropout):
         super().__init__()
         self.n_heads = n_heads
-        self.d_head = d_model // n_heads
-        self.q_proj = nn.Linear(d_model, d_model)
-        self.k_proj = nn.Linear(d_model, d_model)
-        self.v_proj = nn.Linear(d_model, d_model)
-        self.out_proj = nn.Linear(d_model, d_model)
+        self.d_k = d_model // n_heads
+        self.w_q = nn.Linear(d_model, d_model)
+        self.w_k = nn.Linear(d_model, d_model)
+        self.w_v = nn.Linear(d_model, d_model)
+        self.w_o = nn.Linear(d_model, d_model)
         self.dropout = dropout
 
     def split_heads(self, x):
         B, T, C = x.shape
-        return x.view(B, T, self.n_heads, self.d_head).transpose(1, 2)  # (B, nh, T, hs)
+        return x.view(B, T, self.n_heads, self.d_k).transpose(1, 2)  # (B, nh, T, d_k)
 
     def merge_heads(self, x):
-        B, nh, T, hs = x.shape
-        return x.transpose(1, 2).reshape(B, T, nh * hs)  # (B, T, C)
+        B, nh, T, d_k = x.shape
+        return x.transpose(1, 2).reshape(B, T, nh * d_k)  # (B, T, C): the heads concatenated
 
     def project_kv(self, x):
-        """(B, T, C) -> keys and values, each (B, nh, T, hs): what a LayerCache keeps."""
-        return self.split_heads(self.k_proj(x)), self.split_heads(self.v_proj(x))
+        """(B, T, C) -> keys and values, each (B, nh, T, d_k): what the decoder's cache keeps."""
+        return self.split_heads(self.w_k(x)), self.split_heads(self.w_v(x))
 
-    def forward(self, query, key_value, mask=None, need_weights=False):
-        return self.attend(query, *self.project_kv(key_value), mask, need_weights)
-
-    def attend(self, query, k, v, mask=None, need_weights=False):
-        """The queries of `query` (B, Tq, C) attend to keys and values already projected, (B, nh, Tk, hs)."""
-        q = self.split_heads(self.q_proj(query))  # (B, nh, Tq, hs)
+    def forward(self, query, key_value, mask=None, keys_values=None):
+        q = self.split_heads(self.w_q(query))  # (B, nh, Tq, d_k)
+        k, v = self.project_kv(key_value) if keys_values is None else keys_values  # (B, nh, Tk, d_k)
         dropout_p = self.dropout if self.training else 0.0
-        if need_weights:
-            scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.d_head)  # (B, nh, Tq, Tk)
-            if mask is not None:
-                scores = scores.masked_fill(~mask, float("-inf"))
-            weights = F.softmax(scores.float(), dim=-1).to(q.dtype)
-            y = F.dropout(weights, dropout_p, self.training) @ v  # (B, nh, Tq, hs)
+        recorded = getattr(_recording, "attention", None)
+        if recorded is not None:
+            y, recorded[self] = scaled_dot_product_attention(q, k, v, mask, dropout_p)
         else:
-            weights = None
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)  # (B, nh, Tq, hs)
-        return self.out_proj(self.merge_heads(y)), weights
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)  # (B, nh, Tq, d_k)
+        return self.w_o(self.merge_heads(y))  # (B, Tq, C)
 
 
 class PositionwiseFeedForward(nn.Module):
-    """FFN(x) = max(0, x W1 + b1) W2 + b2, applied to each position separately."""
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, applied to each position separately (3.3)."""
 
     def __init__(self, d_model, d_ff, dropout):
         super().__init__()
@@ -157,9 +166,9 @@ class PositionwiseFeedForward(nn.Module):
         return self.w_2(self.dropout(F.relu(self.w_1(x))))
 
 
-class ResidualConnection(nn.Module):
-    """x + Dropout(Sublayer(x)) with LayerNorm: before the sublayer (pre-norm) or after the sum (post-norm,
-    LayerNorm(x + Sublayer(x)) as in the paper)."""
+class SublayerConnection(nn.Module):
+    """The residual connection around each sublayer, with layer normalisation: x + Dropout(Sublayer(Norm(x)))
+    (pre-norm), or the paper's Norm(x + Dropout(Sublayer(x))) (post-norm)."""
 
     def __init__(self, d_model, dropout, norm_first):
         super().__init__()
@@ -169,64 +178,56 @@ class ResidualConnection(nn.Module):
 
     def forward(self, x, sublayer):
         if self.norm_first:
-            out, weights = sublayer(self.norm(x))
-            return x + self.dropout(out), weights
-        out, weights = sublayer(x)
-        return self.norm(x + self.dropout(out)), weights
+            return x + self.dropout(sublayer(self.norm(x)))
+        return self.norm(x + self.dropout(sublayer(x)))
 
 
 class EncoderLayer(nn.Module):
+    """Self-attention, then the feed-forward network, each inside a SublayerConnection."""
+
     def __init__(self, cfg):
         super().__init__()
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
+        self.self_attention = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
         self.feed_forward = PositionwiseFeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
-        self.attn_residual, self.ff_residual = (ResidualConnection(cfg.d_model, cfg.dropout, cfg.norm_first)
-                                                for _ in range(2))
+        self.sublayer = nn.ModuleList(SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first) for _ in range(2))
 
-    def forward(self, x, src_mask, need_weights=False):
-        x, weights = self.attn_residual(x, lambda h: self.self_attn(h, h, src_mask, need_weights=need_weights))
-        x, _ = self.ff_residual(x, lambda h: (self.feed_forward(h), None))
-        return x, weights
+    def forward(self, x, src_mask):
+        x = self.sublayer[0](x, lambda h: self.self_attention(h, h, src_mask))
+        return self.sublayer[1](x, self.feed_forward)
 
 
 class DecoderLayer(nn.Module):
+    """Masked self-attention, attention over the encoder's output (cross-attention), then the feed-forward network."""
+
     def __init__(self, cfg):
         super().__init__()
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
-        self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
+        self.self_attention = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
+        self.cross_attention = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
         self.feed_forward = PositionwiseFeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
-        self.self_residual, self.cross_residual, self.ff_residual = (
-            ResidualConnection(cfg.d_model, cfg.dropout, cfg.norm_first) for _ in range(3))
+        self.sublayer = nn.ModuleList(SublayerConnection(cfg.d_model, cfg.dropout, cfg.norm_first) for _ in range(3))
 
-    def forward(self, x, memory, src_mask, tgt_mask, cache, need_weights=False):
-        """`cache` (a LayerCache) supplies the keys and values of earlier steps and the encoder memory's."""
-
-        def self_attention(h):
-            k, v = cache.self_kv(self.self_attn, h)  # (B, nh, T_past + T, hs)
-            return self.self_attn.attend(h, k, v, tgt_mask, need_weights)
-
-        def cross_attention(h):
-            k, v = cache.cross_kv(self.cross_attn, memory)  # (B, nh, S, hs)
-            return self.cross_attn.attend(h, k, v, src_mask, need_weights)
-
-        x, self_w = self.self_residual(x, self_attention)
-        x, cross_w = self.cross_residual(x, cross_attention)
-        x, _ = self.ff_residual(x, lambda h: (self.feed_forward(h), None))
-        return x, self_w, cross_w
+    def forward(self, x, memory, src_mask, tgt_mask, cache=None):
+        """`cache` (a decoding.LayerCache) when decoding token by token: `x` holds the new tokens only, and the keys
+        and values of the earlier ones and of the memory come from it."""
+        self_kv = (lambda h: cache.self_kv(self.self_attention, h)) if cache is not None else (lambda h: None)
+        cross_kv = cache.cross_kv(self.cross_attention, memory) if cache is not None else None
+        x = self.sublayer[0](x, lambda h: self.self_attention(h, h, tgt_mask, self_kv(h)))
+        x = self.sublayer[1](x, lambda h: self.cross_attention(h, memory, src_mask, cross_kv))
+        return self.sublayer[2](x, self.feed_forward)
 
 
 class Encoder(nn.Module):
+    """N encoder layers; with pre-norm, a final LayerNorm (the last sublayer's output is not normalised otherwise)."""
+
     def __init__(self, cfg):
         super().__init__()
         self.layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_encoder_layers))
         self.norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
 
-    def forward(self, x, src_mask, need_weights=False):
-        maps = []
+    def forward(self, x, src_mask):
         for layer in self.layers:
-            x, w = layer(x, src_mask, need_weights)
-            maps.append(w)
-        return self.norm(x), maps
+            x = layer(x, src_mask)
+        return self.norm(x)
 
 
 class Decoder(nn.Module):
@@ -235,13 +236,11 @@ class Decoder(nn.Module):
         self.layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.n_decoder_layers))
         self.norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
 
-    def forward(self, x, memory, src_mask, tgt_mask, cache, need_weights=False):
-        self_maps, cross_maps = [], []
-        for layer, layer_cache in zip(self.layers, cache.layers, strict=True):
-            x, self_w, cross_w = layer(x, memory, src_mask, tgt_mask, layer_cache, need_weights)
-            self_maps.append(self_w)
-            cross_maps.append(cross_w)
-        return self.norm(x), self_maps, cross_maps
+    def forward(self, x, memory, src_mask, tgt_mask, cache=None):
+        layer_caches = cache.layers if cache is not None else [None] * len(self.layers)
+        for layer, layer_cache in zip(self.layers, layer_caches, strict=True):
+            x = layer(x, memory, src_mask, tgt_mask, layer_cache)
+        return self.norm(x)
 
 
 def padding_mask(tokens, pad_id):
@@ -250,8 +249,8 @@ def padding_mask(tokens, pad_id):
 
 
 def causal_mask(size, device=None, offset=0):
-    """(1, 1, T, offset + T) lower-triangular mask: position i may attend to positions <= i only. `offset` is
-    the number of earlier (cached) positions, which every new position may attend to."""
+    """(1, 1, T, offset + T) lower-triangular mask: position i may attend to positions <= i only (3.2.3). `offset`
+    is the number of earlier (cached) positions, which every new position may attend to."""
     return torch.ones(size, offset + size, dtype=torch.bool, device=device).tril(diagonal=offset)[None, None]
 
 
@@ -264,11 +263,11 @@ class Transformer(nn.Module):
         self.positional_encoding = PositionalEncoding(cfg.d_model, cfg.max_len, cfg.dropout)
         self.encoder = Encoder(cfg)
         self.decoder = Decoder(cfg)
-        self.generator = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)  # output projection to logits
+        self.output_projection = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)  # to next-token logits
         self.apply(self._init_weights)
         if cfg.tie_embeddings:
-            self.tgt_embed.lut.weight = self.src_embed.lut.weight
-            self.generator.weight = self.src_embed.lut.weight
+            self.tgt_embed.embedding.weight = self.src_embed.embedding.weight
+            self.output_projection.weight = self.src_embed.embedding.weight
 
     def _init_weights(self, module):
         if isinstance(module, nn.Linear):
@@ -281,94 +280,58 @@ class Transformer(nn.Module):
     def num_parameters(self):
         return sum(p.numel() for p in self.parameters())
 
-    def encode(self, src, need_weights=False, embedded=None):
-        """src (B, S) -> memory (B, S, C), src_mask (B, 1, 1, S), encoder maps [(B, nh, S, S)] per layer. `embedded`
-        (B, S, C): the source's input vectors to read instead of src's embeddings (gradient attribution varies them;
-        src then only gives the padding mask)."""
+    def encode(self, src, embedded=None):
+        """src (B, S) -> memory (B, S, C) and src_mask (B, 1, 1, S). `embedded` (B, S, C): the source's input vectors
+        to read instead of src's embeddings (gradient attribution varies them; src then only gives the padding mask)."""
         src_mask = padding_mask(src, self.cfg.pad_id)
         x = self.positional_encoding(self.src_embed(src) if embedded is None else embedded)  # (B, S, C)
-        memory, maps = self.encoder(x, src_mask, need_weights)
-        return memory, src_mask, maps
+        return self.encoder(x, src_mask), src_mask
 
-    def decode(self, tgt, memory, src_mask, cache=None, need_weights=False, project=True):
-        """tgt (B, T) -> logits (B, T, V). With a cache, `tgt` holds only the new tokens, the earlier ones'
-        keys and values come from the cache, and no causal mask is needed for a single new token. Without one,
-        an empty cache, dropped afterwards, makes this the plain pass over the whole of `tgt`. `project=False`
-        returns the decoder's output (B, T, C) before the output projection (gradient attribution projects one
-        position at a time)."""
-        cache = self.new_cache() if cache is None else cache
-        offset = cache.length
+    def decode(self, tgt, memory, src_mask, cache=None, project=True):
+        """tgt (B, T) -> logits (B, T, V). With a cache, `tgt` holds only the new tokens, the earlier ones' keys and
+        values come from the cache, and a single new token needs no causal mask. `project=False` returns the
+        decoder's output (B, T, C) before the output projection (gradient attribution projects one position at a
+        time)."""
+        offset = cache.length if cache is not None else 0
         T = tgt.size(1)
         # Targets are right-padded, so the causal mask alone keeps padding out of every real position.
         tgt_mask = causal_mask(T, tgt.device, offset) if T > 1 else None  # (1, 1, T, offset + T)
         x = self.positional_encoding(self.tgt_embed(tgt), offset)  # (B, T, C)
-        x, self_maps, cross_maps = self.decoder(x, memory, src_mask, tgt_mask, cache, need_weights)
-        return (self.generator(x) if project else x), self_maps, cross_maps
+        x = self.decoder(x, memory, src_mask, tgt_mask, cache)  # (B, T, C)
+        return self.output_projection(x) if project else x
 
     def forward(self, src, tgt):
         """Teacher-forced training pass: logits (B, T, V) for every target position."""
-        memory, src_mask, _ = self.encode(src)
-        logits, _, _ = self.decode(tgt, memory, src_mask)
-        return logits
+        memory, src_mask = self.encode(src)
+        return self.decode(tgt, memory, src_mask)
 
-    def new_cache(self):
-        """An empty key/value cache for this model's decoder, filled as decoding goes."""
-        return KVCache(self.cfg.n_decoder_layers)
-
-
-@dataclass
-class LayerCache:
-    """One decoder layer's keys and values between decoding steps, each (B, nh, T, hs)."""
-
-    self_k: torch.Tensor | None = None  # every target position so far: one more per step
-    self_v: torch.Tensor | None = None
-    cross_k: torch.Tensor | None = None  # the encoder memory's: projected at the first step, reused after
-    cross_v: torch.Tensor | None = None
-
-    @property
-    def length(self):
-        return 0 if self.self_k is None else self.self_k.size(2)
-
-    def self_kv(self, attn, x):
-        """Keys and values of the cached positions followed by those of the new tokens `x` (B, T, C)."""
-        k, v = attn.project_kv(x)  # (B, nh, T, hs)
-        if self.self_k is not None:
-            k = torch.cat([self.self_k, k], dim=2)  # (B, nh, T_past + T, hs)
-            v = torch.cat([self.self_v, v], dim=2)
-        self.self_k, self.self_v = k, v
-        return k, v
-
-    def cross_kv(self, attn, memory):
-        """The encoder memory's keys and values: the memory is the same at every step, so it is projected once."""
-        if self.cross_k is None:
-            self.cross_k, self.cross_v = attn.project_kv(memory)  # (B, nh, S, hs)
-        return self.cross_k, self.cross_v
-
-    def reorder(self, index):
-        for f in fields(self):
-            cached = getattr(self, f.name)
-            if cached is not None:
-                setattr(self, f.name, cached.index_select(0, index))
+    def attention_layers(self):
+        """Every MultiHeadAttention by kind: {"encoder": [...], "decoder": [...], "cross": [...]}, one per layer."""
+        return {"encoder": [layer.self_attention for layer in self.encoder.layers],
+                "decoder": [layer.self_attention for layer in self.decoder.layers],
+                "cross": [layer.cross_attention for layer in self.decoder.layers]}
 
 
-class KVCache:
-    """The decoder's key/value cache, a LayerCache per decoder layer: decoding step t then runs the decoder over
-    the new token only instead of the whole prefix."""
+class RecordedAttention(dict):
+    """Attention layer -> the weights (B, nh, Tq, Tk) of its last pass inside `recording_attention`."""
 
-    def __init__(self, n_layers):
-        self.layers = [LayerCache() for _ in range(n_layers)]
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
 
-    @property
-    def length(self):
-        """Target positions cached so far: the position of the next token."""
-        return self.layers[0].length
+    def maps(self, kind):
+        """The weights of every layer of one kind ("encoder", "decoder" or "cross"), first layer first."""
+        return [self[attn] for attn in self.model.attention_layers()[kind]]
 
-    def reorder(self, index):
-        """Keep the hypotheses `index` (B',), in that order: beam search's surviving beams.
 
-        The cross-attention keys and values are selected too, so the cache is that of the chosen hypotheses for
-        any `index` (the caller selects the same rows of `src_mask`). In beam search the memory is repeated per
-        beam and `index` stays within each sentence's beams, so there this copy changes no value (and costs
-        under 1% of a decoder step)."""
-        for layer in self.layers:
-            layer.reorder(index)
+@contextmanager
+def recording_attention(model):
+    """Inside the block, the passes this thread makes take the explicit softmax path and record their attention
+    weights in the RecordedAttention it yields; other threads (the app serves several people at once) run the fused
+    kernel and record nothing."""
+    recorded, outer = RecordedAttention(model), getattr(_recording, "attention", None)
+    _recording.attention = recorded
+    try:
+        yield recorded
+    finally:
+        _recording.attention = outer

@@ -21,7 +21,8 @@ from .decoding import (BeamStep, Sampling, beam_search, check_decoding, generate
                        tempered_distribution)
 from .device import fast_dtype, pick_device
 from .head_details import HeadDetails, capture_attention, head_arithmetic, head_attention
-from .model import Transformer, TransformerConfig, causal_mask, padding_mask, sinusoidal_positional_encoding
+from .model import (Transformer, TransformerConfig, causal_mask, padding_mask, recording_attention,
+                    sinusoidal_positional_encoding)
 from .model_card import write_model_card
 from .model_dir import (CONFIG, METRICS, NOTES, REQUIRED_FILES, TOKENIZER, WEIGHTS, hub_snapshot, is_hub_repo_id,
                         read_metrics, write_metrics)
@@ -56,8 +57,8 @@ class ModelLoadError(ValueError):
 
 
 def tied_weight_names(cfg):
-    """Parameters that are the same tensor as `src_embed.lut.weight` when embeddings are tied."""
-    return {"tgt_embed.lut.weight", "generator.weight"} if cfg.tie_embeddings else set()
+    """Parameters that are the same tensor as `src_embed.embedding.weight` when embeddings are tied."""
+    return {"tgt_embed.embedding.weight", "output_projection.weight"} if cfg.tie_embeddings else set()
 
 
 def save_model_dir(model, tokenizer, model_dir, dtype=torch.float16, metrics=None):
@@ -274,7 +275,7 @@ class Translator:
         or strings), float32 numpy whatever precision the model runs in: how big the position signal is next to the
         meaning it is added to."""
         ids = self._source_ids(source)
-        rows = self.model.src_embed.lut.weight[torch.tensor(ids, device=self._device)].float().cpu()
+        rows = self.model.src_embed.embedding.weight[torch.tensor(ids, device=self._device)].float().cpu()
         embedding = rows.norm(dim=-1) * math.sqrt(self.model.cfg.d_model)
         return embedding.numpy(), np.linalg.norm(self.positional_encoding(len(ids)), axis=-1)
 
@@ -336,19 +337,20 @@ class Translator:
             generated = self.translate_ids([text], beam=beam, sampling=sampling)[0]
         src = torch.tensor([source], device=self._device)
         tgt = torch.tensor([[BOS_ID] + generated], device=self._device)
-        memory, src_mask, enc_maps = self.model.encode(src, need_weights=True)
-        logits, dec_maps, cross_maps = self.model.decode(tgt, memory, src_mask, need_weights=True)
+        with recording_attention(self.model) as recorded:
+            memory, src_mask = self.model.encode(src)
+            logits = self.model.decode(tgt, memory, src_mask)
         logits = teacher_forced_logits(logits, tgt, self.no_repeat_ngram)  # (T, V): what decoding chose from
         tempered = [] if sampling is None else self._candidates(
             tempered_distribution(logits, sampling.temperature, sampling.top_k), top_k)
-        stack = lambda maps: torch.stack([m[0] for m in maps]).float().cpu().numpy()  # (layers, heads, Tq, Tk)
+        stack = lambda kind: torch.stack([m[0] for m in recorded.maps(kind)]).float().cpu().numpy()  # (layers, heads, Tq, Tk)
         return Inspection(
             source_tokens=[self.tokenizer.id_to_token(i) for i in source],
             target_tokens=[self.tokenizer.id_to_token(i) for i in [BOS_ID] + generated],
             translation=decode(self.tokenizer, generated),
-            encoder_attention=stack(enc_maps),
-            decoder_attention=stack(dec_maps),
-            cross_attention=stack(cross_maps),
+            encoder_attention=stack("encoder"),
+            decoder_attention=stack("decoder"),
+            cross_attention=stack("cross"),
             top_candidates=self._candidates(F.softmax(logits, dim=-1), top_k),
             source_truncated=truncated,
             sampling=sampling,
@@ -401,16 +403,16 @@ class Translator:
         src = torch.tensor([self._token_ids(inspection.source_tokens)], device=self._device)  # (1, S)
         tgt = torch.tensor([self._token_ids(inspection.target_tokens)], device=self._device)  # (1, T)
         with capture_attention(attn) as seen:
-            memory, src_mask, _ = self.model.encode(src)
+            memory, src_mask = self.model.encode(src)
             if kind != "encoder":
                 self.model.decode(tgt, memory, src_mask)
         if kind == "decoder":  # the future is hidden
             masked = ~causal_mask(len(keys), src.device)[0, 0, query]  # (T,)
         else:  # padding is hidden (none in one sentence, but the model's rule all the same)
             masked = ~padding_mask(src, self.model.cfg.pad_id)[0, 0, 0]  # (S,)
-        numbers = head_arithmetic(attn, seen[attn.q_proj][0][0, query], seen[attn.k_proj][0][0], masked, head)
+        numbers = head_arithmetic(attn, seen[attn.w_q][0][0, query], seen[attn.w_k][0][0], masked, head)
         return HeadDetails(
             kind=kind, layer=layer, head=head, query=query, query_token=queries[query], key_tokens=list(keys),
-            masked=masked.cpu().numpy(), attention_output=seen[attn.out_proj][1][0, query].float().cpu().numpy(),
+            masked=masked.cpu().numpy(), attention_output=seen[attn.w_o][1][0, query].float().cpu().numpy(),
             **numbers,
         )
