@@ -8,8 +8,8 @@
     MODEL_DEVICE=cpu python app.py         # the CPU even where there is a CUDA GPU (default: the GPU, in bf16/fp16)
     BATCH_SIZE=1 python app.py             # decode each request alone (default: up to 16 concurrent ones together)
 
-Wiring only: `transformer.Translator` runs the model, `webapp` draws and writes the page. Each translation is one
-`Translator.inspect` call, kept in the session state; every view is drawn from it. The attention and decoding
+Wiring only: `serving.model_dir.open_model` loads the model, `interpretability` looks inside it, `webapp` draws and
+writes the page. Each translation is one `interpretability.inspect` call, kept in the session state; every view is drawn from it. The attention and decoding
 views follow each translation (plotly figures, a few kB the browser draws); the tabs that cost the server more
 (inside one head, positional encoding) are drawn only while in view (a tab draws its own when opened).
 """
@@ -32,25 +32,27 @@ except ImportError:  # not on a Space
 import gradio as gr  # noqa: E402 (after the environment it reads)
 from PIL import Image
 
-from transformer import ModelLoadError, Sampling, Translator
-from transformer.ablation import ablated, head_grid, read_head_importance
-from transformer.attribution import DEFAULT_METHOD, source_attribution
-from transformer.batching import batched_inspect
-from transformer.diagnostics import head_diagnostics
-from transformer.device import fast_dtype, pick_device
-from transformer.model_dir import LOSS_CURVE
+from interpretability import embedding_norms as norms_of, head_details as head_details_of, input_report, \
+    inspect, positional_encoding
+from interpretability.ablation import ablated, head_grid
+from interpretability.attribution import DEFAULT_METHOD, source_attribution
+from serving.batching import batched_inspect
+from interpretability.diagnostics import head_diagnostics
+from serving.device import fast_dtype, pick_device
+from serving.model_card import about_markdown, model_card_markdown
+from serving.model_dir import open_model
+from transformer import ModelLoadError, Sampling
 from webapp import experiments, figures, head_view, interactive, views
 from webapp.downloads import Downloads
-from webapp.model_card import about_markdown, model_card_markdown
 from webapp.style import CSS, SCRIPT
-from webapp.texts import (ABLATION_HELP, ATTENTION_HELP, BEAM_HELP, EMPTY_MESSAGE, HEAD_HELP, HEADS_HELP,
-                          ATTRIBUTION_HELP, IMPORTANCE_MISSING, INTRO, POSITION_HELP, SAMPLING_HELP, STEPS_HELP,
-                          TRAIN_HELP)
+from webapp.texts import (ABLATION_HELP, ATTENTION_HELP, BEAM_HELP, CREDITS, EMPTY_MESSAGE, HEAD_HELP, HEADS_HELP,
+                          ATTRIBUTION_HELP, IMPORTANCE_MISSING, INTRO, POSITION_HELP, SAMPLING_HELP, SCORES_HELP,
+                          STEPS_HELP, TRAIN_HELP)
 
 MODEL_DIR = Path(os.environ.get("MODEL_DIR", Path(__file__).parent / "assets" / "model"))  # or a Hub id, user/name
 MODEL_DEVICE = pick_device(os.environ.get("MODEL_DEVICE"))  # a CUDA GPU when there is one
 # On a CPU, one sentence at a time, a decoder step waits on reading the weights: float16 halves that (README,
-# Benchmarks); on a GPU, bfloat16 or float16 (transformer.device).
+# Benchmarks); on a GPU, bfloat16 or float16 (serving.device).
 MODEL_DTYPE = os.environ.get("MODEL_DTYPE") or fast_dtype(MODEL_DEVICE)
 # Concurrent translations decoded together, at most this many at once (1: each alone). README, Benchmarks.
 BATCH_SIZE = int(os.environ.get("BATCH_SIZE", 16))
@@ -72,21 +74,22 @@ EXAMPLES = [
 downloads = Downloads()  # removed at exit, on SIGTERM too (see the end of this file)
 
 
-def load_translator():
-    """(translator, None), or (None, why not): the page explains, and so does the terminal that started the app."""
+def load_model():
+    """(model directory, None), or (None, why not): the page explains, and so does the terminal that started the app."""
     try:
-        return Translator.load(MODEL_DIR, dtype=MODEL_DTYPE, device=MODEL_DEVICE), None
+        return open_model(MODEL_DIR, dtype=MODEL_DTYPE, device=MODEL_DEVICE), None
     except ModelLoadError as e:
         print(f"app.py: no model loaded: {e}", file=sys.stderr, flush=True)
         return None, str(e)
 
 
-translator, load_error = load_translator()
+model_directory, load_error = load_model()
+translator = model_directory.translator if model_directory else None
 if translator is not None:
-    inspect_text = batched_inspect(translator, BATCH_SIZE, wrap=on_gpu)  # translator.inspect, decoded in batches
-    inspect_alone = on_gpu(lambda translator, text, beam, sampling: translator.inspect(text, beam, sampling=sampling))
-    embedding_norms = on_gpu(translator.embedding_norms)  # reads the weights, on the lent GPU on ZeroGPU
-    head_details = on_gpu(translator.head_details)
+    inspect_text = batched_inspect(translator, BATCH_SIZE, wrap=on_gpu)  # inspect, decoded in batches
+    inspect_alone = on_gpu(lambda translator, text, beam, sampling: inspect(translator, text, beam, sampling=sampling))
+    embedding_norms = on_gpu(lambda source: norms_of(translator, source))  # on the lent GPU on ZeroGPU
+    head_details = on_gpu(lambda *args: head_details_of(translator, *args))
     attribute = on_gpu(lambda inspection, method: source_attribution(translator, inspection, method))
 
 
@@ -107,7 +110,7 @@ def decoding_settings(decoding, beam, temperature, top_k, seed):
 
 
 def run_inspect(text, beam, sampling, heads=()):
-    """`Translator.inspect` of `text`; greedy translations of concurrent requests decoded together (`batched_inspect`),
+    """`interpretability.inspect` of `text`; greedy translations of concurrent requests decoded together (`batched_inspect`),
     beam search (traced step by step) and sampling one by one; with `heads` switched off (`ablation.ablated`)."""
     if heads:
         return inspect_alone(ablated(translator, heads), text, beam, sampling)
@@ -126,7 +129,7 @@ def translate(text, decoding, beam, temperature, top_k, seed):
     seconds = time.perf_counter() - start
     outputs = views.output_tokens(inspection)
     status = views.translation_status(seconds, views.decoding_label(beam, sampling),
-                                      translator.input_report(inspection), len(outputs) - 1,
+                                      input_report(inspection), len(outputs) - 1,
                                       translator.max_source_tokens)
     chips = views.token_chips(inspection.source_tokens, "English") + views.token_chips(outputs, "Italian")
     return inspection.translation, status, chips, inspection
@@ -278,7 +281,7 @@ def positions_tab(inspection, drawn):
     tokens = tuple(inspection.source_tokens) if inspection is not None else ()
     if tokens == drawn:
         return gr.skip(), gr.skip(), gr.skip(), gr.skip()
-    pe = translator.positional_encoding()
+    pe = positional_encoding(translator.model)
     if not tokens:
         return interactive.positional_table_plot(pe), None, None, tokens
     return (
@@ -290,7 +293,7 @@ def positions_tab(inspection, drawn):
 
 
 def curves(dims):
-    return interactive.positional_curves_plot(translator.positional_encoding(), sorted(dims))
+    return interactive.positional_curves_plot(positional_encoding(translator.model), sorted(dims))
 
 
 def when_visible(tab_id, fn):
@@ -371,7 +374,7 @@ def heads_tab(inspection, text, decoding_controls):
     comparison = gr.HTML(elem_id="ablation-result")
     switched_off = gr.State(None, time_to_live=3600)  # the Inspection of the run with the heads off
     step_panel("ablation-step", switched_off)
-    importance = read_head_importance(translator.model_dir) if translator.model_dir else None
+    importance = model_directory.head_importance
     if importance:
         gr.Plot(experiments.importance_plot(importance), show_label=False, elem_id="head-importance")
         gr.Markdown(f"Measured with `{importance['command']}`.")
@@ -472,11 +475,10 @@ def build_demo():
                 norms = gr.Plot(show_label=False, elem_id="embedding-norms")
                 positions_drawn = gr.State(None)  # the tokens the positional figures show
             with gr.Tab("Model card", id="model") as tab_model:
-                gr.Markdown(model_card_markdown(translator))
-                curve_file = translator.model_dir / LOSS_CURVE
-                if curve_file.is_file():
-                    figure("Training curve", value=Image.open(curve_file))
-                gr.Markdown(about_markdown(translator))
+                gr.Markdown(model_card_markdown(model_directory, SCORES_HELP))
+                if model_directory.loss_curve:
+                    figure("Training curve", value=Image.open(model_directory.loss_curve))
+                gr.Markdown(about_markdown(model_directory, CREDITS))
 
         attention_controls = [kind, layer, head, rows, style]
         head_controls = [head_kind, head_layer, head_number, query]

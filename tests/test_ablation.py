@@ -1,4 +1,4 @@
-"""Switching heads off (`transformer.ablation`): with none off nothing changes; with one off, every attention map
+"""Switching heads off (`interpretability.ablation`): with none off nothing changes; with one off, every attention map
 computed before its output is added is unchanged and the sub-layer's output loses exactly that head's share; bad
 head names are rejected and the original model is never touched."""
 
@@ -8,8 +8,9 @@ import torch
 
 from helpers import make_model
 from transformer import Translator
-from transformer.ablation import ablate_heads, ablated, every_head
-from transformer.head_details import attention_module
+from interpretability.ablation import ablate_heads, ablated, every_head
+from interpretability.head_details import attention_module
+from interpretability import head_details, inspect
 
 TEXT = "they love the city."
 MAPS = {"encoder": "encoder_attention", "decoder": "decoder_attention", "cross": "cross_attention"}
@@ -32,14 +33,14 @@ def sub_layers(cfg):
 def teacher_forced(translators, text=TEXT):
     """The inspections of `translators` over the same output tokens (the first translator's)."""
     generated = translators[0].translate_ids([text])[0]
-    return [t.inspect(text, generated=generated) for t in translators]
+    return [inspect(t, text, generated=generated) for t in translators]
 
 
 def test_with_no_head_off_nothing_changes(translator):
     same = ablated(translator, [])
     texts = [TEXT, "I see the dog.", "we want the water."]
     assert same.translate(texts) == translator.translate(texts)
-    original, copy = translator.inspect(TEXT), same.inspect(TEXT)
+    original, copy = inspect(translator, TEXT), inspect(same, TEXT)
     assert (copy.source_tokens, copy.target_tokens) == (original.source_tokens, original.target_tokens)
     for field in MAPS.values():
         np.testing.assert_array_equal(getattr(copy, field), getattr(original, field))
@@ -68,8 +69,8 @@ def test_the_sub_layer_loses_exactly_that_heads_contribution(deep_translator, ki
     inspection = teacher_forced([deep_translator])[0]
     n_queries = len(inspection.source_tokens if kind == "encoder" else inspection.target_tokens)
     for query in sorted({0, n_queries // 2, n_queries - 1}):
-        intact = deep_translator.head_details(inspection, kind, layer, head, query)
-        without = off.head_details(inspection, kind, layer, head, query)
+        intact = head_details(deep_translator, inspection, kind, layer, head, query)
+        without = head_details(off, inspection, kind, layer, head, query)
         assert np.abs(intact.contribution).max() > 1e-3  # the head does contribute
         np.testing.assert_allclose(without.attention_output, intact.attention_output - intact.contribution,
                                    atol=1e-5)

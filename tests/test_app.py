@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from helpers import hub_cache, toy_pairs
+from interpretability import inspect
 
 ROOT = Path(__file__).resolve().parents[1]
 gradio_client = pytest.importorskip("gradio_client")
@@ -80,7 +81,7 @@ def serve_app(model_dir, timeout=180):
 def translator(tiny_model_dir):
     """The library's translator as the app runs it, on the app's default MODEL_DEVICE in its default MODEL_DTYPE."""
     from transformer import Translator
-    from transformer.device import fast_dtype, pick_device
+    from serving.device import fast_dtype, pick_device
 
     return Translator.load(tiny_model_dir, dtype=fast_dtype(pick_device()))
 
@@ -215,11 +216,11 @@ def test_positional_tab_is_drawn_once_per_sentence(tiny_model_dir, monkeypatch):
     spec = importlib.util.spec_from_file_location("app_under_test", ROOT / "app.py")
     app = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(app)
-    inspection = app.translator.inspect("we love the book.")
+    inspection = inspect(app.translator, "we love the book.")
     *figures, drawn = app.positions_tab(inspection, ())
     assert drawn == tuple(inspection.source_tokens) and all(f is not None for f in figures)
     assert app.positions_tab(inspection, drawn) == (app.gr.skip(),) * 4
-    other = app.translator.inspect("the cat sleeps.")
+    other = inspect(app.translator, "the cat sleeps.")
     *_, drawn_again = app.positions_tab(other, drawn)
     assert drawn_again == tuple(other.source_tokens) != drawn
 
@@ -239,7 +240,7 @@ def test_sampling_through_translate_and_its_own_endpoint(client, translator):
 
 
 def test_ablate_endpoint_switches_heads_off(client, translator):
-    from transformer.ablation import ablated
+    from interpretability.ablation import ablated
 
     heads = ["cross L1 H1", "cross L1 H2", "encoder L1 H2"]
     off = ablated(translator, [("cross", 0, 0), ("cross", 0, 1), ("encoder", 0, 1)])

@@ -1,4 +1,4 @@
-"""Gradient attribution over the source tokens (`transformer.attribution`): the rows line up with the inspection's
+"""Gradient attribution over the source tokens (`interpretability.attribution`): the rows line up with the inspection's
 cross-attention and read like attention rows, gradient × input is the gradient autograd gives an untouched model,
 integrated gradients add up to the change in log-probability from the baseline, Spearman's rank correlation is
 right with ties, and the translator's own model is left exactly as it was, also under torch.inference_mode()."""
@@ -12,22 +12,24 @@ import pytest
 import torch
 
 from transformer import Translator
-from transformer.attribution import (METHODS, average_ranks, float32_model, path_points, raw_attributions,
+from interpretability.attribution import (METHODS, average_ranks, float32_model, path_points, raw_attributions,
                                      source_attribution, spearman)
 from transformer.tokenizer import EOS, EOS_ID
+from interpretability import inspect
+from interpretability.inspection import token_ids
 
 SENTENCE = "they love the city."
 
 
 @pytest.fixture(scope="module")
 def inspection(translator):
-    return translator.inspect(SENTENCE)
+    return inspect(translator, SENTENCE)
 
 
 def teacher_forcing_ids(translator, inspection):
     """src (1, S), decoder inputs (1, T) and the tokens they predict (1, T), as token ids."""
-    target = translator._token_ids(inspection.target_tokens)
-    return (torch.tensor([translator._token_ids(inspection.source_tokens)]), torch.tensor([target]),
+    target = token_ids(translator.tokenizer, inspection.target_tokens)
+    return (torch.tensor([token_ids(translator.tokenizer, inspection.source_tokens)]), torch.tensor([target]),
             torch.tensor([target[1:] + [EOS_ID]]))
 
 
@@ -116,7 +118,7 @@ def test_spearman_averages_the_ranks_of_ties():
 
 def test_the_translators_model_is_left_as_it_was(tiny_model_dir):
     translator = Translator.load(tiny_model_dir, dtype="float16")
-    inspection = translator.inspect(SENTENCE)
+    inspection = inspect(translator, SENTENCE)
     before = {name: p.detach().clone() for name, p in translator.model.named_parameters()}
     flags = {name: p.requires_grad for name, p in translator.model.named_parameters()}
     for method in METHODS:
@@ -135,7 +137,7 @@ def test_the_translators_model_is_left_as_it_was(tiny_model_dir):
 
 def test_the_float32_copy_takes_no_hook_that_is_on_the_model_when_it_is_made(tiny_model_dir):
     translator = Translator.load(tiny_model_dir)
-    inspection = translator.inspect(SENTENCE)
+    inspection = inspect(translator, SENTENCE)
 
     def fail(module, inputs, output):
         raise AssertionError("the translator's encoder ran")
@@ -160,7 +162,7 @@ def test_works_inside_inference_mode(tiny_model_dir, translator, inspection):
     expected = source_attribution(translator, inspection, method="integrated_gradients", steps=4)
     fresh = Translator.load(tiny_model_dir)  # its float32 copy is made inside inference mode
     with torch.inference_mode():
-        result = source_attribution(fresh, fresh.inspect(SENTENCE), method="integrated_gradients", steps=4)
+        result = source_attribution(fresh, inspect(fresh, SENTENCE), method="integrated_gradients", steps=4)
         assert torch.is_inference_mode_enabled()
     with torch.no_grad():
         source_attribution(fresh, inspection)

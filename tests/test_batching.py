@@ -1,4 +1,4 @@
-"""Decoding concurrent requests together (transformer/batching.py): who goes in which batch, errors, and answers
+"""Decoding concurrent requests together (serving/batching.py): who goes in which batch, errors, and answers
 identical to one-by-one inspections."""
 
 import threading
@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from helpers import toy_pairs
-from transformer.batching import Batcher, batched_inspect
+from serving.batching import Batcher, batched_inspect
+from interpretability import inspect
 
 
 def wait_until(condition, timeout=10):
@@ -87,12 +88,12 @@ def test_batched_inspections_equal_one_by_one_inspections(translator):
 
         return run_and_count
 
-    inspect = batched_inspect(translator, max_size=16, wrap=held_first)
+    inspect_batched = batched_inspect(translator, max_size=16, wrap=held_first)
     with ThreadPoolExecutor(16) as pool:
-        batched = list(pool.map(lambda request: inspect(*request), requests))
+        batched = list(pool.map(lambda request: inspect_batched(*request), requests))
     assert sum(batches) == 16 and max(batches) > 1
     for (text, beam), got in zip(requests, batched):
-        alone = translator.inspect(text, beam)
+        alone = inspect(translator, text, beam)
         assert got.translation == alone.translation == translator.translate(text, beam=beam)
         assert got.target_tokens == alone.target_tokens and got.source_tokens == alone.source_tokens
         np.testing.assert_allclose(got.cross_attention, alone.cross_attention, atol=1e-6)

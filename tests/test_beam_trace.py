@@ -1,4 +1,4 @@
-"""Watching beam search: `beam_search(..., trace=[])` and `Translator.beam_trace` record every step's hypotheses with
+"""Watching beam search: `beam_search(..., trace=[])` and `interpretability.beam_trace` record every step's hypotheses with
 the scores the search used, and the trace's winner is the translation beam search returns."""
 
 import copy
@@ -10,7 +10,8 @@ import torch.nn.functional as F
 from helpers import make_model, random_sequences, suppress_eos
 from transformer.decoding import BeamStep, beam_search, length_penalty
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, decode, pad_sequences
-from transformer.translator import BeamTrace
+from interpretability.beam_trace import BeamTrace
+from interpretability import beam_trace, inspect
 
 SENTENCES = ["I see the cat.", "they want the water.", "the cat and the dog.", "I eat the house the car the water."]
 
@@ -29,7 +30,7 @@ def teacher_forced_log_probs(model, src, tokens):
 @pytest.mark.parametrize("beam", [1, 2, 4])
 def test_winner_is_the_beam_search_translation(translator, beam):
     for text in SENTENCES:
-        trace = translator.beam_trace(text, beam=beam)
+        trace = beam_trace(translator, text, beam=beam)
         assert isinstance(trace, BeamTrace) and trace.beam == beam and trace.alpha == translator.beam_alpha
         assert trace.winner.text == translator.translate(text, beam=beam)
         (ids,) = translator.translate_ids([text], beam=beam)
@@ -41,7 +42,7 @@ def test_winner_is_the_beam_search_translation(translator, beam):
 
 def test_steps_keep_at_most_beam_hypotheses_best_first(translator):
     for text in SENTENCES:
-        trace = translator.beam_trace(text, beam=3)
+        trace = beam_trace(translator, text, beam=3)
         assert all(isinstance(step, BeamStep) for step in trace.steps)
         for number, step in enumerate(trace.steps, start=1):
             assert 1 <= len(step.live) <= 3
@@ -56,7 +57,7 @@ def test_finished_scores_are_normalised_by_the_length_penalty(translator):
     strict = copy.copy(translator)
     for alpha in (translator.beam_alpha, 0.3):
         strict.beam_alpha = alpha
-        trace = strict.beam_trace("I eat the house the car the water.", beam=4)
+        trace = beam_trace(strict, "I eat the house the car the water.", beam=4)
         assert trace.alpha == alpha
         finished = [(number, h) for number, step in enumerate(trace.steps, start=1) for h in step.finished]
         assert finished
@@ -109,14 +110,14 @@ def test_a_trace_follows_one_sentence(translator):
         beam_search(model, src, beam=2, trace=[])
     for beam in (0, -1, 2.0, True):
         with pytest.raises(ValueError, match="beam"):
-            translator.beam_trace("I see the cat.", beam=beam)
+            beam_trace(translator, "I see the cat.", beam=beam)
 
 
 def test_inspect_with_beam_search_keeps_its_trace(translator):
     """The app's beam view reads the trace from the inspection: same winner, and no trace for greedy decoding."""
     text = "I see the cat."
-    inspection = translator.inspect(text, beam=3)
+    inspection = inspect(translator, text, beam=3)
     assert inspection.beam_trace is not None and inspection.beam_trace.beam == 3
     assert inspection.translation == inspection.beam_trace.winner.text == translator.translate(text, beam=3)
     assert inspection.target_tokens[1:] == inspection.beam_trace.winner.tokens
-    assert translator.inspect(text).beam_trace is None
+    assert inspect(translator, text).beam_trace is None

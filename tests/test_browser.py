@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import train_toy_model
 from test_app import start_app
+from interpretability import head_details, inspect
 
 CHROMIUM = "/usr/bin/chromium"
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
@@ -237,7 +238,7 @@ def test_five_quick_next_clicks(page, translator):
     translate(page, sentence, translator.translate(sentence))
     page.get_by_role("tab", name="Decoding step by step").click()
     expect(title(page, "step-candidates")).to_contain_text("Step 1:", timeout=WAIT)
-    steps = len(translator.inspect(sentence).target_tokens)
+    steps = len(inspect(translator, sentence).target_tokens)
     assert steps >= 6
     for _ in range(5):
         page.get_by_role("button", name="Next ▶").click()
@@ -253,7 +254,7 @@ def test_inside_one_head_follows_the_clicked_query_token(page, translator):
     the keys after the query."""
     sentence = "we want the water."
     translate(page, sentence, translator.translate(sentence))
-    inspection = translator.inspect(sentence)
+    inspection = inspect(translator, sentence)
     page.get_by_role("tab", name="Inside one head").click()
     tokens = page.locator("#query label")
     expect(tokens).to_have_text(inspection.target_tokens, timeout=WAIT)  # cross-attention: the queries are Italian
@@ -261,7 +262,7 @@ def test_inside_one_head_follows_the_clicked_query_token(page, translator):
     scores = page.locator("#head-scores")
     expect(title(page, "head-scores")).to_contain_text(f"query {inspection.target_tokens[2]}", timeout=WAIT)
     expect(scores.locator(".ytick text")).to_have_text(inspection.source_tokens)
-    weights = translator.head_details(inspection, "cross", 0, 0, 2).weights
+    weights = head_details(translator, inspection, "cross", 0, 0, 2).weights
     bars = scores.locator(".bars").nth(2).locator("path")  # the third bar panel: the softmax weights
     expect(bars).to_have_count(len(weights))
     top = bars.nth(int(weights.argmax()))
@@ -276,13 +277,13 @@ def test_inside_one_head_follows_the_clicked_query_token(page, translator):
     expect(title(page, "head-scores")).to_contain_text("Decoder self-attention")
     other = "they love the city."  # translated with the tab in view: its tokens replace the old ones
     translate(page, other, translator.translate(other))
-    expect(tokens).to_have_text(translator.inspect(other).target_tokens, timeout=WAIT)
+    expect(tokens).to_have_text(inspect(translator, other).target_tokens, timeout=WAIT)
 
 
 def test_switching_a_head_off_updates_the_translation_panel(page, translator):
     """Tick heads in the heads tab and translate again: the panel shows the heads, both translations (the library's
     normal and ablated ones), and the step view of the new run."""
-    from transformer.ablation import ablated
+    from interpretability.ablation import ablated
 
     sentence = "I see the cat."
     translate(page, sentence, translator.translate(sentence))
@@ -394,7 +395,7 @@ def test_opening_the_attribution_panel_draws_the_attribution(page):
 def importance_app(deep_model_dir, tmp_path_factory):
     """A second app on a copy of the deep model with a head_importance.json (distinct drops: cells are told apart)."""
     from transformer import Translator
-    from transformer.ablation import head_grid
+    from interpretability.ablation import head_grid
 
     model_dir = tmp_path_factory.mktemp("importance") / "model"
     shutil.copytree(deep_model_dir, model_dir)

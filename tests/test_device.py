@@ -4,8 +4,8 @@ bfloat16 or float16 there, and the CPU path as it always was."""
 import pytest
 import torch
 
-from transformer import Translator
-from transformer.device import fast_cpu_dtype, fast_dtype, pick_device
+from serving.model_dir import open_model
+from serving.device import fast_cpu_dtype, fast_dtype, pick_device
 from transformer.model import Transformer
 
 
@@ -64,15 +64,15 @@ def test_asking_for_what_is_not_there_is_a_clear_error(monkeypatch):
 
 def test_load_puts_the_model_on_the_gpu_in_bfloat16(tiny_model_dir, gpu, moves):
     gpu((8, 6))
-    translator = Translator.load(tiny_model_dir)
+    translator = open_model(tiny_model_dir).translator
     assert moves == [torch.device("cuda")]
     assert next(translator.model.parameters()).dtype == torch.bfloat16
 
 
 def test_load_keeps_an_explicit_device_and_precision(tiny_model_dir, gpu, moves):
     gpu((7, 5))
-    assert next(Translator.load(tiny_model_dir, device="cuda").model.parameters()).dtype == torch.float16
-    cpu = Translator.load(tiny_model_dir, device="cpu")  # MODEL_DEVICE=cpu beside a GPU
+    assert next(open_model(tiny_model_dir, device="cuda").translator.model.parameters()).dtype == torch.float16
+    cpu = open_model(tiny_model_dir, device="cpu").translator  # MODEL_DEVICE=cpu beside a GPU
     assert next(cpu.model.parameters()).dtype == torch.float32
     assert moves == [torch.device("cuda"), torch.device("cpu")]
     assert cpu.translate("I see the cat.") == "io vedo il gatto."

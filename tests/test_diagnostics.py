@@ -1,11 +1,12 @@
-"""Head diagnostics (`transformer.diagnostics`): hand-made attention maps whose patterns are known get the right
+"""Head diagnostics (`interpretability.diagnostics`): hand-made attention maps whose patterns are known get the right
 numbers and names, and the real tiny model's maps give numbers in range."""
 
 import numpy as np
 import pytest
 
-from transformer import Inspection
-from transformer.diagnostics import BROAD, head_diagnostics, is_punctuation
+from interpretability import Inspection
+from interpretability.diagnostics import BROAD, head_diagnostics, is_punctuation
+from interpretability import inspect
 
 SOURCE = ["▁I", "▁see", "▁the", "▁cat", ".", "</s>"]
 TARGET = ["<s>", "▁io", "▁vedo", "▁il", "▁gatto", "."]  # as many as the source: a permutation fits
@@ -136,7 +137,7 @@ def test_a_map_that_does_not_fit_the_tokens_is_rejected():
 
 
 def test_the_tiny_models_heads(translator):
-    inspection = translator.inspect("they love the city.")
+    inspection = inspect(translator, "they love the city.")
     maps = {"encoder": inspection.encoder_attention, "decoder": inspection.decoder_attention,
             "cross": inspection.cross_attention}
     for attention in maps.values():

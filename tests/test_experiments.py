@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 
 from helpers import tiny_config
-from transformer.ablation import ablated, every_head, head_grid
-from transformer.attribution import source_attribution
+from interpretability.ablation import ablated, every_head, head_grid
+from interpretability.attribution import source_attribution
 from transformer.decoding import BeamStep, Sampling
-from transformer.diagnostics import HeadStats, head_diagnostics
-from transformer.translator import BeamTrace, TracedHypothesis
+from interpretability.diagnostics import HeadStats, head_diagnostics
+from interpretability.beam_trace import BeamTrace, TracedHypothesis
 from webapp import experiments, views
 from webapp.views import ATTENTION_KINDS
+from interpretability import beam_trace, inspect
 
 SENTENCE = "I see the cat."
 LONG_SENTENCE = "I eat the house the car the water."  # several beam steps, hypotheses ending at different steps
@@ -25,7 +26,7 @@ LONG_SENTENCE = "I eat the house the car the water."  # several beam steps, hypo
 
 @pytest.fixture(scope="module")
 def inspection(translator):
-    return translator.inspect(SENTENCE)
+    return inspect(translator, SENTENCE)
 
 
 @pytest.fixture(scope="module")
@@ -228,7 +229,7 @@ def test_no_change_is_said_and_nothing_marked(inspection):
 
 def test_switching_every_head_off_is_reported_as_marked(translator, inspection):
     heads = every_head(translator.model.cfg)
-    off = ablated(translator, heads).inspect(SENTENCE)
+    off = inspect(ablated(translator, heads), SENTENCE)
     names = [experiments.head_name(*h) for h in heads]
     page = experiments.ablation_html(inspection, off, names)
     _, before, after = page.split('<div class="chips">')
@@ -246,7 +247,7 @@ def test_switching_every_head_off_is_reported_as_marked(translator, inspection):
 
 @pytest.fixture(scope="module")
 def sampled(translator):
-    return translator.inspect(SENTENCE, sampling=Sampling(temperature=2.5, top_k=3, seed=4))
+    return inspect(translator, SENTENCE, sampling=Sampling(temperature=2.5, top_k=3, seed=4))
 
 
 def test_tempered_plot_shows_both_distributions_of_the_same_tokens(sampled):
@@ -269,7 +270,7 @@ def test_tempered_plot_shows_both_distributions_of_the_same_tokens(sampled):
 
 
 def test_tempered_plot_without_top_k_names_only_the_temperature(translator):
-    sampled = translator.inspect(SENTENCE, sampling=Sampling(temperature=0.5, seed=1))
+    sampled = inspect(translator, SENTENCE, sampling=Sampling(temperature=0.5, seed=1))
     fig = experiments.tempered_plot(sampled, 1)
     assert "temperature 0.5 (orange" in fig.layout.title.text and "top-" not in fig.layout.title.text
     at_one, tempered = fig.data
@@ -281,7 +282,7 @@ def test_tempered_plot_without_top_k_names_only_the_temperature(translator):
 
 @pytest.fixture(scope="module")
 def trace(translator):
-    return translator.beam_trace(LONG_SENTENCE, beam=3)
+    return beam_trace(translator, LONG_SENTENCE, beam=3)
 
 
 def beam_tables(page):
@@ -346,9 +347,9 @@ def test_beam_html_escapes_tokens():
 
 
 def test_inspecting_with_beam_search_keeps_the_trace_the_view_draws(translator):
-    inspection = translator.inspect(LONG_SENTENCE, beam=3)
+    inspection = inspect(translator, LONG_SENTENCE, beam=3)
     assert inspection.beam_trace.winner.tokens == inspection.target_tokens[1:]
-    assert translator.inspect(LONG_SENTENCE).beam_trace is None  # greedy: no beam to show
+    assert inspect(translator, LONG_SENTENCE).beam_trace is None  # greedy: no beam to show
 
 
 # --- Attribution beside attention ------------------------------------------------------------------------------------

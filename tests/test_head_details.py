@@ -1,4 +1,4 @@
-"""Inside one head (`Translator.head_details`): the intermediates are the model's own. The softmax of q·K/√d_k and
+"""Inside one head (`interpretability.head_details`): the intermediates are the model's own. The softmax of q·K/√d_k and
 the mask gives back the head's attention map of `inspect`, masked keys weigh nothing, the heads' shares through
 W_O add up to the sub-layer's output as the model computes it, and decoder self-attention hides the future."""
 
@@ -8,15 +8,17 @@ import numpy as np
 import pytest
 import torch
 
-from transformer import HeadDetails, Translator
-from transformer.head_details import attention_module, capture_attention
+from interpretability import HeadDetails
+from transformer import Translator
+from interpretability.head_details import attention_module, capture_attention
+from interpretability import head_details, inspect
 
 MAPS = {"encoder": "encoder_attention", "decoder": "decoder_attention", "cross": "cross_attention"}
 
 
 @pytest.fixture(scope="module")
 def inspection(translator):
-    return translator.inspect("they love the city.")
+    return inspect(translator, "they love the city.")
 
 
 def every_case(inspection):
@@ -47,7 +49,7 @@ def model_pass(translator, inspection, kind, layer):
 
 def test_weights_from_q_k_and_mask_are_the_attention_map(translator, inspection):
     for kind, layer, head, query in every_case(inspection):
-        d = translator.head_details(inspection, kind, layer, head, query)
+        d = head_details(translator, inspection, kind, layer, head, query)
         logits = np.where(d.masked, -np.inf, d.k @ d.q / np.sqrt(d.d_k))
         weights = np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
         expected = getattr(inspection, MAPS[kind])[layer, head, query]
@@ -60,11 +62,11 @@ def test_weights_from_q_k_and_mask_are_the_attention_map(translator, inspection)
 def test_masked_keys_get_no_weight_and_decoder_self_attention_hides_the_future(translator, inspection):
     T = len(inspection.target_tokens)
     for query in range(T):
-        d = translator.head_details(inspection, "decoder", 0, 0, query)
+        d = head_details(translator, inspection, "decoder", 0, 0, query)
         assert d.masked.tolist() == [j > query for j in range(T)]
         assert np.all(d.weights[query + 1:] == 0) and d.weights[: query + 1].sum() == pytest.approx(1, abs=1e-6)
     for kind in ("encoder", "cross"):  # one sentence has no padding: every source token is visible
-        d = translator.head_details(inspection, kind, 0, 0, 0)
+        d = head_details(translator, inspection, kind, 0, 0, 0)
         assert not d.masked.any() and d.key_tokens == inspection.source_tokens
 
 
@@ -75,7 +77,7 @@ def test_heads_through_w_o_add_up_to_the_sub_layers_output(translator, inspectio
     model_q, model_out = model_pass(translator, inspection, kind, layer)
     b_O = attention_module(translator.model, kind, layer).w_o.bias.detach().float().numpy()
     for query in range(len(model_out)):
-        heads = [translator.head_details(inspection, kind, layer, h, query) for h in range(cfg.n_heads)]
+        heads = [head_details(translator, inspection, kind, layer, h, query) for h in range(cfg.n_heads)]
         np.testing.assert_allclose(sum(d.contribution for d in heads) + b_O, model_out[query], atol=1e-5)
         np.testing.assert_allclose(heads[0].attention_output, model_out[query], atol=1e-6)
         np.testing.assert_allclose(np.concatenate([d.q for d in heads]), model_q[query], atol=1e-5)
@@ -85,7 +87,7 @@ def test_heads_through_w_o_add_up_to_the_sub_layers_output(translator, inspectio
 
 def test_tokens_and_shapes(translator, inspection):
     cfg = translator.model.cfg
-    d = translator.head_details(inspection, "cross", 0, 1, 2)
+    d = head_details(translator, inspection, "cross", 0, 1, 2)
     assert isinstance(d, HeadDetails) and (d.kind, d.layer, d.head, d.query) == ("cross", 0, 1, 2)
     assert d.query_token == inspection.target_tokens[2] and d.key_tokens == inspection.source_tokens
     S, d_k = len(inspection.source_tokens), cfg.d_model // cfg.n_heads
@@ -97,8 +99,8 @@ def test_tokens_and_shapes(translator, inspection):
 
 def test_float16_model_gives_its_own_maps(tiny_model_dir):
     half = Translator.load(tiny_model_dir, dtype="float16")
-    inspection = half.inspect("I see the cat.")
-    d = half.head_details(inspection, "cross", 0, 1, 3)
+    inspection = inspect(half, "I see the cat.")
+    d = head_details(half, inspection, "cross", 0, 1, 3)
     np.testing.assert_allclose(d.weights, inspection.cross_attention[0, 1, 3], atol=2e-3)
 
 
@@ -106,7 +108,7 @@ def test_float16_model_gives_its_own_maps(tiny_model_dir):
                                            (("decoder", 0, 9, 0), "head"), (("cross", 0, 0, 99), "query")])
 def test_out_of_range_choices_are_refused(translator, inspection, args, message):
     with pytest.raises(ValueError, match=message):
-        translator.head_details(inspection, *args)
+        head_details(translator, inspection, *args)
 
 
 def test_capture_leaves_no_hooks_and_ignores_other_threads(translator, inspection):
@@ -117,5 +119,5 @@ def test_capture_leaves_no_hooks_and_ignores_other_threads(translator, inspectio
         other.start()
         other.join()
         assert seen == {}
-    translator.head_details(inspection, "encoder", 0, 0, 0)
+    head_details(translator, inspection, "encoder", 0, 0, 0)
     assert not attn.w_q._forward_hooks and not attn.w_k._forward_hooks and not attn.w_o._forward_hooks

@@ -1,5 +1,5 @@
 """The "Inside one head" views (webapp/head_view.py): plotly figures whose labels are the tokens, whose numbers are
-those of `Translator.head_details`, with hidden keys grey and at weight 0; and the formula that goes with them."""
+those of `interpretability.head_details`, with hidden keys grey and at weight 0; and the formula that goes with them."""
 
 import html
 import re
@@ -8,17 +8,18 @@ import numpy as np
 import pytest
 
 from webapp import head_view, views
+from interpretability import head_details, inspect
 
 
 @pytest.fixture(scope="module")
 def inspection(translator):
-    return translator.inspect("we want the water.")
+    return inspect(translator, "we want the water.")
 
 
 @pytest.fixture(scope="module")
 def decoder_head(translator, inspection):
     """Decoder self-attention from the third position: later positions are hidden."""
-    return translator.head_details(inspection, "decoder", 0, 1, 2)
+    return head_details(translator, inspection, "decoder", 0, 1, 2)
 
 
 def plain(label):
@@ -59,7 +60,7 @@ def test_score_plot_labels_are_the_keys_and_hidden_keys_weigh_nothing(decoder_he
 
 
 def test_vectors_plot_shows_q_k_and_v(translator, inspection):
-    d = translator.head_details(inspection, "cross", 0, 0, 1)
+    d = head_details(translator, inspection, "cross", 0, 0, 1)
     fig = head_view.vectors_plot(d)
     q, k, v = fig.data
     assert np.allclose(q.z, d.q[None]) and np.allclose(k.z, d.k) and np.allclose(v.z, d.v)

@@ -13,8 +13,8 @@ import yaml
 from huggingface_hub import ModelCard
 
 from helpers import hub_cache
-from training.model_card import main as model_card_main
-from transformer.model_dir import METRICS, MODEL_CARD, NOTES, Score, add_score, read_metrics, scores, write_metrics
+from serving.model_card import main as model_card_main
+from serving.model_dir import METRICS, MODEL_CARD, NOTES, Score, add_score, read_metrics, scores, write_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 REPO_ID = "someone/tiny-en-it"
@@ -29,7 +29,7 @@ def front_matter(card_text):
 def test_the_export_writes_a_hub_model_card_of_the_recorded_scores(tiny_model_dir):
     text = (tiny_model_dir / MODEL_CARD).read_text(encoding="utf-8")
     meta = front_matter(text)
-    assert meta["language"] == ["en", "it"] and meta["license"] == "mit"
+    assert meta["language"] == ["en", "it"] and meta["license"] == "cc-by-sa-4.0"
     assert meta["pipeline_tag"] == "translation" and meta["metrics"] == ["sacrebleu", "chrf"]
     (dev,) = scores(read_metrics(tiny_model_dir / METRICS))
     (result,) = meta["model-index"][0]["results"]
@@ -37,8 +37,10 @@ def test_the_export_writes_a_hub_model_card_of_the_recorded_scores(tiny_model_di
     assert [(m["type"], m["value"]) for m in result["metrics"]] == [("sacrebleu", dev.bleu), ("chrf", dev.chrf)]
     card = ModelCard(text)  # huggingface_hub's own reading of the metadata, model-index included
     assert [r.metric_value for r in card.data.eval_results] == [dev.bleu, dev.chrf]
-    for heading in ("## Architecture", "## Training", "## Scores", "## How to use it", "## Limits", "## Credits"):
+    for heading in ("## Architecture", "## Training", "## Scores", "## How to use it", "## Limits",
+                    "## Licence and credits"):
         assert heading in card.text
+    assert "**CC BY-SA 4.0**" in card.text and meta["license"] == "cc-by-sa-4.0"
     assert "python -m training.train --config tiny" in card.text  # the command that trained it
 
 
@@ -58,7 +60,7 @@ def test_the_card_command_rewrites_it_with_new_scores_notes_and_the_repo_id(tiny
     assert tatoeba[0]["dataset"]["config"] == "eng-ita" and tatoeba[0]["dataset"]["split"] == "test"
     assert [m["value"] for m in tatoeba[0]["metrics"]] == [12.5, 40.25]  # the capitals variant stays in the body
     assert "| test-tatoeba | capitals | greedy |" in text
-    assert "### Good at\ncats and dogs." in text and f'Translator.load("{REPO_ID}")' in text
+    assert "### Good at\ncats and dogs." in text and f'open_model("{REPO_ID}")' in text
     assert f"MODEL_DIR={REPO_ID} python app.py" in text
 
 
@@ -73,14 +75,15 @@ def test_a_model_without_metrics_still_gets_a_valid_card(tiny_model_dir, tmp_pat
 
 LOAD_FROM_HUB = """
 import json, sys
-from transformer import ModelLoadError, Translator
-translator = Translator.load(sys.argv[1])
+from serving.model_dir import open_model
+from transformer import ModelLoadError
+directory = open_model(sys.argv[1])
 try:
-    Translator.load("someone/not-cached")
+    open_model("someone/not-cached")
     missing = ""
 except ModelLoadError as e:
     missing = str(e)
-print(json.dumps({"italian": translator.translate("I see the cat."), "dir": str(translator.model_dir),
+print(json.dumps({"italian": directory.translator.translate("I see the cat."), "dir": str(directory.path),
                   "missing": missing}))
 """
 
@@ -99,7 +102,8 @@ def test_a_hub_repo_id_loads_from_the_cache_offline(tiny_model_dir, tmp_path):
 
 @pytest.mark.parametrize("name", ["runs/nowhere/model", "nowhere"])
 def test_a_missing_local_directory_is_not_looked_up_on_the_hub(name):
-    from transformer import ModelLoadError, Translator
+    from serving.model_dir import open_model
+    from transformer import ModelLoadError
 
     with pytest.raises(ModelLoadError, match=f"^{name}: no such model directory$"):
-        Translator.load(name)
+        open_model(name)

@@ -1,5 +1,5 @@
 """Sampling with a temperature and top-k: reproducible per seed, greedy in the limit, drawing from
-`tempered_distribution`, and the distribution `Translator.inspect` shows is the one the sampler drew from."""
+`tempered_distribution`, and the distribution `interpretability.inspect` shows is the one the sampler drew from."""
 
 import math
 
@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from helpers import make_model, random_sequences, toy_pairs
 from transformer.decoding import Sampling, generate, greedy_decode, sample_decode, tempered_distribution
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, pad_sequences
+from interpretability import inspect
 
 # Toy-corpus sentences plus a few the tiny model never saw, so that its distributions are not all peaked.
 SENTENCES = [en for en, _ in toy_pairs()[:4]] + ["Tom", "the cat and the dog.", "I eat the house the car."]
@@ -99,7 +100,7 @@ def test_first_token_frequencies_over_seeds_match_tempered_distribution(temperat
 def test_inspect_shows_the_distribution_the_sampler_drew_from(translator):
     text = "the cat and the dog."
     sampling = Sampling(temperature=2.5, top_k=3, seed=2)
-    view = translator.inspect(text, top_k=5, sampling=sampling)
+    view = inspect(translator, text, top_k=5, sampling=sampling)
     assert view.translation == translator.translate(text, sampling=sampling)
     assert view.sampling == sampling
     assert len(view.tempered_candidates) == len(view.top_candidates) == len(view.target_tokens)
@@ -118,9 +119,9 @@ def test_inspect_shows_the_distribution_the_sampler_drew_from(translator):
 def test_tempered_candidates_at_temperature_1_are_the_top_candidates(translator):
     text = "I eat the house the car."
     generated = translator.translate_ids([text], sampling=Sampling(temperature=2.0, seed=1))[0]
-    plain = translator.inspect(text, generated=generated)
+    plain = inspect(translator, text, generated=generated)
     assert plain.tempered_candidates == [] and plain.sampling is None
-    view = translator.inspect(text, generated=generated, sampling=Sampling())
+    view = inspect(translator, text, generated=generated, sampling=Sampling())
     assert view.target_tokens == plain.target_tokens
     for tempered, top in zip(view.tempered_candidates, view.top_candidates, strict=True):
         assert [t for t, _ in tempered] == [t for t, _ in top]
@@ -150,6 +151,6 @@ def test_sampling_wants_beam_1_and_a_sampling(translator):
     with pytest.raises(ValueError, match="beam 1"):
         translator.translate("I see the cat.", beam=2, sampling=Sampling())
     with pytest.raises(ValueError, match="beam 1"):
-        translator.inspect("I see the cat.", beam=4, generated=[5, 6], sampling=Sampling())
+        inspect(translator, "I see the cat.", beam=4, generated=[5, 6], sampling=Sampling())
     with pytest.raises(ValueError, match="Sampling"):
         generate(translator.model, src, sampling={"temperature": 2.0})

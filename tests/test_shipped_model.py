@@ -5,8 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from transformer import Translator
-from transformer.model_dir import scores
+from serving.model_dir import open_model, scores
 from transformer.tokenizer import UNK_ID
 
 MODEL_DIR = Path(__file__).resolve().parent.parent / "assets" / "model"
@@ -39,7 +38,7 @@ UNUSUAL = ["He said “yes” – twice.", "Add ½ cup of sugar…", "I love piz
 
 @pytest.fixture(scope="module")
 def shipped():
-    return Translator.load(MODEL_DIR)
+    return open_model(MODEL_DIR).translator
 
 
 def test_shipped_model_fits_the_size_bar_and_has_its_metrics():
@@ -65,7 +64,7 @@ def test_shipped_model_reads_and_writes_no_unknown_token(shipped):
 
 
 def test_shipped_metrics_record_scores_and_commands(shipped):
-    metrics = shipped.metrics
+    metrics = open_model(MODEL_DIR).metrics
     assert metrics["parameters"] == shipped.model.num_parameters()
     recorded = {(r.data, r.decoding, r.precision, r.variant, r.subset): r for r in scores(metrics)}
     for decoding in ("greedy", "beam 4"):
@@ -81,7 +80,7 @@ def test_shipped_metrics_record_scores_and_commands(shipped):
 
 def test_shipped_model_has_its_head_importance(shipped):
     """The app's "how much each head matters" heatmap reads it; the reader checks its tables fit the model."""
-    from transformer.ablation import read_head_importance
+    from serving.model_dir import read_head_importance
 
     importance = read_head_importance(MODEL_DIR)
     assert importance is not None and importance["command"].startswith("python -m training.head_importance")

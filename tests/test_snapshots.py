@@ -7,7 +7,8 @@ import shutil
 import pytest
 
 from training.configs import CONFIGS
-from training.snapshots import SNAPSHOTS, read_history, rounded
+from serving.model_dir import SNAPSHOTS, read_history
+from training.snapshots import rounded
 from training.train import main as train_main
 
 PROBES = ["I see the cat.", "the dog sleeps ."]

@@ -19,9 +19,8 @@ from helpers import make_model, random_sequences, toy_pairs, write_tsv
 from training.configs import CONFIGS, TrainConfig, load_config
 from training.data import TokenBatcher, load_pairs, read_tsv
 from training.train import apply_overrides, learning_rate, main as train_main
-from transformer import Translator
 from transformer.decoding import greedy_decode
-from transformer.model_dir import scores
+from serving.model_dir import open_model, scores
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, pad_sequences
 
 REPO = Path(__file__).resolve().parents[1]
@@ -250,9 +249,9 @@ def test_ddp_training_on_two_cpu_processes_resumes_exactly_and_exports_a_loadabl
     torchrun(tmp_path / "resumed", 4)
     torchrun(tmp_path / "resumed", 8, "--resume")  # each process must get back its own random state
     assert_same_run(tmp_path / "straight", tmp_path / "resumed", stopped_at=4)
-    translator = Translator.load(tmp_path / "resumed" / "model")
-    assert isinstance(translator.translate("I see the cat."), str)
-    assert translator.metrics["training"]["hardware"].startswith("2 process(es)")
+    directory = open_model(tmp_path / "resumed" / "model")
+    assert isinstance(directory.translator.translate("I see the cat."), str)
+    assert directory.metrics["training"]["hardware"].startswith("2 process(es)")
 
 
 def test_resuming_with_another_process_count_warns_and_goes_on(small_corpus, tmp_path):

@@ -16,12 +16,14 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from helpers import toy_pairs
-from transformer import Inspection, ModelLoadError, Translator
+from interpretability import Inspection
+from transformer import ModelLoadError, Translator
 from transformer.model import sinusoidal_positional_encoding
-from transformer.model_dir import NOTES, scores
+from serving.model_dir import scores
 from transformer.tokenizer import EOS_ID
-from transformer.device import fast_cpu_dtype
-from transformer.translator import save_model_dir, unshout
+from serving.device import fast_cpu_dtype
+from transformer.translator import unshout
+from interpretability import embedding_norms, input_report, inspect, positional_encoding
 
 ODD_INPUTS = ["", "   ", "😀🐱", "e\u0301 cafe\u0301", "שלום עולם", "مرحبا بالعالم", "\u200b", "Ünïcödé ✓ “quotes”",
               "I\tlove\nthe cat."]
@@ -60,7 +62,7 @@ def test_translate_returns_str_for_str_and_list_for_list(translator):
 def test_inspect_agrees_with_translate_and_has_consistent_maps(translator, beam):
     cfg = translator.model.cfg
     text = "they want the water."
-    result = translator.inspect(text, beam=beam)
+    result = inspect(translator, text, beam=beam)
     assert isinstance(result, Inspection)
     assert result.translation == translator.translate(text, beam=beam) == "loro voglio l'acqua."
     S, T = len(result.source_tokens), len(result.target_tokens)
@@ -85,45 +87,32 @@ def test_odd_inputs_do_not_crash(translator):
     assert len(outputs) == len(ODD_INPUTS) and all(isinstance(o, str) for o in outputs)
     assert outputs == [translator.translate(text) for text in ODD_INPUTS]
     for text in ODD_INPUTS:
-        result = translator.inspect(text)
+        result = inspect(translator, text)
         assert result.cross_attention.shape[-1] == len(result.source_tokens) >= 1
 
 
 def test_input_report_says_what_the_model_could_not_read(translator):
-    plain = translator.input_report(translator.inspect("I see the cat."))
+    plain = input_report(inspect(translator, "I see the cat."))
     assert (plain.unreadable, plain.long, plain.truncated) == (0, False, False)
-    assert plain.tokens == len(translator.inspect("I see the cat.").source_tokens) - 1  # without </s>
-    emoji = translator.input_report(translator.inspect("I see 😀"))
+    assert plain.tokens == len(inspect(translator, "I see the cat.").source_tokens) - 1  # without </s>
+    emoji = input_report(inspect(translator, "I see 😀"))
     assert emoji.unreadable == 4 and emoji.unreadable_share == 4 / emoji.tokens  # its four UTF-8 bytes
-    strict = Translator(translator.model, translator.tokenizer)
-    strict.long_input_tokens = 20
-    long = strict.input_report(strict.inspect("I see the cat and the dog. " * 4))
+    long = input_report(inspect(translator, "I see the cat and the dog. " * 4), long_input_tokens=20)
     assert long.tokens > 20 and long.long and not long.truncated
-    cut = translator.input_report(translator.inspect("I see the cat and the dog. " * 40))
+    cut = input_report(inspect(translator, "I see the cat and the dog. " * 40))
     assert cut.truncated and cut.tokens == translator.max_source_tokens
 
 
 def test_long_input_is_truncated_to_the_model_length(translator):
     max_len = translator.model.cfg.max_len
     text = "I see the cat and the dog and the house. " * 40
-    result = translator.inspect(text)
+    result = inspect(translator, text)
     assert result.source_truncated
     assert len(result.source_tokens) == max_len and result.source_tokens[-1] == "</s>"
     assert len(result.target_tokens) <= max_len
     (ids,) = translator.translate_ids([text])
     assert len(ids) <= max_len - 1 and EOS_ID not in ids
     assert isinstance(translator.translate(text, beam=2), str)
-
-
-def test_fp32_export_round_trips_exactly_and_stores_tied_weights_once(translator, tmp_path):
-    save_model_dir(translator.model, translator.tokenizer, tmp_path, dtype=torch.float32, metrics={"note": "x"})
-    assert "output_projection.weight" not in load_file(str(tmp_path / "model.safetensors"))
-    loaded = Translator.load(tmp_path)
-    assert loaded.metrics == {"note": "x"}
-    expected = translator.model.state_dict()
-    for name, tensor in loaded.model.state_dict().items():
-        assert torch.equal(tensor, expected[name]), name
-    assert loaded.model.output_projection.weight.data_ptr() == loaded.model.src_embed.embedding.weight.data_ptr()
 
 
 def test_float16_translates_like_float32(tiny_model_dir, translator):
@@ -134,7 +123,7 @@ def test_float16_translates_like_float32(tiny_model_dir, translator):
     for beam in (1, 3):
         same = sum(a == b for a, b in zip(half.translate(sentences, beam=beam), translator.translate(sentences, beam=beam)))
         assert same >= 0.95 * len(sentences)
-    view = half.inspect("I love the cat.")
+    view = inspect(half, "I love the cat.")
     assert view.translation == translator.translate("I love the cat.")
     for maps in (view.encoder_attention, view.decoder_attention, view.cross_attention):
         assert maps.dtype == np.float32
@@ -153,7 +142,7 @@ def test_fast_cpu_dtype_follows_the_cpu(monkeypatch, machine, capability, expect
 @pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="x86 kernels")
 def test_fast_cpu_dtype_is_float32_when_torch_runs_unvectorised_kernels():
     env = {**os.environ, "ATEN_CPU_CAPABILITY": "default"}
-    out = subprocess.run([sys.executable, "-c", "from transformer.device import fast_cpu_dtype; print(fast_cpu_dtype())"],
+    out = subprocess.run([sys.executable, "-c", "from serving.device import fast_cpu_dtype; print(fast_cpu_dtype())"],
                          cwd=Path(__file__).resolve().parents[1], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "float32"
 
@@ -169,28 +158,28 @@ def test_translator_accepts_a_model_on_the_gpu(translator):
     gpu = Translator(copy.deepcopy(translator.model).cuda(), translator.tokenizer)
     sentences = [en for en, _ in toy_pairs()[:8]]
     assert gpu.translate(sentences, beam=2) == translator.translate(sentences, beam=2)
-    assert gpu.inspect(sentences[0]).translation == translator.translate(sentences[0])
+    assert inspect(gpu, sentences[0]).translation == translator.translate(sentences[0])
 
 
 def test_positional_encoding_is_the_formula_in_float32(tiny_model_dir, translator):
     cfg = translator.model.cfg
     half = Translator.load(tiny_model_dir, dtype="float16")
     for model in (translator, half):
-        table = model.positional_encoding()
+        table = positional_encoding(model.model)
         assert isinstance(table, np.ndarray) and table.dtype == np.float32 and table.shape == (cfg.max_len, cfg.d_model)
         np.testing.assert_array_equal(table, sinusoidal_positional_encoding(cfg.max_len, cfg.d_model).numpy())
-    np.testing.assert_array_equal(translator.positional_encoding(5), translator.positional_encoding()[:5])
+    np.testing.assert_array_equal(positional_encoding(translator.model, 5), positional_encoding(translator.model)[:5])
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_embedding_norms_of_a_text_its_ids_or_its_tokens(tiny_model_dir, translator, dtype):
     model = Translator.load(tiny_model_dir, dtype=dtype)
     text = "I see the cat."
-    tokens = translator.inspect(text).source_tokens
+    tokens = inspect(translator, text).source_tokens
     ids = [translator.tokenizer.token_to_id(t) for t in tokens]
-    embedding, position = model.embedding_norms(text)
+    embedding, position = embedding_norms(model, text)
     assert embedding.dtype == position.dtype == np.float32 and embedding.shape == position.shape == (len(ids),)
-    for other in (model.embedding_norms(ids), model.embedding_norms(tokens)):
+    for other in (embedding_norms(model, ids), embedding_norms(model, tokens)):
         np.testing.assert_array_equal(other[0], embedding)
         np.testing.assert_array_equal(other[1], position)
     d_model = translator.model.cfg.d_model
@@ -198,14 +187,6 @@ def test_embedding_norms_of_a_text_its_ids_or_its_tokens(tiny_model_dir, transla
     rows = translator.model.src_embed.embedding.weight[ids].detach()
     expected = rows.norm(dim=-1).numpy() * np.sqrt(d_model)
     np.testing.assert_allclose(embedding, expected, rtol=1e-5 if dtype == "float32" else 2e-3)
-
-
-def test_notes_are_read_from_the_model_directory(tiny_model_dir, tmp_path):
-    assert Translator.load(tiny_model_dir).notes == ""
-    model_dir = tmp_path / "model"
-    shutil.copytree(tiny_model_dir, model_dir)
-    (model_dir / NOTES).write_text("### Good at\ncats, dogs.\n", encoding="utf-8")
-    assert Translator.load(model_dir).notes == "### Good at\ncats, dogs.\n"
 
 
 # ---- Broken model directories ----
@@ -249,7 +230,6 @@ BROKEN = {
     ),
     "weights not safetensors": (lambda d: (d / "model.safetensors").write_bytes(b"\x00garbage"), "weights"),
     "tokenizer not json": (lambda d: (d / "tokenizer.json").write_text("nope", encoding="utf-8"), "tokenizer"),
-    "metrics not json": (lambda d: (d / "metrics.json").write_text("{", encoding="utf-8"), "metrics.json"),
 }
 
 

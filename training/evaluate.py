@@ -22,9 +22,8 @@ import sacrebleu
 import torch
 from tqdm import tqdm
 
-from transformer import Translator
-from transformer.model_card import write_model_card
-from transformer.model_dir import METRICS, Score, add_score, decoding_name, read_metrics, write_metrics
+from serving.model_card import write_model_card
+from serving.model_dir import METRICS, Score, add_score, decoding_name, open_model, read_metrics, write_metrics
 from transformer.translator import DTYPES
 
 from .cli import command_line, positive_int, run_cli
@@ -117,7 +116,7 @@ def main(argv=None):
     args = parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    translator = Translator.load(args.model, dtype=args.dtype)
+    translator = open_model(args.model, dtype=args.dtype).translator
     pairs = pairs_to_score(args.data, args.limit)
     result = score(translator, pairs, beam=args.beam, batch_size=args.batch_size)
     for (src, ref), hyp in list(zip(pairs, result["hypotheses"]))[: args.show]:

@@ -1,10 +1,10 @@
 """How much BLEU each attention head is worth: every head of every kind switched off alone
-(`transformer.ablation`), the first pairs of a TSV file translated again, and the corpus BLEU compared with the
+(`interpretability.ablation`), the first pairs of a TSV file translated again, and the corpus BLEU compared with the
 intact model's.
 
     python -m training.head_importance --model assets/model --data ../shared/data/en-it/dev.tsv [--limit 500]
 
-Writes head_importance.json into the model directory (the app reads it with `ablation.read_head_importance`):
+Writes head_importance.json into the model directory (the app reads it with `serving.model_dir.read_head_importance`):
 the data's name, the number of pairs, the decoding, the intact BLEU, this command, and per kind a table of BLEU
 drops, one list of heads per layer. A positive drop means the translation is worse without the head; one near 0
 (either sign) that the model does not need it on this data. Each head costs one translation of the pairs: for the
@@ -18,9 +18,8 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from transformer import Translator
-from transformer.ablation import ablated, every_head, head_grid
-from transformer.model_dir import HEAD_IMPORTANCE, decoding_name
+from interpretability.ablation import ablated, every_head, head_grid
+from serving.model_dir import HEAD_IMPORTANCE, decoding_name, open_model, write_atomic
 
 from .cli import command_line, positive_int, run_cli
 from .evaluate import pairs_to_score, score
@@ -67,13 +66,14 @@ def main(argv=None):
     args = parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    translator = Translator.load(args.model)
+    directory = open_model(args.model)
+    translator = directory.translator
     pairs = pairs_to_score(args.data, args.limit)
     bleu, drop = head_importance(translator, pairs, args.beam, args.batch_size, progress=not args.no_progress)
     importance = {"data": Path(args.data).stem, "n": len(pairs), "decoding": decoding_name(args.beam), "bleu": bleu,
                   "command": command_line("training.head_importance", argv), "drop": drop}
-    path = translator.model_dir / HEAD_IMPORTANCE
-    path.write_text(json.dumps(importance, indent=2) + "\n", encoding="utf-8")
+    path = directory.path / HEAD_IMPORTANCE
+    write_atomic(path, json.dumps(importance, indent=2) + "\n")
     print(f"BLEU {bleu} with every head, on {len(pairs)} pairs of {args.data}; BLEU lost with one head switched off:")
     print(format_table(drop))
     print(f"wrote {path}")

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-SNAPSHOTS = "training_snapshots.json"
+from interpretability import inspect
+from serving.model_dir import SNAPSHOTS
+
 DECIMALS = 2  # attention weights kept to 0.01: what a heatmap shows, and the file stays small
 
 # Short and long, with a reordering (adjective after the noun), a number, names, a question, a set phrase.
@@ -39,7 +41,7 @@ def rounded(array):
 
 def probe(translator, sentence):
     """What the model makes of one probe sentence now: its tokens, greedy translation and cross-attention."""
-    seen = translator.inspect(sentence)
+    seen = inspect(translator, sentence)
     return {"source_tokens": seen.source_tokens, "target_tokens": seen.target_tokens,
             "translation": seen.translation,
             "cross_attention": rounded(seen.cross_attention)}  # (layers, heads, target tokens, source tokens)
@@ -111,9 +113,3 @@ class History:
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps(self.data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
         os.replace(tmp, path)
-
-
-def read_history(model_dir):
-    """The training history beside a model (None when it has none)."""
-    path = Path(model_dir) / SNAPSHOTS
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None

@@ -8,7 +8,7 @@ r"""Train an English -> Italian Transformer: data -> BPE tokenizer -> token-buck
 One process on CPU or one GPU; under `torchrun --nproc_per_node=N` the same script trains with
 DistributedDataParallel (gloo on CPU, NCCL on GPUs). `--resume` continues from OUT/checkpoint.pt exactly where
 the run stopped (model, optimizer, schedule, RNG, data position). The best model so far (by dev BLEU) is
-exported to OUT/model, which `Translator.load` reads.
+exported to OUT/model, which `Translator.load` (and `serving.model_dir.open_model`) reads.
 """
 
 import argparse
@@ -28,16 +28,16 @@ from tqdm import tqdm
 
 from transformer import Translator
 from transformer.model import Transformer, TransformerConfig
-from transformer.model_dir import LOSS_CURVE, TOKENIZER, Score, add_score
+from serving.model_dir import LOSS_CURVE, SNAPSHOTS, ModelDirectory, Score, add_score, open_model, save_model_dir
 from transformer.tokenizer import PAD_ID, load_tokenizer
-from transformer.translator import DTYPES, save_model_dir
+from transformer.translator import DTYPES, TOKENIZER
 
 from .cli import command_line, run_cli
 from .configs import TrainConfig, config_dict, load_config
 from .curve import plot_curve
 from .data import TokenBatcher, TrainingData, build_tokenizer, load_pairs
 from .evaluate import score
-from .snapshots import SNAPSHOTS, History
+from .snapshots import History
 from .runtime import Distributed, autocast_context, hardware_description, rng_state, save_atomic, set_rng_state
 
 CHECKPOINT = "checkpoint.pt"
@@ -181,7 +181,7 @@ class Run:
     model_cfg: TransformerConfig
     train_cfg: TrainConfig
     checkpoint: dict | None
-    init: Translator | None  # the exported model of --init-from
+    init: ModelDirectory | None  # the exported model of --init-from
     command: str  # this invocation, recorded in metrics.json
     snapshots: History | None = None  # how the model learned (rank 0 only): training_snapshots.json
 
@@ -225,8 +225,8 @@ def set_up_run(args, command):
 
 def load_init_model(args, model_cfg):
     """The exported model of --init-from, read before any data: a wrong path or config fails at once."""
-    init = Translator.load(args.init_from)
-    if {**asdict(init.model.cfg), "vocab_size": 0} != {**asdict(model_cfg), "vocab_size": 0}:
+    init = open_model(args.init_from, device="cpu")
+    if {**asdict(init.translator.model.cfg), "vocab_size": 0} != {**asdict(model_cfg), "vocab_size": 0}:
         raise SystemExit(f"--init-from {args.init_from}: its config.json differs from --config {args.config}")
     return init
 
@@ -251,7 +251,7 @@ def make_tokenizer(run, sources):
     """A new run's tokenizer (learnt, or --init-from's) is saved to OUT by rank 0, which creates OUT only now: a run
     that fails on its data or tokenizer leaves nothing behind. Every process then reads it from there."""
     if run.dist.main and not run.args.resume:
-        init_tokenizer = Path(run.args.init_from) / TOKENIZER if run.args.init_from else None
+        init_tokenizer = run.init.path / TOKENIZER if run.init else None
         tokenizer, note = build_tokenizer([pairs for _, _, pairs in sources], run.train_cfg.vocab_size, init_tokenizer)
         run.out.mkdir(parents=True, exist_ok=True)
         tokenizer.save(str(run.out / TOKENIZER))
@@ -283,7 +283,7 @@ def build_model(run):
     model = Transformer(run.model_cfg).to(run.dist.device)
     state = RunState()
     if run.init:
-        load_weights_growing_vocabulary(model, run.init.model.state_dict())
+        load_weights_growing_vocabulary(model, run.init.translator.model.state_dict())
         state.history = run.init.metrics.get("history", []) + [run.init.metrics.get("training", {})]
     optimizer = make_optimizer(model, run.train_cfg)
     if run.checkpoint:

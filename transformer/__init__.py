@@ -1,8 +1,9 @@
-"""A from-scratch encoder-decoder Transformer for English -> Italian translation."""
+"""A from-scratch encoder-decoder Transformer for English -> Italian translation: the tokenizer (`tokenizer`), the
+model in the paper's order (`model`), decoding (`decoding`) and the `Translator` that puts them behind `load` and
+`translate`."""
 
 from .decoding import Sampling
-from .head_details import HeadDetails
 from .model import Transformer, TransformerConfig
-from .translator import Inspection, ModelLoadError, Translator
+from .translator import ModelLoadError, Translator
 
-__all__ = ["Transformer", "TransformerConfig", "Translator", "Inspection", "HeadDetails", "ModelLoadError", "Sampling"]
+__all__ = ["Transformer", "TransformerConfig", "Translator", "ModelLoadError", "Sampling"]

@@ -1,7 +1,7 @@
 """The views of the experiments: head diagnostics and importance (layers × heads heatmaps), the translation with
 heads switched off beside the normal one, the next-token distribution at two temperatures, the beam at one step,
-and gradient attribution beside cross-attention. Numbers come from the library (`transformer.diagnostics`,
-`transformer.ablation`, `transformer.attribution`, `Translator.beam_trace`); this module only draws them.
+and gradient attribution beside cross-attention. Numbers come from the library (`interpretability.diagnostics`,
+`interpretability.ablation`, `interpretability.attribution`, `interpretability.beam_trace`); this module only draws them.
 
 A head is named on the page and in the API as "<kind> L<layer> H<head>" ("cross L2 H3"), 1-based like the radios.
 """
@@ -173,7 +173,7 @@ def tempered_plot(inspection, step):
 
 
 def beam_html(trace, step):
-    """The beam after 1-based `step` (`Translator.beam_trace`): the hypotheses kept, best first, with their summed
+    """The beam after 1-based `step` (`interpretability.beam_trace`): the hypotheses kept, best first, with their summed
     log-probabilities and the rank their last token had at its step (a rank above 1: kept though not the most probable
     there), those that ended at this step with their length-normalised scores, and the winner. Rows on the winner's
     path are marked."""

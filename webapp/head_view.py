@@ -1,5 +1,5 @@
 """The "Inside one head" tab: one attention head's arithmetic for one query token, drawn from a `HeadDetails`
-(`Translator.head_details`) in the order the computation runs. First q, K and V; then, per key token, the score
+(`interpretability.head_details`) in the order the computation runs. First q, K and V; then, per key token, the score
 q·k_j, the score / √d_k, the mask and the softmax weight, so one number per key can be followed from score to
 weight; then the head's output and where it goes next. Beside them, the formula with each symbol tied to a figure.
 Plotly figures drawn in the browser, like `interactive`: changing the query token or head needs no image from the

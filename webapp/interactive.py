@@ -243,7 +243,7 @@ def position_similarity_plot(pe, tokens):
 
 
 def embedding_norms_plot(tokens, embedding, position):
-    """Bars of `Translator.embedding_norms` per token: the position signal next to the meaning it is added to."""
+    """Bars of `interpretability.embedding_norms` per token: the position signal next to the meaning it is added to."""
     fig = go.Figure([go.Bar(x=list(range(len(tokens))), y=embedding, name="‖embedding × √d_model‖"),
                      go.Bar(x=list(range(len(tokens))), y=position, name="‖positional encoding‖")])
     fig.update_xaxes(_token_axis(tokens, tickangle=-60))

@@ -120,7 +120,7 @@ def decoding_label(beam, sampling=None):
 def translation_status(seconds, decoding, report, italian_tokens, max_tokens):
     """The status line under a translation (`decoding`: `decoding_label`; tokens counted without the closing </s>, as
     the truncation note does), then a warning for each thing in the input the model may not have read
-    (`Translator.input_report`)."""
+    (`interpretability.input_report`)."""
     lines = [f"Translated in {seconds:.2f} s · {decoding} · {report.tokens} English → {italian_tokens} Italian tokens "
              f"(not counting `{EOS}`)"]
     if report.unreadable:

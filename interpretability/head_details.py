@@ -15,7 +15,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 import torch.nn.functional as F
+
+from transformer.model import causal_mask, padding_mask
+
+from .inspection import token_ids
 
 KINDS = ("encoder", "decoder", "cross")  # encoder self-, decoder self-, encoder-decoder cross-attention
 
@@ -112,3 +117,32 @@ def head_arithmetic(attn, x_query, x_keys, masked, head):
                    weights=weights[head], output=outputs[head], concat=outputs.reshape(nh * d_k),
                    contribution=outputs[head] @ W_O[head_slice])  # (C,): W_O^head is W_O's rows of this head
     return {name: t.cpu().numpy() for name, t in numbers.items()}
+
+
+@torch.inference_mode()
+def head_details(translator, inspection, kind, layer, head, query):
+    """Inside one attention head (`kind` "encoder", "decoder" or "cross"; 0-based layer, head and query
+    position) for the sentence of `inspection`: q, K, V, scores, mask, softmax weights, output and its share
+    of the sub-layer's output, recomputed from the model's weights and the inputs x the sub-layer read in a
+    teacher-forced pass over the inspected tokens (`inspect` itself captures nothing, so it stays as fast)."""
+    attn = head_attention(translator.model, kind, layer, head)
+    queries = inspection.source_tokens if kind == "encoder" else inspection.target_tokens
+    keys = inspection.target_tokens if kind == "decoder" else inspection.source_tokens
+    if not 0 <= query < len(queries):
+        raise ValueError(f"query must be in 0..{len(queries) - 1}, got {query}")
+    src = torch.tensor([token_ids(translator.tokenizer, inspection.source_tokens)], device=translator._device)  # (1, S)
+    tgt = torch.tensor([token_ids(translator.tokenizer, inspection.target_tokens)], device=translator._device)  # (1, T)
+    with capture_attention(attn) as seen:
+        memory, src_mask = translator.model.encode(src)
+        if kind != "encoder":
+            translator.model.decode(tgt, memory, src_mask)
+    if kind == "decoder":  # the future is hidden
+        masked = ~causal_mask(len(keys), src.device)[0, 0, query]  # (T,)
+    else:  # padding is hidden (none in one sentence, but the model's rule all the same)
+        masked = ~padding_mask(src, translator.model.cfg.pad_id)[0, 0, 0]  # (S,)
+    numbers = head_arithmetic(attn, seen[attn.w_q][0][0, query], seen[attn.w_k][0][0], masked, head)
+    return HeadDetails(
+        kind=kind, layer=layer, head=head, query=query, query_token=queries[query], key_tokens=list(keys),
+        masked=masked.cpu().numpy(), attention_output=seen[attn.w_o][1][0, query].float().cpu().numpy(),
+        **numbers,
+    )

@@ -8,6 +8,8 @@ delayed, and a batch runs in one caller's thread (on a Hugging Face ZeroGPU Spac
 
 import threading
 
+from interpretability import inspect
+
 
 class _Request:
     def __init__(self, item):
@@ -69,7 +71,7 @@ class Batcher:
 
 
 def batched_inspect(translator, max_size=16, wrap=lambda fn: fn):
-    """`inspect(text, beam)`: `translator.inspect(text, beam)`, with the texts of concurrent calls decoded together
+    """`inspect(text, beam)`: `interpretability.inspect(translator, text, beam)`, with the texts of concurrent calls decoded together
     (one `translate_ids` per beam width in a batch), each then given its own teacher-forced pass. `wrap` wraps the
     function that runs a batch (the app passes `spaces.GPU`, for ZeroGPU Spaces)."""
 
@@ -78,7 +80,7 @@ def batched_inspect(translator, max_size=16, wrap=lambda fn: fn):
         for beam in dict.fromkeys(beam for _, beam in requests):  # each beam width once, in order
             same = [i for i, (_, b) in enumerate(requests) if b == beam]
             generated.update(zip(same, translator.translate_ids([requests[i][0] for i in same], beam=beam)))
-        return [translator.inspect(text, beam, generated=generated[i]) for i, (text, beam) in enumerate(requests)]
+        return [inspect(translator, text, beam, generated=generated[i]) for i, (text, beam) in enumerate(requests)]
 
     batcher = Batcher(wrap(run), max_size)
     return lambda text, beam=1: batcher((text, beam))

@@ -6,19 +6,14 @@ where W_O^h are the d_k rows of W_O that read head h's output. Zeroing W_O^h the
 share: it is the head's output set to zero before W_O, and b_O stays. The model's fast path needs no flag for it.
 
 `training.head_importance` measures the BLEU each head is worth this way and writes it to the model directory, where
-`read_head_importance` finds it.
+`serving.model_dir.read_head_importance` finds it.
 """
 
 import copy
-import json
-import numbers
-from pathlib import Path
 
 import torch
 
 from .head_details import KINDS, head_attention
-from .model import TransformerConfig
-from .model_dir import CONFIG, HEAD_IMPORTANCE
 
 
 def head_grid(cfg):
@@ -57,30 +52,3 @@ def ablated(translator, heads):
     switched_off = copy.copy(translator)
     switched_off.model = ablate_heads(translator.model, heads)
     return switched_off
-
-
-def read_head_importance(model_dir):
-    """The head_importance.json of a model directory (written by `python -m training.head_importance`) as a dict,
-    or None when it has none. "drop" holds, per kind, the BLEU lost with each head alone switched off, one list
-    of heads per layer. ValueError when the file is malformed or its table does not fit the model's config.json."""
-    path = Path(model_dir) / HEAD_IMPORTANCE
-    if not path.is_file():
-        return None
-    try:
-        importance = json.loads(path.read_text(encoding="utf-8"))
-        cfg = TransformerConfig.from_dict(json.loads((Path(model_dir) / CONFIG).read_text(encoding="utf-8")))
-    except (ValueError, TypeError, OSError) as e:  # bad JSON or UTF-8 (ValueError), an unreadable config
-        raise ValueError(f"{path}: cannot read it with the model's {CONFIG}: {e}") from e
-    if not isinstance(importance, dict) or not isinstance(importance.get("drop"), dict):
-        raise ValueError(f"{path}: expected a JSON object with a \"drop\" table")
-    if not isinstance(importance.get("bleu"), numbers.Real):
-        raise ValueError(f"{path}: expected the intact model's \"bleu\" as a number")
-    for kind, (n_layers, n_heads) in head_grid(cfg).items():
-        table = importance["drop"].get(kind)
-        fits = isinstance(table, list) and len(table) == n_layers and all(
-            isinstance(row, list) and len(row) == n_heads and all(isinstance(x, numbers.Real) for x in row)
-            for row in table)
-        if not fits:
-            raise ValueError(f"{path}: \"drop\" of {kind} must be {n_layers} x {n_heads} numbers (layers x heads, "
-                             f"as in {CONFIG})")
-    return importance

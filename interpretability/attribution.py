@@ -26,8 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .model import Transformer
-from .tokenizer import EOS, EOS_ID
+from transformer.model import Transformer
+from transformer.tokenizer import EOS, EOS_ID
+
+from .inspection import token_ids
 
 METHODS = ("gradient_x_input", "integrated_gradients")
 # Measured on the shipped model (float16, as the app loads it) for a 12-word sentence (17 source, 19 output tokens)
@@ -146,15 +148,15 @@ def cross_attention_rows(inspection):
 
 
 def source_attribution(translator, inspection, method=DEFAULT_METHOD, steps=DEFAULT_STEPS):
-    """Gradient attribution of each output token of `inspection` (a `Translator.inspect` result) over its source
+    """Gradient attribution of each output token of `inspection` (a `interpretability.inspect` result) over its source
     tokens, beside the cross-attention of that step and their rank agreement. Teacher-forced over the inspection's
     tokens, so the rows line up with its cross-attention. `method` is one of METHODS; `steps` is used by integrated
     gradients only. Works inside torch.inference_mode(), and leaves the translator's model as it was."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     alphas = path_points(method, steps)
-    source_ids = translator._token_ids(inspection.source_tokens)
-    target_ids = translator._token_ids(inspection.target_tokens)
+    source_ids = token_ids(translator.tokenizer, inspection.source_tokens)
+    target_ids = token_ids(translator.tokenizer, inspection.target_tokens)
     if None in source_ids or None in target_ids:
         raise ValueError("the inspection has tokens this translator's vocabulary lacks: inspect with the same model")
     start = time.perf_counter()

@@ -1,19 +1,31 @@
 """A model described in Markdown, from its config and its metrics.json: the tables of the app's model card, and the
 model directory's README.md in the Hugging Face Hub's model-card format (YAML metadata, then what it is, how it was
 trained, its scores, how to use it, its limits and credits), so the directory can be uploaded to the Hub as it is.
-A field metrics.json lacks, or holds in an older form, shows as "?": a card never fails on a partial file."""
+A field metrics.json lacks, or holds in an older form, shows as "?": a card never fails on a partial file.
 
+    python -m serving.model_card assets/model
+    python -m serving.model_card runs/cpu/model --repo-id user/transformer-en-it
+
+The export of `training.train` and `training.evaluate --record` write the card too; the command is for a directory
+whose notes or metrics were edited by hand. `--repo-id` names the Hub repository in the card's usage examples and
+metadata.
+"""
+
+import argparse
 import json
 import re
 from numbers import Real
 from pathlib import Path
 
-from .model import Transformer, TransformerConfig
-from .model_dir import (ALL_LENGTHS, AS_GIVEN, CONFIG, LOSS_CURVE, METRICS, MODEL_CARD, NOTES, is_hub_repo_id,
-                        read_metrics, scores)
+from transformer.model import Transformer, TransformerConfig
+
+from .model_dir import (ALL_LENGTHS, AS_GIVEN, CONFIG, LOSS_CURVE, METRICS, MODEL_CARD, is_hub_repo_id, read_metrics,
+                        read_notes, scores, write_atomic)
 
 UNKNOWN = "?"
-LICENSE = "mit"  # the project's licence (LICENSE); the data credits are in the card
+# The trained weights' licence: share-alike, as the training data that asks for it (OLDI Seed, MT-GenEval, CoCoA-MT,
+# the copyleft manuals) requires; the code is MIT (LICENSE). Every source's credit is in the card.
+LICENSE = "cc-by-sa-4.0"
 DEFAULT_NAME = "transformer-en-it"  # the model-index name when the card does not know the repository's id
 # The data sets on the Hub behind the names scores are recorded under (`training.evaluate --record NAME`), so the
 # card's metadata links to them; scores on other data are listed under their own name.
@@ -204,9 +216,9 @@ This is not a `transformers` model: it runs with the `transformer` package of th
 `tokenizers`, `safetensors`, `huggingface_hub`). From a checkout of the project{where}:
 
 ```python
-from transformer import Translator
+from serving.model_dir import open_model
 
-tr = Translator.load("{repo}")  # fetched once into the Hugging Face cache, read from it offline afterwards
+tr = open_model("{repo}").translator  # fetched once into the Hugging Face cache, read from it offline afterwards
 tr.translate("I love books.")
 tr.translate(["Good morning.", "Where is the station?"], beam=4)
 ```
@@ -225,11 +237,13 @@ def limits_card(cfg, notes):
     return "\n".join(lines + (["", notes.strip()] if notes.strip() else []))
 
 
-CREDITS = """## Credits
+CREDITS = """## Licence and credits
 
+- The weights are released under **CC BY-SA 4.0** (share-alike, as some of the training data asks); the code that
+  trained them is MIT.
 - The architecture: Vaswani et al., "Attention Is All You Need", NeurIPS 2017.
-- The data: the sources named under Training (and, where the model has them, in its notes above), under their own
-  licences; credit them as those ask."""
+- The data: the sources named under Training and in the model's notes above, each under its own licence, credited
+  there as it asks."""
 
 
 def hub_model_card(cfg, parameters, metrics, notes="", repo_id=None, loss_curve=False):
@@ -249,15 +263,53 @@ def hub_model_card(cfg, parameters, metrics, notes="", repo_id=None, loss_curve=
 
 def write_model_card(model_dir, repo_id=None):
     """Write the Hub model card, README.md, into `model_dir` from its config.json, metrics.json and notes.md (what
-    the export and `training.evaluate --record` do, and `python -m training.model_card DIR`); returns its path."""
+    the export and `training.evaluate --record` do, and `python -m serving.model_card DIR`); returns its path."""
     model_dir = Path(model_dir)
     cfg = TransformerConfig.from_dict(json.loads((model_dir / CONFIG).read_text(encoding="utf-8")))
     metrics = read_metrics(model_dir / METRICS)
     parameters = metrics.get("parameters")
     if not _is_number(parameters):
         parameters = Transformer(cfg).num_parameters()
-    notes = (model_dir / NOTES).read_text(encoding="utf-8", errors="replace") if (model_dir / NOTES).is_file() else ""
-    card = hub_model_card(cfg, parameters, metrics, notes, repo_id, loss_curve=(model_dir / LOSS_CURVE).is_file())
+    card = hub_model_card(cfg, parameters, metrics, read_notes(model_dir), repo_id,
+                          loss_curve=(model_dir / LOSS_CURVE).is_file())
     path = model_dir / MODEL_CARD
-    path.write_text(card, encoding="utf-8")
+    write_atomic(path, card)
     return path
+
+
+# --- The app's model card tab ---------------------------------------------------------------------------------------
+
+
+def architecture_markdown(translator):
+    rows = architecture_rows(translator.model.cfg, translator.model.num_parameters())
+    rows.append(("runs in", str(next(translator.model.parameters()).dtype).removeprefix("torch.")))
+    return "\n".join(["### Architecture", *table(("part", "size"), rows)])
+
+
+def model_card_markdown(directory, scores_help=""):
+    """Architecture, size, training and scores of a `model_dir.ModelDirectory`, read from its config and
+    metrics.json; `scores_help` (Markdown) follows the scores."""
+    scores = scores_markdown(directory.metrics)
+    sections = [architecture_markdown(directory.translator), training_markdown(directory.metrics),
+                scores and f"{scores}\n\n{scores_help}".strip()]
+    return "\n\n".join(section for section in sections if section)
+
+
+def about_markdown(directory, credits):
+    """The model's own notes (its directory's notes.md, when there is one), then the page's `credits`."""
+    return "\n\n".join(text for text in (directory.notes.strip(), credits) if text)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m serving.model_card", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model_dir", help="model directory (config.json, metrics.json, optional notes.md)")
+    parser.add_argument("--repo-id", help="the Hub repository the model is (to be) uploaded to, user/name")
+    args = parser.parse_args(argv)
+    print(write_model_card(args.model_dir, repo_id=args.repo_id))
+
+
+if __name__ == "__main__":
+    from training.cli import run_cli
+
+    run_cli(main)

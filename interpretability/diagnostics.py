@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .head_details import KINDS
-from .tokenizer import BYTE_TOKEN, EOS
+from transformer.tokenizer import BYTE_TOKEN, EOS
 
 WORD_START = "▁"  # the tokenizer's mark on a token that starts a word ("▁cat"); transformer/tokenizer.py
 

@@ -1,0 +1,147 @@
+"""Looking inside one translation: `inspect` translates a sentence and returns what the model saw and produced —
+tokens, every attention map, the candidates of each decoding step — as an `Inspection`; `input_report` says what
+of the input the model may not read well; `embedding_norms` and `positional_encoding` show the two signals the
+model adds at its input.
+"""
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from transformer.decoding import Sampling, check_decoding, teacher_forced_logits, tempered_distribution
+from transformer.model import recording_attention, sinusoidal_positional_encoding
+from transformer.tokenizer import BOS_ID, BYTE_TOKEN, EOS, UNK, decode
+
+from .beam_trace import BeamTrace, beam_trace
+
+# Inputs longer than this many tokens are far longer than the sentences the shipped model learnt from (Tatoeba's
+# English: median 7 tokens, 99% under 17, 99.9% under 35), and it translates them worse (bench/long_inputs.py).
+LONG_INPUT_TOKENS = 40
+
+
+@dataclass(frozen=True)
+class InputReport:
+    """What of one input the model may not read well; the app turns it into a warning next to the translation."""
+
+    tokens: int  # tokens the model read, without </s>
+    unreadable: int  # of them, unknown or spelled byte by byte: characters its vocabulary lacks (emoji, other scripts)
+    long: bool  # longer than `long_input_tokens` (LONG_INPUT_TOKENS)
+    truncated: bool  # longer than the model takes: only the beginning was read
+
+    @property
+    def unreadable_share(self):
+        return self.unreadable / max(self.tokens, 1)
+
+
+@dataclass
+class Inspection:
+    """Everything the model saw and produced for one sentence; attention maps are numpy arrays with rows =
+    queries and columns = keys: encoder (layers, heads, src, src), decoder (layers, heads, tgt, tgt),
+    cross (layers, heads, tgt, src). Target positions are the decoder inputs: <s> then the generated tokens."""
+
+    source_tokens: list
+    target_tokens: list
+    translation: str
+    encoder_attention: np.ndarray
+    decoder_attention: np.ndarray
+    cross_attention: np.ndarray
+    # Per generated token, the most probable next tokens as decoding saw them at temperature 1 (those it never writes
+    # at 0, left out): [(token, probability), ...].
+    top_candidates: list = field(default_factory=list)
+    source_truncated: bool = False
+    sampling: Sampling | None = None  # how the translation was sampled (temperature, top-k, seed); None: not sampled
+    # Per generated token, like top_candidates, the distribution the sampler drew from (at `sampling.temperature`,
+    # after its top-k): [] unless sampling.
+    tempered_candidates: list = field(default_factory=list)
+    beam_trace: BeamTrace | None = None  # beam search step by step, when `inspect` ran it (beam > 1)
+
+
+
+@torch.inference_mode()
+def inspect(translator, text, beam=1, top_k=5, generated=None, sampling=None):
+    """Translate `text`, then run one teacher-forced pass over the output with attention weights on, so
+    every map's labels are the tokens by construction. `generated`: the output's token ids when they are
+    already decoded (`Translator.translate_ids`, batched with other sentences: `serving.batching`); else beam search
+    (beam > 1) is traced step by step (`beam_trace`). `top_k`: how many candidates per step; `sampling` (a
+    `decoding.Sampling`, beam 1): translate by sampling, and keep each step's distribution at its temperature
+    and top-k (`tempered_candidates`) beside the one at temperature 1."""
+    check_decoding(beam, sampling)
+    (source,), (truncated,) = translator.encode_source([text])
+    trace = None
+    if generated is None and beam > 1:
+        trace = beam_trace(translator, text, beam)
+        generated = token_ids(translator.tokenizer, trace.winner.tokens)
+    elif generated is None:
+        generated = translator.translate_ids([text], beam=beam, sampling=sampling)[0]
+    src = torch.tensor([source], device=translator._device)
+    tgt = torch.tensor([[BOS_ID] + generated], device=translator._device)
+    with recording_attention(translator.model) as recorded:
+        memory, src_mask = translator.model.encode(src)
+        logits = translator.model.decode(tgt, memory, src_mask)
+    logits = teacher_forced_logits(logits, tgt, translator.no_repeat_ngram)  # (T, V): what decoding chose from
+    tempered = [] if sampling is None else candidates(translator.tokenizer, 
+        tempered_distribution(logits, sampling.temperature, sampling.top_k), top_k)
+    stack = lambda kind: torch.stack([m[0] for m in recorded.maps(kind)]).float().cpu().numpy()  # (layers, heads, Tq, Tk)
+    return Inspection(
+        source_tokens=[translator.tokenizer.id_to_token(i) for i in source],
+        target_tokens=[translator.tokenizer.id_to_token(i) for i in [BOS_ID] + generated],
+        translation=decode(translator.tokenizer, generated),
+        encoder_attention=stack("encoder"),
+        decoder_attention=stack("decoder"),
+        cross_attention=stack("cross"),
+        top_candidates=candidates(translator.tokenizer, F.softmax(logits, dim=-1), top_k),
+        source_truncated=truncated,
+        sampling=sampling,
+        tempered_candidates=tempered,
+        beam_trace=trace,
+    )
+
+
+def candidates(tokenizer, probs, top_k):
+    """Per row of `probs` (T, V), its `top_k` most probable tokens as [(token, probability)], best first; tokens
+    of probability 0 (cut by a sampling top-k, or never written) left out."""
+    top_p, top_i = probs.topk(min(top_k, probs.size(-1)), dim=-1)  # (T, top_k)
+    return [
+        [(tokenizer.id_to_token(i), p) for i, p in zip(ids, ps) if p > 0]
+        for ids, ps in zip(top_i.tolist(), top_p.tolist())
+    ]
+
+
+def positional_encoding(model, n_positions=None):
+    """The sinusoidal table the model adds to its embeddings, (positions, d_model) float32 numpy from the formula
+    (a float16 model holds it rounded); `max_len` positions unless `n_positions` says otherwise."""
+    cfg = model.cfg
+    return sinusoidal_positional_encoding(cfg.max_len if n_positions is None else n_positions, cfg.d_model).numpy()
+
+
+def source_ids(translator, source):
+    """Token ids of `source`: a text as the model reads it (with EOS), or its tokens as ids or strings."""
+    if isinstance(source, str):
+        return translator.encode_source([source])[0][0]
+    return token_ids(translator.tokenizer, source)
+
+
+def token_ids(tokenizer, tokens):
+    return [t if isinstance(t, int) else tokenizer.token_to_id(t) for t in tokens]
+
+
+@torch.inference_mode()
+def embedding_norms(translator, source):
+    """(‖token embedding × √d_model‖, ‖positional encoding‖) per token of `source` (a text, or its tokens as ids
+    or strings), float32 numpy whatever precision the model runs in: how big the position signal is next to the
+    meaning it is added to."""
+    ids = source_ids(translator, source)
+    rows = translator.model.src_embed.embedding.weight[torch.tensor(ids, device=translator._device)].float().cpu()
+    embedding = rows.norm(dim=-1) * math.sqrt(translator.model.cfg.d_model)
+    return embedding.numpy(), np.linalg.norm(positional_encoding(translator.model, len(ids)), axis=-1)
+
+
+def input_report(inspection, long_input_tokens=LONG_INPUT_TOKENS):
+    """How well the model could read the input of `inspection` (see `InputReport`)."""
+    tokens = [t for t in inspection.source_tokens if t != EOS]
+    unreadable = sum(t == UNK or BYTE_TOKEN.fullmatch(t) is not None for t in tokens)
+    return InputReport(len(tokens), unreadable, len(tokens) > long_input_tokens, inspection.source_truncated)
+

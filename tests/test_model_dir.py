@@ -1,0 +1,77 @@
+"""A model directory served: written by `save_model_dir` and read back whole by `open_model`, its optional files
+(metrics, notes, head importance, training history, training curve) read when they are sound and left out, with a
+problem said, when they are not, and files rewritten atomically."""
+
+import json
+import shutil
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from serving.model_dir import (HEAD_IMPORTANCE, LOSS_CURVE, METRICS, NOTES, SNAPSHOTS, open_model, save_model_dir,
+                               write_atomic, write_metrics)
+
+
+def test_fp32_export_round_trips_exactly_and_stores_tied_weights_once(translator, tmp_path):
+    save_model_dir(translator.model, translator.tokenizer, tmp_path, dtype=torch.float32, metrics={"note": "x"})
+    assert "output_projection.weight" not in load_file(str(tmp_path / "model.safetensors"))
+    directory = open_model(tmp_path)
+    loaded = directory.translator
+    assert directory.metrics == {"note": "x"} and not directory.problems
+    expected = translator.model.state_dict()
+    for name, tensor in loaded.model.state_dict().items():
+        assert torch.equal(tensor, expected[name]), name
+    assert loaded.model.output_projection.weight.data_ptr() == loaded.model.src_embed.embedding.weight.data_ptr()
+
+
+def test_notes_are_read_from_the_model_directory(tiny_model_dir, tmp_path):
+    assert open_model(tiny_model_dir).notes == ""
+    model_dir = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model_dir)
+    (model_dir / NOTES).write_text("### Good at\ncats, dogs.\n", encoding="utf-8")
+    assert open_model(model_dir).notes == "### Good at\ncats, dogs.\n"
+
+
+BROKEN_OPTIONAL = {
+    METRICS: "{",
+    HEAD_IMPORTANCE: "not json",
+    SNAPSHOTS: "[]",
+    LOSS_CURVE: "not an image",
+}
+
+
+@pytest.mark.parametrize("name", BROKEN_OPTIONAL)
+def test_a_broken_optional_file_is_left_out_and_said(tiny_model_dir, tmp_path, name, caplog):
+    model_dir = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model_dir)
+    (model_dir / name).write_text(BROKEN_OPTIONAL[name], encoding="utf-8")
+    directory = open_model(model_dir)
+    assert directory.translator.translate("I see the cat.") == "io vedo il gatto."
+    assert len(directory.problems) == 1 and name in directory.problems[0]
+    assert name in caplog.text
+    field = {METRICS: "metrics", HEAD_IMPORTANCE: "head_importance", SNAPSHOTS: "history", LOSS_CURVE: "loss_curve"}
+    assert not getattr(directory, field[name])
+
+
+def test_sound_optional_files_are_read(tiny_model_dir):
+    directory = open_model(tiny_model_dir)
+    assert directory.problems == []
+    assert directory.metrics["training"]["steps"] > 0
+    assert directory.loss_curve == tiny_model_dir / LOSS_CURVE
+    assert directory.history["snapshots"][0]["step"] == 0
+
+
+def test_atomic_writes_leave_the_old_file_whole_when_writing_fails(tmp_path, monkeypatch):
+    path = tmp_path / METRICS
+    write_metrics(path, {"scores": [1]})
+
+    def full_disk(self, *args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("pathlib.Path.write_text", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        write_atomic(path, "{}")
+    monkeypatch.undo()
+    assert json.loads(path.read_text(encoding="utf-8")) == {"scores": [1]}
+    assert [p.name for p in tmp_path.iterdir()] == [METRICS]  # no temporary file left behind
