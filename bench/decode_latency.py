@@ -28,7 +28,7 @@ import torch
 
 from bench.common import (DATA_DIR, ROOT, default_path, get_tokenizer, percentile, print_json, print_table,
                           read_pairs, set_threads)
-from training.configs import load_config
+from training.configs import load_config, model_config
 from transformer import Translator
 from transformer.model import Transformer
 from serving.device import fast_cpu_dtype
@@ -84,10 +84,10 @@ def find_model_dir(requested):
 
 def random_translator(args):
     """A randomly initialised model of args.config, and a tokenizer loaded or learnt on 50,000 pairs."""
-    model_cfg, train_cfg = load_config(args.config)
+    settings, train_cfg = load_config(args.config)
     pairs = [] if args.tokenizer else read_pairs(args.train_data or args.data, limit=50_000)
-    tokenizer, note = get_tokenizer(args.tokenizer, pairs, train_cfg.vocab_size)
-    model_cfg.vocab_size = tokenizer.get_vocab_size()
+    tokenizer, note = get_tokenizer(args.tokenizer, pairs, train_cfg.bpe_vocab_size)
+    model_cfg = model_config(settings, tokenizer.get_vocab_size())
     torch.manual_seed(0)
     return Translator(Transformer(model_cfg).to(DTYPES[args.dtype]), tokenizer), note
 
@@ -106,7 +106,7 @@ def is_config(cfg, name):
     """Whether a model has the architecture of a named config (vocabulary size and dropout aside)."""
     reference, _ = load_config(name)
     shape = ("d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff")
-    return all(getattr(cfg, k) == getattr(reference, k) for k in shape)
+    return all(getattr(cfg, k) == reference[k] for k in shape)
 
 
 def time_mode(translator, sentences, beam, use_cache):

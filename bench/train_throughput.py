@@ -40,7 +40,7 @@ import torch
 import torch.nn.functional as F
 
 from bench.common import DATA_DIR, default_path, get_tokenizer, print_json, print_table, read_pairs, set_threads
-from training.configs import load_config
+from training.configs import load_config, model_config
 from training.data import TokenBatcher, encode_pairs
 from training.runtime import autocast_context
 from training.train import learning_rate, make_optimizer, train_step
@@ -217,12 +217,12 @@ def main(argv=None):
     started = time.perf_counter()
     args = parse_args(argv)
     threads = set_threads(args.threads)
-    model_cfg, train_cfg = load_config(args.config)
+    settings, train_cfg = load_config(args.config)
     max_tokens = args.max_tokens or train_cfg.max_tokens
 
     pairs = read_pairs(args.data, args.limit_pairs)
-    tokenizer, tokenizer_note = get_tokenizer(args.tokenizer, pairs, train_cfg.vocab_size)
-    model_cfg.vocab_size = tokenizer.get_vocab_size()
+    tokenizer, tokenizer_note = get_tokenizer(args.tokenizer, pairs, train_cfg.bpe_vocab_size)
+    model_cfg = model_config(settings, tokenizer.get_vocab_size())
     src_ids, tgt_ids, kept = encode_pairs(tokenizer, pairs, model_cfg.max_len)
     dropped = len(pairs) - len(kept)
     batcher = TokenBatcher(src_ids, tgt_ids, max_tokens, seed=train_cfg.seed)

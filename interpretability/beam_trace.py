@@ -5,8 +5,9 @@ from dataclasses import dataclass
 
 import torch
 
-from transformer.decoding import BeamStep, beam_search
+from transformer.decoding import BeamStep, beam_search, check_decoding
 from transformer.tokenizer import decode, pad_sequences
+from transformer.translator import check_text
 
 @dataclass(frozen=True)
 class TracedHypothesis:
@@ -35,8 +36,8 @@ class BeamTrace:
 def beam_trace(translator, text, beam=4):
     """Beam search on `text` with `beam` hypotheses, step by step (see `BeamTrace`), with the settings of
     `translator.translate(text, beam=beam)`, whose translation is the trace's winner."""
-    if isinstance(beam, bool) or not isinstance(beam, int) or beam < 1:
-        raise ValueError(f"beam must be an integer >= 1, got {beam!r}")
+    check_text(text)
+    check_decoding(beam, None)
     src = pad_sequences(translator.encode_source([text])[0]).to(translator._device)  # (1, S)
     steps, tok = [], translator.tokenizer
     (output,) = beam_search(translator.model, src, beam=beam, alpha=translator.beam_alpha,

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from transformer.decoding import check_whole_number
 from transformer.model import causal_mask, padding_mask
 
 from .inspection import token_ids
@@ -128,8 +129,7 @@ def head_details(translator, inspection, kind, layer, head, query):
     attn = head_attention(translator.model, kind, layer, head)
     queries = inspection.source_tokens if kind == "encoder" else inspection.target_tokens
     keys = inspection.target_tokens if kind == "decoder" else inspection.source_tokens
-    if not 0 <= query < len(queries):
-        raise ValueError(f"query must be in 0..{len(queries) - 1}, got {query}")
+    check_whole_number("query", query, 0, len(queries) - 1)
     src = torch.tensor([token_ids(translator.tokenizer, inspection.source_tokens)], device=translator._device)  # (1, S)
     tgt = torch.tensor([token_ids(translator.tokenizer, inspection.target_tokens)], device=translator._device)  # (1, T)
     with capture_attention(attn) as seen:

@@ -5,21 +5,26 @@ model adds at its input.
 """
 
 import math
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from transformer.decoding import Sampling, check_decoding, teacher_forced_logits, tempered_distribution
+from transformer.decoding import (Sampling, check_decoding, check_whole_number, teacher_forced_logits,
+                                  tempered_distribution)
 from transformer.model import recording_attention, sinusoidal_positional_encoding
 from transformer.tokenizer import BOS_ID, BYTE_TOKEN, EOS, UNK, decode
+from transformer.translator import check_text
 
 from .beam_trace import BeamTrace, beam_trace
 
 # Inputs longer than this many tokens are far longer than the sentences the shipped model learnt from (Tatoeba's
 # English: median 7 tokens, 99% under 17, 99.9% under 35), and it translates them worse (bench/long_inputs.py).
 LONG_INPUT_TOKENS = 40
+# The most candidates `inspect` keeps per generated token: a chart shows a handful, and each costs a tuple per step.
+MAX_CANDIDATES = 100
 
 
 @dataclass(frozen=True)
@@ -65,10 +70,12 @@ def inspect(translator, text, beam=1, top_k=5, generated=None, sampling=None):
     """Translate `text`, then run one teacher-forced pass over the output with attention weights on, so
     every map's labels are the tokens by construction. `generated`: the output's token ids when they are
     already decoded (`Translator.translate_ids`, batched with other sentences: `serving.batching`); else beam search
-    (beam > 1) is traced step by step (`beam_trace`). `top_k`: how many candidates per step; `sampling` (a
-    `decoding.Sampling`, beam 1): translate by sampling, and keep each step's distribution at its temperature
-    and top-k (`tempered_candidates`) beside the one at temperature 1."""
+    (beam > 1) is traced step by step (`beam_trace`). `top_k`: how many candidates per step (1..MAX_CANDIDATES);
+    `sampling` (a `decoding.Sampling`, beam 1): translate by sampling, and keep each step's distribution at its
+    temperature and top-k (`tempered_candidates`) beside the one at temperature 1."""
+    check_text(text)
     check_decoding(beam, sampling)
+    check_whole_number("top_k", top_k, 1, MAX_CANDIDATES)
     (source,), (truncated,) = translator.encode_source([text])
     trace = None
     if generated is None and beam > 1:
@@ -118,14 +125,24 @@ def positional_encoding(model, n_positions=None):
 
 
 def source_ids(translator, source):
-    """Token ids of `source`: a text as the model reads it (with EOS), or its tokens as ids or strings."""
+    """Token ids of `source`: a text as the model reads it (with EOS), or its tokens as ids or strings; a
+    ValueError for a token the vocabulary lacks (a negative id would silently pick a row from the end)."""
     if isinstance(source, str):
         return translator.encode_source([source])[0][0]
-    return token_ids(translator.tokenizer, source)
+    if not isinstance(source, (list, tuple)):
+        raise ValueError(f"source must be a text or a list of token ids or strings, got {type(source).__name__}")
+    ids = token_ids(translator.tokenizer, source)
+    vocab_size = translator.model.cfg.vocab_size
+    for token, token_id in zip(source, ids):
+        if not isinstance(token_id, numbers.Integral) or isinstance(token_id, bool) or not 0 <= token_id < vocab_size:
+            raise ValueError(f"source token {token!r} is not in the vocabulary (ids 0..{vocab_size - 1}, or their "
+                             f"token strings)")
+    return ids
 
 
 def token_ids(tokenizer, tokens):
-    return [t if isinstance(t, int) else tokenizer.token_to_id(t) for t in tokens]
+    """Ids of tokens given as ids or strings; None for a string the vocabulary lacks."""
+    return [tokenizer.token_to_id(t) if isinstance(t, str) else t for t in tokens]
 
 
 @torch.inference_mode()

@@ -7,6 +7,9 @@
     loss_curve.png     train loss and dev BLEU against training minutes (optional)
     notes.md           what this model is good and bad at, and its data credits, in Markdown (optional)
     head_importance.json  BLEU lost with each attention head switched off (training.head_importance; optional)
+    training_snapshots.json  how it learned: probe sentences' translations and cross-attention at each evaluation
+                       (training.snapshots; optional), and from_scratch_snapshots.json, those of a from-scratch run
+                       of the same architecture, for a model whose own history does not start at step 0
     README.md          the Hugging Face Hub's model card, written from the files above (serving.model_card)
 
 A model directory may also be a model repository on the Hugging Face Hub ("user/name"): `hub_snapshot` fetches it.
@@ -39,6 +42,8 @@ NOTES = "notes.md"
 HEAD_IMPORTANCE = "head_importance.json"
 MODEL_CARD = "README.md"
 SNAPSHOTS = "training_snapshots.json"
+# A from-scratch run of the same architecture and data, for a model whose own history does not start at step 0.
+REFERENCE_SNAPSHOTS = "from_scratch_snapshots.json"
 
 AS_GIVEN, ALL_LENGTHS = "as given", "all"
 HUB_REPO_ID = re.compile(r"[\w.-]+/[\w.-]+")  # "user/name", as the Hugging Face Hub names repositories
@@ -196,9 +201,10 @@ def read_head_importance(model_dir):
     return importance
 
 
-def read_history(model_dir):
-    """The training history beside a model (`training.snapshots`): a dict, or None when it has none."""
-    path = Path(model_dir) / SNAPSHOTS
+def read_history(model_dir, name=SNAPSHOTS):
+    """A training history beside a model (`training.snapshots`; `name`: its own, or REFERENCE_SNAPSHOTS): a dict,
+    or None when there is none."""
+    path = Path(model_dir) / name
     if not path.is_file():
         return None
     history = json.loads(path.read_text(encoding="utf-8"))
@@ -238,7 +244,8 @@ class ModelDirectory:
     metrics: dict = field(default_factory=dict)
     notes: str = ""
     head_importance: dict | None = None
-    history: dict | None = None
+    history: dict | None = None  # its own training history (training_snapshots.json)
+    reference_history: dict | None = None  # a from-scratch run of the same architecture (from_scratch_snapshots.json)
     loss_curve: Path | None = None
     problems: list = field(default_factory=list)
 
@@ -267,5 +274,7 @@ def open_model(name, dtype=None, device=None):
     directory.notes = directory.read_optional(NOTES, read_notes, "")
     directory.head_importance = directory.read_optional(HEAD_IMPORTANCE, read_head_importance)
     directory.history = directory.read_optional(SNAPSHOTS, read_history)
+    directory.reference_history = directory.read_optional(
+        REFERENCE_SNAPSHOTS, lambda path: read_history(path, REFERENCE_SNAPSHOTS))
     directory.loss_curve = directory.read_optional(LOSS_CURVE, read_loss_curve)
     return directory

@@ -113,7 +113,7 @@ def test_training_takes_several_weighted_sources_and_records_them(tmp_path):
     data = json.loads((out / "model" / "metrics.json").read_text(encoding="utf-8"))["training"]["data"]
     assert data["train"] == [str(first), str(second)] and data["weights"] == [1, 2]
     assert data["pairs_per_epoch"] == 150 + 2 * (len(pairs) - 150)
-    with pytest.raises(SystemExit, match="one positive weight per --train source"):
+    with pytest.raises(ValueError, match="one positive weight per --train source"):
         train_main(["--config", "tiny", "--train", str(first), str(second), "--train-weights", "1", "--dev", str(dev),
                     "--out", str(tmp_path / "bad")])
 
@@ -144,5 +144,7 @@ def test_init_from_a_model_without_byte_fallback_grows_its_vocabulary(tiny_model
                 "--precision", "float32"])
     grown = Translator.load(out / "model")
     assert has_byte_fallback(grown.tokenizer) and grown.model.cfg.vocab_size == n_old + 256
+    config = json.loads((out / "model" / "metrics.json").read_text(encoding="utf-8"))["config"]
+    assert config["model"]["vocab_size"] == n_old + 256 and config["train"]["bpe_vocab_size"] is None  # none learnt
     torch.testing.assert_close(grown.model.src_embed.embedding.weight[:n_old], model.src_embed.embedding.weight, atol=1e-3, rtol=0)
     assert grown.translate("I see the cat.") == old.translate("I see the cat.")

@@ -8,7 +8,8 @@ import torch
 import torch.nn.functional as F
 
 from helpers import make_model, random_sequences, toy_pairs
-from transformer.decoding import Sampling, generate, greedy_decode, sample_decode, tempered_distribution
+from transformer.decoding import (MAX_SEED, MAX_TEMPERATURE, MIN_TEMPERATURE, Sampling, generate, greedy_decode,
+                                  sample_decode, tempered_distribution)
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, pad_sequences
 from interpretability import inspect
 
@@ -43,14 +44,26 @@ def test_a_sentence_samples_the_same_alone_in_any_batch_and_without_the_cache(tr
     assert batched != greedy_decode(translator.model, src)  # at temperature 2 the draws leave the argmax
 
 
-@pytest.mark.parametrize("sampling", [Sampling(top_k=1, seed=5), Sampling(temperature=1e-6, seed=5),
-                                      Sampling(temperature=1e-6, top_k=3, seed=1)])
-def test_top_1_and_a_tiny_temperature_are_greedy(translator, sampling):
-    vocab_size = translator.model.cfg.vocab_size
-    for model in (translator.model, make_model(seed=4, vocab_size=vocab_size)):
+@pytest.mark.parametrize("sampling", [Sampling(top_k=1, seed=5), Sampling(temperature=MIN_TEMPERATURE, seed=5),
+                                      Sampling(temperature=MIN_TEMPERATURE, top_k=3, seed=1)])
+def test_top_1_and_the_lowest_temperature_are_greedy(translator, sampling):
+    """Top-1 on any model; the lowest temperature on a trained one (an untrained model's best logits can tie within
+    0.01, where even MIN_TEMPERATURE leaves a choice)."""
+    models = [translator.model]
+    if sampling.top_k == 1:
+        models.append(make_model(seed=4, vocab_size=translator.model.cfg.vocab_size))
+    for model in models:
         src = source_batch(translator, SENTENCES)
         assert generate(model, src, sampling=sampling, no_repeat_ngram=2) == greedy_decode(model, src,
                                                                                         no_repeat_ngram=2)
+
+
+def test_the_extreme_temperatures_draw_real_tokens(translator):
+    """1e-46 and 1e39 once divided the logits into NaN (an IndexError deep in the draw); the range's ends work."""
+    src = source_batch(translator, SENTENCES)
+    for temperature in (MIN_TEMPERATURE, MAX_TEMPERATURE):
+        outputs = sample_decode(translator.model, src, temperature=temperature, top_k=10**9, seed=MAX_SEED)
+        assert all(0 <= t < translator.model.cfg.vocab_size for out in outputs for t in out)
 
 
 def test_tempered_distribution_at_temperature_1_is_the_softmax():
@@ -132,8 +145,13 @@ def test_tempered_candidates_at_temperature_1_are_the_top_candidates(translator)
 @pytest.mark.parametrize("values, message", [
     (dict(temperature=0), "temperature"), (dict(temperature=-1.0), "temperature"),
     (dict(temperature=float("inf")), "temperature"), (dict(temperature=float("nan")), "temperature"),
-    (dict(temperature="1"), "temperature"), (dict(top_k=-1), "top_k"), (dict(top_k=2.5), "top_k"),
-    (dict(top_k=True), "top_k"), (dict(seed=-1), "seed"), (dict(seed=2**64), "seed"), (dict(seed=0.5), "seed"),
+    (dict(temperature="1"), "temperature"), (dict(temperature=1e39), r"temperature must be a number in 0\.01\.\.100"),
+    (dict(temperature=1e-46), "temperature"), (dict(temperature=MAX_TEMPERATURE * 1.01), "temperature"),
+    (dict(temperature=MIN_TEMPERATURE / 2), "temperature"),
+    (dict(top_k=-1), "top_k must be a whole number >= 0"), (dict(top_k=2.5), "top_k"), (dict(top_k=True), "top_k"),
+    (dict(top_k=float("inf")), "top_k"), (dict(top_k=float("nan")), "top_k"),
+    (dict(seed=-1), "seed"), (dict(seed=MAX_SEED + 1), rf"seed must be a whole number in 0\.\.{MAX_SEED}"),
+    (dict(seed=0.5), "seed"), (dict(seed=float("inf")), "seed"), (dict(seed=float("nan")), "seed"),
 ])
 def test_bad_sampling_values_are_clear_errors(values, message):
     with pytest.raises(ValueError, match=message):

@@ -16,9 +16,9 @@ import torch
 import torch.nn.functional as F
 
 from helpers import make_model, random_sequences, toy_pairs, write_tsv
-from training.configs import CONFIGS, TrainConfig, load_config
+from training.configs import CONFIGS, TrainConfig, load_config, model_config, parse_overrides
 from training.data import TokenBatcher, load_pairs, read_tsv
-from training.train import apply_overrides, learning_rate, main as train_main
+from training.train import learning_rate, main as train_main
 from transformer.decoding import greedy_decode
 from serving.model_dir import open_model, scores
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, pad_sequences
@@ -97,7 +97,7 @@ def test_training_script_rejects_an_empty_training_file(tmp_path, toy_corpus):
 def test_training_script_rejects_data_with_no_usable_pairs(tmp_path, toy_corpus):
     words = " ".join(f"w{i}" for i in range(80))  # longer than the tiny config's max_len of 64 tokens
     too_long = write_tsv(tmp_path / "too_long.tsv", [(words, words)] * 5)
-    with pytest.raises(SystemExit, match="too_long.tsv"):
+    with pytest.raises(ValueError, match="too_long.tsv"):
         train_main(["--train", str(too_long), "--dev", str(toy_corpus[1]), "--out", str(tmp_path / "run")])
 
 
@@ -132,19 +132,47 @@ def test_learning_rate_warmup_then_decay():
     assert learning_rate(50, TrainConfig(schedule="cosine", warmup_steps=10), time_progress=1.0) == pytest.approx(1e-5)
 
 
-def test_configs_and_overrides(tmp_path):
-    model_cfg, train_cfg = load_config("tiny")
-    assert model_cfg.vocab_size == train_cfg.vocab_size
-    apply_overrides(train_cfg, ["eval_every=7", "lr=0.5"])
-    assert (train_cfg.eval_every, train_cfg.lr) == (7, 0.5)
-    with pytest.raises(ValueError, match="nonsense"):
-        apply_overrides(train_cfg, ["nonsense=1"])
+def test_configs_leave_the_vocabulary_size_to_the_tokenizer(tmp_path):
+    settings, train_cfg = load_config("tiny")
+    assert "vocab_size" not in settings and train_cfg.bpe_vocab_size == 456
+    assert model_config(settings, vocab_size=321).vocab_size == 321
     spec = tmp_path / "cfg.json"
-    spec.write_text(json.dumps({"model": {"d_model": 8, "n_heads": 2}, "train": {"vocab_size": 77}}))
-    model_cfg, _ = load_config(str(spec))
-    assert (model_cfg.d_model, model_cfg.vocab_size) == (8, 77)
+    spec.write_text(json.dumps({"model": {"d_model": 8, "n_heads": 2}, "train": {"vocab_size": 77}}))  # the old key
+    settings, train_cfg = load_config(str(spec))
+    assert (settings["d_model"], settings["max_len"], train_cfg.bpe_vocab_size) == (8, 256, 77)  # defaults filled in
+    spec.write_text(json.dumps({"model": {"vocab_size": 77}}))
+    with pytest.raises(ValueError, match="vocab_size is the tokenizer's; train.bpe_vocab_size"):
+        load_config(str(spec))
+    spec.write_text(json.dumps({"model": {"d_model": 30, "n_heads": 4}}))
+    with pytest.raises(ValueError, match="divisible"):  # checked before any data is read
+        load_config(str(spec))
+    spec.write_text(json.dumps({"modle": {}}))
+    with pytest.raises(ValueError, match=r'cfg.json: a config is a JSON object \{"model"'):
+        load_config(str(spec))
     with pytest.raises(ValueError, match="unknown config"):
         load_config("huge")
+
+
+def test_overrides_reach_both_configs_parsed_by_type():
+    model, train = parse_overrides(["model.d_model=384", "model.norm_first=false", "model.dropout=0.2", "train.lr=5e-4",
+                                    "eval_every=7", "schedule=cosine", "vocab_size=500"])
+    assert model == {"d_model": 384, "norm_first": False, "dropout": 0.2}
+    assert train == {"lr": 5e-4, "eval_every": 7, "schedule": "cosine", "bpe_vocab_size": 500}  # bare: training
+    assert type(model["dropout"]) is float and parse_overrides(["model.tie_embeddings=True"])[0] == {
+        "tie_embeddings": True}
+
+
+@pytest.mark.parametrize("item, message", [
+    ("nonsense=1", r"--set nonsense=1: unknown train config keys: nonsense; the train settings are bpe_vocab_size, "),
+    ("model.colour=red", r"unknown model config keys: colour; the model settings are d_model, n_heads"),
+    ("model.vocab_size=9", "the model's vocab_size is the tokenizer's"),
+    ("probes=a", "a list cannot be set on the command line: write it in a JSON config file"),
+    ("lr=fast", "expected a number, got 'fast'"), ("lr=nan", "finite"), ("eval_every=2.5", "whole number"),
+    ("model.norm_first=yes", "true or false"), ("lr", "KEY=VALUE"), ("optimizer.lr=1", "KEY=VALUE"),
+])
+def test_bad_overrides_say_what_is_allowed(item, message):
+    with pytest.raises(ValueError, match=message):
+        parse_overrides([item])
 
 
 # ---- The training script ----
@@ -220,8 +248,47 @@ def test_training_crosses_epochs_whose_batch_counts_differ(small_corpus, tmp_pat
 
 def test_resume_without_checkpoint_is_a_clear_error(small_corpus, tmp_path):
     train, dev = small_corpus
-    with pytest.raises(SystemExit, match="checkpoint.pt"):
+    with pytest.raises(ValueError, match="checkpoint.pt"):
         train_main(train_args(train, dev, tmp_path / "fresh", "--resume"))
+
+
+def test_a_run_records_the_config_it_resolved(tiny_model_dir):
+    metrics = json.loads((tiny_model_dir / "metrics.json").read_text(encoding="utf-8"))
+    vocab_size = open_model(tiny_model_dir).translator.tokenizer.get_vocab_size()
+    assert metrics["config"]["model"]["vocab_size"] == vocab_size  # the tokenizer's, the only source
+    assert metrics["config"]["train"]["bpe_vocab_size"] == 456 and "vocab_size" not in metrics["config"]["train"]
+    assert metrics["config"]["train"]["eval_every"] == 50  # --set eval_every=50
+    checkpoint = torch.load(tiny_model_dir.parent / "checkpoint.pt", weights_only=False)
+    assert checkpoint["model_config"]["vocab_size"] == vocab_size
+    assert checkpoint["train_config"] == metrics["config"]["train"]
+
+
+def test_model_settings_are_set_on_a_new_run_only(small_corpus, tmp_path):
+    train, dev = small_corpus
+    out = tmp_path / "run"
+    train_main(train_args(train, dev, out, "--max-steps", "2", "--set", "model.d_model=48", "model.d_ff=96", "lr=2e-3"))
+    config = json.loads((out / "model" / "config.json").read_text(encoding="utf-8"))
+    assert (config["d_model"], config["d_ff"], config["n_heads"]) == (48, 96, 2)  # the rest: --config tiny's
+    assert json.loads((out / "model" / "metrics.json").read_text(encoding="utf-8"))["config"]["train"]["lr"] == 2e-3
+    for extra in (["--resume"], ["--init-from", str(out / "model")]):
+        with pytest.raises(ValueError, match="--set model.d_model: model settings cannot change with --resume or "
+                                             "--init-from"):
+            train_main(train_args(train, dev, tmp_path / "next", *extra, "--set", "model.d_model=64"))
+
+
+def test_resume_reads_a_checkpoint_of_the_old_code(small_corpus, tmp_path):
+    """A run started before bpe_vocab_size was named so saved its train config with vocab_size."""
+    train, dev = small_corpus
+    out = tmp_path / "run"
+    train_main(train_args(train, dev, out, "--max-steps", "2"))
+    checkpoint = torch.load(out / "checkpoint.pt", weights_only=False)
+    checkpoint["train_config"]["vocab_size"] = checkpoint["train_config"].pop("bpe_vocab_size")
+    torch.save(checkpoint, out / "checkpoint.pt")
+    train_main(train_args(train, dev, out, "--max-steps", "4", "--resume", "--set", "eval_every=3"))
+    resumed = torch.load(out / "checkpoint.pt", weights_only=False)
+    assert resumed["state"]["step"] == 4
+    assert resumed["train_config"]["bpe_vocab_size"] == 456 and "vocab_size" not in resumed["train_config"]
+    assert resumed["train_config"]["eval_every"] == 3
 
 
 def free_port():

@@ -1,21 +1,72 @@
 """What the command-line tools share: argument types that reject bad values, the command line as run (recorded
-beside what it produced), and one clear line (not a traceback) for the errors a user can fix."""
+beside what it produced), a check that a directory can be written before the work whose results it will hold, and
+one clear line (not a traceback) for the errors a user can fix."""
 
 import argparse
+import math
+import os
 import shlex
 import sys
+from pathlib import Path
 
 from transformer.translator import ModelLoadError
 
 
-def positive_int(text):
+def _whole_number(text):
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def _finite_number(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def positive_int(text):
+    value = _whole_number(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
     return value
+
+
+def non_negative_int(text):
+    """A whole number >= 0: for flags where 0 means "none" or "the default"."""
+    value = _whole_number(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def non_negative_float(text):
+    value = _finite_number(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return value
+
+
+def positive_float(text):
+    value = _finite_number(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
+def check_writable(directory, flag):
+    """A ValueError naming `flag` unless `directory` can be written, or created where it does not exist yet: said
+    before the work whose results it will hold, not after it (minutes or hours of it)."""
+    directory = Path(directory)
+    existing = next(p for p in [directory, *directory.parents] if p.exists())
+    if not existing.is_dir():
+        raise ValueError(f"{flag}: cannot write {directory}: {existing} is a file, not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"{flag}: cannot write {directory}: {existing} is read-only")
 
 
 def command_line(module, argv=None):
@@ -25,9 +76,12 @@ def command_line(module, argv=None):
 
 
 def run_cli(main):
-    """Run `main()`; a data or model error becomes `error: ...` on stderr and exit status 1."""
+    """Run `main()`; a data, model or file-system error becomes `error: ...` on stderr and exit status 1."""
     try:
         main()
-    except (ModelLoadError, FileNotFoundError, ValueError) as e:
+    except (ModelLoadError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
+        sys.exit(1)
+    except OSError as e:  # a file that cannot be read or written: its name and why, e.g. "Read-only file system"
+        print(f"error: {e.filename}: {e.strerror}" if e.filename and e.strerror else f"error: {e}", file=sys.stderr)
         sys.exit(1)

@@ -1,7 +1,14 @@
 """Named training configurations: `--config tiny|cpu|base`, or a JSON file of the same shape
-({"model": {...TransformerConfig fields...}, "train": {...TrainConfig fields...}})."""
+({"model": {...TransformerConfig fields but vocab_size...}, "train": {...TrainConfig fields...}}), and `--set`
+overrides of either part.
+
+The model's vocab_size is set in one place: from the tokenizer, once it exists (`model_config`); the training
+config only says how large a BPE vocabulary to learn (`bpe_vocab_size`).
+"""
 
 import json
+import math
+import typing
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
@@ -12,7 +19,9 @@ from .snapshots import DEFAULT_PROBES
 
 @dataclass
 class TrainConfig:
-    vocab_size: int = 8000  # BPE vocabulary shared by both languages, its 256 byte tokens included
+    # Entries of the BPE vocabulary to learn, its 256 byte tokens included; None when none was learnt (the tokenizer
+    # is --init-from's). The model's vocab_size is the tokenizer's, whatever this says.
+    bpe_vocab_size: int | None = 8000
     max_tokens: int = 4096  # padded tokens per batch (source or target side, whichever is wider)
     lr: float = 1e-3  # peak learning rate, reached at the end of warmup
     warmup_steps: int = 1000
@@ -32,43 +41,131 @@ class TrainConfig:
     probes: list = field(default_factory=lambda: list(DEFAULT_PROBES))  # sentences snapshotted at each evaluation
 
 
+# Keys that configs and checkpoints written before a rename use, and their names now.
+RENAMED_TRAIN_KEYS = {"vocab_size": "bpe_vocab_size"}
+# The settings of each part of a config, with their types: the model's are TransformerConfig's but vocab_size.
+SETTINGS = {
+    "model": {f.name: f.type for f in fields(TransformerConfig) if f.name != "vocab_size"},
+    "train": {f.name: f.type for f in fields(TrainConfig)},
+}
+
 CONFIGS = {
     # Trains in seconds: for tests and smoke runs.
     "tiny": (
         dict(d_model=32, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=64, dropout=0.0, max_len=64),
-        dict(vocab_size=456, max_tokens=512, lr=3e-3, warmup_steps=10, eval_every=20, min_lr=1e-4),
+        dict(bpe_vocab_size=456, max_tokens=512, lr=3e-3, warmup_steps=10, eval_every=20, min_lr=1e-4),
     ),
     # The shipped model: sized for a couple of hours on 2 CPU cores (see README, "Choosing the cpu config").
     "cpu": (
         dict(d_model=256, n_heads=4, n_encoder_layers=4, n_decoder_layers=3, d_ff=1024, dropout=0.1, max_len=128),
-        dict(vocab_size=8256, max_tokens=3000, lr=1.5e-3, warmup_steps=800, schedule="cosine",
+        dict(bpe_vocab_size=8256, max_tokens=3000, lr=1.5e-3, warmup_steps=800, schedule="cosine",
              eval_every=1000, eval_limit=1000, retype_share=0.2, join_share=0.1),
     ),
     # The paper's base model (Vaswani et al., 2017, Table 3): for a GPU.
     "base": (
         dict(d_model=512, n_heads=8, n_encoder_layers=6, n_decoder_layers=6, d_ff=2048, dropout=0.1, max_len=256),
-        dict(vocab_size=16000, max_tokens=12000, lr=7e-4, warmup_steps=4000, eval_every=2000),
+        dict(bpe_vocab_size=16000, max_tokens=12000, lr=7e-4, warmup_steps=4000, eval_every=2000),
     ),
 }
 
 
+def _check_keys(part, keys):
+    """A ValueError naming the keys that are no setting of `part` ("model" or "train"), and those that are."""
+    unknown = sorted(set(keys) - set(SETTINGS[part]))
+    if not unknown:
+        return
+    hint = ""
+    if part == "model" and "vocab_size" in unknown:
+        hint = " (the model's vocab_size is the tokenizer's; train.bpe_vocab_size is how many BPE tokens to learn)"
+    raise ValueError(f"unknown {part} config keys: {', '.join(unknown)}{hint}; the {part} settings are "
+                     f"{', '.join(SETTINGS[part])}")
+
+
+def model_settings(values):
+    """Every TransformerConfig field but vocab_size, from `values` (the others at their defaults), checked now so
+    that a bad config fails before any data is read. vocab_size is the tokenizer's: `model_config` adds it."""
+    _check_keys("model", values)
+    settings = {f.name: values.get(f.name, f.default) for f in fields(TransformerConfig) if f.name in SETTINGS["model"]}
+    model_config(settings, vocab_size=1)  # TransformerConfig's own checks; any vocabulary size passes them
+    return settings
+
+
+def model_config(settings, vocab_size):
+    """The TransformerConfig of these model settings with the tokenizer's `vocab_size`."""
+    return TransformerConfig(**settings, vocab_size=vocab_size)
+
+
+def train_config(values):
+    """A TrainConfig from a dict of its fields, under their older names too (RENAMED_TRAIN_KEYS): JSON config
+    files, and checkpoints that older code wrote (a run it started is continued with --resume)."""
+    values = {RENAMED_TRAIN_KEYS.get(key, key): value for key, value in values.items()}
+    _check_keys("train", values)
+    return TrainConfig(**values)
+
+
 def load_config(name_or_file):
-    """-> (TransformerConfig without vocab_size settled, TrainConfig)."""
+    """-> (model settings: `model_settings`, TrainConfig) of a named config or a JSON file."""
     if name_or_file in CONFIGS:
         model, train = CONFIGS[name_or_file]
     else:
         path = Path(name_or_file)
         if not path.is_file():
             raise ValueError(f"unknown config {name_or_file!r}: use one of {', '.join(CONFIGS)} or a JSON file")
-        spec = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            spec = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as e:  # not JSON, or not UTF-8
+            raise ValueError(f"{path}: not a JSON config: {e}") from None
+        if not isinstance(spec, dict) or set(spec) - {"model", "train"} or not all(
+                isinstance(part, dict) for part in spec.values()):
+            raise ValueError(f'{path}: a config is a JSON object {{"model": {{...}}, "train": {{...}}}}')
         model, train = spec.get("model", {}), spec.get("train", {})
-    known = {f.name for f in fields(TrainConfig)}
-    unknown = sorted(set(train) - known)
-    if unknown:
-        raise ValueError(f"unknown train config keys: {', '.join(unknown)}")
-    train_cfg = TrainConfig(**train)
-    model_cfg = TransformerConfig.from_dict({**model, "vocab_size": train_cfg.vocab_size})
-    return model_cfg, train_cfg
+    return model_settings(model), train_config(train)
+
+
+def parse_overrides(items):
+    """`--set` items -> (model changes, train changes), each {setting: value} with the value parsed by the
+    setting's type: "model.KEY=VALUE" changes a model setting, "train.KEY=VALUE" or plain "KEY=VALUE" a training
+    one."""
+    changes = {"model": {}, "train": {}}
+    for item in items:
+        key, equals, text = item.partition("=")
+        part, _, name = key.rpartition(".")
+        part = part or "train"
+        if not equals or part not in changes:
+            raise ValueError(f"--set {item}: write KEY=VALUE (a train setting), train.KEY=VALUE or model.KEY=VALUE")
+        name = RENAMED_TRAIN_KEYS.get(name, name) if part == "train" else name
+        try:
+            _check_keys(part, [name])
+            changes[part][name] = parse_setting(SETTINGS[part][name], text)
+        except ValueError as e:
+            raise ValueError(f"--set {item}: {e}") from None
+    return changes["model"], changes["train"]
+
+
+def parse_setting(kind, text):
+    """The value of a setting of type `kind` (bool, int, float, str, or one of them or None) written as `text`."""
+    kind = next((k for k in typing.get_args(kind) if k is not type(None)), kind)  # int | None: an int
+    if kind is bool:
+        if text.lower() not in ("true", "false"):
+            raise ValueError(f"expected true or false, got {text!r}")
+        return text.lower() == "true"
+    if kind is int:
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(f"expected a whole number, got {text!r}") from None
+    if kind is float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"expected a number, got {text!r}") from None
+        if not math.isfinite(value):
+            raise ValueError(f"expected a finite number, got {text!r}")
+        return value
+    if kind is str:
+        return text
+    raise ValueError(f"a {kind.__name__} cannot be set on the command line: write it in a JSON config file "
+                     f"(--config FILE)")
 
 
 def config_dict(model_cfg, train_cfg):

@@ -50,6 +50,8 @@ def read_hf_dataset(name, config, split, src_lang, tgt_lang):
 
 def load_pairs(spec, hf_config=None, split="train", src_lang="en", tgt_lang="it"):
     """A TSV path, or else a Hugging Face dataset id. Raises ValueError when nothing usable is found."""
+    if os.path.isdir(spec):
+        raise ValueError(f"{spec}: is a directory; expected a TSV file of English<TAB>Italian pairs")
     if os.path.exists(spec):
         pairs, skipped = read_tsv(spec)
     elif Path(spec).suffix in (".tsv", ".txt"):

@@ -26,7 +26,7 @@ from serving.model_card import write_model_card
 from serving.model_dir import METRICS, Score, add_score, decoding_name, open_model, read_metrics, write_metrics
 from transformer.translator import DTYPES
 
-from .cli import command_line, positive_int, run_cli
+from .cli import check_writable, command_line, non_negative_int, positive_int, run_cli
 from .data import load_pairs, retype
 
 # The ways of typing `--variants` scores; "capitals, as typed" turns the translator's sentence-casing off
@@ -108,7 +108,7 @@ def parse_args(argv):
     parser.add_argument("--variants", action="store_true", help="also score lower-cased/unpunctuated and capitals input")
     parser.add_argument("--by-length", action="store_true", help="also score by English length (words)")
     parser.add_argument("--record", metavar="NAME", help="store the scores in the model's metrics.json as data NAME")
-    parser.add_argument("--show", type=int, default=3, help="print this many example translations")
+    parser.add_argument("--show", type=non_negative_int, default=3, help="print this many example translations")
     return parser.parse_args(argv)
 
 
@@ -116,7 +116,10 @@ def main(argv=None):
     args = parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    translator = open_model(args.model, dtype=args.dtype).translator
+    directory = open_model(args.model, dtype=args.dtype)
+    if args.record:
+        check_writable(directory.path, "--record")
+    translator = directory.translator
     pairs = pairs_to_score(args.data, args.limit)
     result = score(translator, pairs, beam=args.beam, batch_size=args.batch_size)
     for (src, ref), hyp in list(zip(pairs, result["hypotheses"]))[: args.show]:
@@ -140,7 +143,7 @@ def main(argv=None):
         summary["by_length"] = scores_by_length(pairs, result["hypotheses"])
         records += [Score(**common, **scores, subset=name) for name, scores in summary["by_length"].items()]
     if args.record:
-        record(args.model, records)
+        record(directory.path, records)
     print(json.dumps(summary))
 
 

@@ -21,7 +21,7 @@ from tqdm import tqdm
 from interpretability.ablation import ablated, every_head, head_grid
 from serving.model_dir import HEAD_IMPORTANCE, decoding_name, open_model, write_atomic
 
-from .cli import command_line, positive_int, run_cli
+from .cli import check_writable, command_line, positive_int, run_cli
 from .evaluate import pairs_to_score, score
 
 
@@ -67,6 +67,7 @@ def main(argv=None):
     if args.threads:
         torch.set_num_threads(args.threads)
     directory = open_model(args.model)
+    check_writable(directory.path, "--model")
     translator = directory.translator
     pairs = pairs_to_score(args.data, args.limit)
     bleu, drop = head_importance(translator, pairs, args.beam, args.batch_size, progress=not args.no_progress)

@@ -19,7 +19,7 @@ import random
 import shutil
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -32,8 +32,9 @@ from serving.model_dir import LOSS_CURVE, SNAPSHOTS, ModelDirectory, Score, add_
 from transformer.tokenizer import PAD_ID, load_tokenizer
 from transformer.translator import DTYPES, TOKENIZER
 
-from .cli import command_line, run_cli
-from .configs import TrainConfig, config_dict, load_config
+from .cli import check_writable, command_line, non_negative_float, non_negative_int, positive_float, run_cli
+from .configs import (TrainConfig, config_dict, load_config, model_config, model_settings, parse_overrides,
+                      train_config)
 from .curve import plot_curve
 from .data import TokenBatcher, TrainingData, build_tokenizer, load_pairs
 from .evaluate import score
@@ -67,7 +68,7 @@ def parse_args(argv=None):
     p.add_argument("--config", default="tiny", help="tiny | cpu | base, or a JSON file")
     p.add_argument("--train", required=True, nargs="+", metavar="DATA",
                    help="TSV files of English<TAB>Italian pairs or Hugging Face dataset ids (several, or a comma list)")
-    p.add_argument("--train-weights", nargs="+", type=float, metavar="W",
+    p.add_argument("--train-weights", nargs="+", type=positive_float, metavar="W",
                    help="how often each --train source is seen per epoch (default 1 each; 2.5 = twice and a random half)")
     p.add_argument("--dev", required=True, help="TSV (or dataset id) for validation")
     p.add_argument("--out", required=True, help="run directory: checkpoint, logs, exported model")
@@ -75,15 +76,20 @@ def parse_args(argv=None):
     p.add_argument("--hf-dev-split", default="train", help="split of a Hugging Face --dev dataset")
     p.add_argument("--src-lang", default="en")
     p.add_argument("--tgt-lang", default="it")
-    p.add_argument("--max-minutes", type=float, default=0, help="stop cleanly (and export) after this long")
-    p.add_argument("--max-steps", type=int, default=0, help="stop after this many optimizer steps in total")
+    p.add_argument("--max-minutes", type=non_negative_float, default=0,
+                   help="stop cleanly (and export) after this long (0: no limit)")
+    p.add_argument("--max-steps", type=non_negative_int, default=0,
+                   help="stop after this many optimizer steps in total (0: no limit)")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
     p.add_argument("--init-from", help="start from the weights and tokenizer of an exported model directory")
-    p.add_argument("--limit-train", type=int, default=0, help="use only the first N pairs of each training source")
-    p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="override train config values")
+    p.add_argument("--limit-train", type=non_negative_int, default=0,
+                   help="use only the first N pairs of each training source (0: all)")
+    p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
+                   help="override config values: KEY=VALUE or train.KEY=VALUE a training setting, model.KEY=VALUE a "
+                        "model setting (not with --resume or --init-from)")
     add_precision_flag(p, "--precision", ["bfloat16", "float32"], "autocast dtype where the hardware has it")
     p.add_argument("--compile", action="store_true", help="torch.compile the model")
-    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = default)")
+    p.add_argument("--threads", type=non_negative_int, default=0, help="torch CPU threads (0 = default)")
     add_precision_flag(p, "--export-dtype", ["float16", "bfloat16", "float32"], "precision of the exported weights")
     p.add_argument("--no-progress", action="store_true")
     return p.parse_args(argv)
@@ -134,14 +140,6 @@ def train_step(model, optimizer, batch, lr, autocast, train_cfg):
     return loss.item(), n_tokens
 
 
-def apply_overrides(train_cfg, overrides):
-    for item in overrides:
-        key, _, value = item.partition("=")
-        if not hasattr(train_cfg, key):
-            raise ValueError(f"--set {item}: unknown train config key {key!r}")
-        setattr(train_cfg, key, type(getattr(train_cfg, key))(value))
-
-
 def load_weights_growing_vocabulary(model, weights):
     """Load `weights` into `model`, whose vocabulary may have more entries at its end (byte-fallback tokens
     added): their embedding rows keep the model's fresh initialisation."""
@@ -178,11 +176,12 @@ class Run:
     args: argparse.Namespace
     dist: Distributed
     out: Path
-    model_cfg: TransformerConfig
+    model_settings: dict  # the model's config but its vocabulary size (`configs.model_settings`)
     train_cfg: TrainConfig
     checkpoint: dict | None
     init: ModelDirectory | None  # the exported model of --init-from
     command: str  # this invocation, recorded in metrics.json
+    model_cfg: TransformerConfig | None = None  # the model settings with the tokenizer's vocab_size, once it exists
     snapshots: History | None = None  # how the model learned (rank 0 only): training_snapshots.json
 
     def log(self, *message):
@@ -201,33 +200,39 @@ class Data:
 
 
 def set_up_run(args, command):
-    """This process, the configs (from --config, or the checkpoint's on --resume), the checkpoint, and the
-    model of --init-from."""
+    """This process, the configs (from --config, or the checkpoint's on --resume; --set applied), the checkpoint,
+    and the model of --init-from. Everything that can be checked before the data is read is checked here."""
     if args.threads:
         torch.set_num_threads(args.threads)
     out = Path(args.out)
-    model_cfg, train_cfg = load_config(args.config)
-    apply_overrides(train_cfg, args.set)
+    check_writable(out, "--out")
+    settings, train_cfg = load_config(args.config)
+    model_changes, train_changes = parse_overrides(args.set)
+    if model_changes and (args.resume or args.init_from):
+        raise ValueError(f"--set model.{next(iter(model_changes))}: model settings cannot change with --resume or "
+                         f"--init-from, which continue a model as its checkpoint or config.json describes it")
     checkpoint = None
     if not args.resume and (out / CHECKPOINT).is_file():
-        raise SystemExit(f"{out} already holds a run: add --resume to continue it, or choose another --out")
+        raise ValueError(f"{out} already holds a run: add --resume to continue it, or choose another --out")
     if args.resume:
         if not (out / CHECKPOINT).is_file():
-            raise SystemExit(f"--resume: no {out / CHECKPOINT} to resume from")
+            raise ValueError(f"--resume: no {out / CHECKPOINT} to resume from")
         checkpoint = torch.load(out / CHECKPOINT, map_location="cpu", weights_only=False)
-        model_cfg = TransformerConfig(**checkpoint["model_config"])
-        for key, value in checkpoint["train_config"].items():
-            setattr(train_cfg, key, value)
-        apply_overrides(train_cfg, args.set)  # e.g. a longer decay for a continued run
-    init = load_init_model(args, model_cfg) if args.init_from else None
-    return Run(args, Distributed(), out, model_cfg, train_cfg, checkpoint, init, command)
+        settings = {k: v for k, v in checkpoint["model_config"].items() if k != "vocab_size"}
+        train_cfg = train_config(checkpoint["train_config"])
+    settings = model_settings({**settings, **model_changes})
+    train_cfg = replace(train_cfg, **train_changes)  # on --resume, e.g. a longer decay for a continued run
+    if args.init_from:
+        train_cfg = replace(train_cfg, bpe_vocab_size=None)  # no BPE vocabulary is learnt: the tokenizer is init's
+    init = load_init_model(args, settings) if args.init_from else None
+    return Run(args, Distributed(), out, settings, train_cfg, checkpoint, init, command)
 
 
-def load_init_model(args, model_cfg):
+def load_init_model(args, settings):
     """The exported model of --init-from, read before any data: a wrong path or config fails at once."""
     init = open_model(args.init_from, device="cpu")
-    if {**asdict(init.translator.model.cfg), "vocab_size": 0} != {**asdict(model_cfg), "vocab_size": 0}:
-        raise SystemExit(f"--init-from {args.init_from}: its config.json differs from --config {args.config}")
+    if {k: v for k, v in asdict(init.translator.model.cfg).items() if k != "vocab_size"} != settings:
+        raise ValueError(f"--init-from {args.init_from}: its config.json differs from --config {args.config}")
     return init
 
 
@@ -236,8 +241,8 @@ def load_sources(run):
     args = run.args
     specs = [spec for item in args.train for spec in item.split(",") if spec]
     weights = args.train_weights or [1.0] * len(specs)
-    if len(weights) != len(specs) or min(weights) <= 0:
-        raise SystemExit(f"--train-weights: give one positive weight per --train source ({len(specs)})")
+    if len(weights) != len(specs):
+        raise ValueError(f"--train-weights: give one positive weight per --train source ({len(specs)})")
     sources = []
     for spec, weight in zip(specs, weights):
         pairs, skipped = load_pairs(spec, args.hf_config, "train", args.src_lang, args.tgt_lang)
@@ -252,7 +257,8 @@ def make_tokenizer(run, sources):
     that fails on its data or tokenizer leaves nothing behind. Every process then reads it from there."""
     if run.dist.main and not run.args.resume:
         init_tokenizer = run.init.path / TOKENIZER if run.init else None
-        tokenizer, note = build_tokenizer([pairs for _, _, pairs in sources], run.train_cfg.vocab_size, init_tokenizer)
+        tokenizer, note = build_tokenizer([pairs for _, _, pairs in sources], run.train_cfg.bpe_vocab_size,
+                                          init_tokenizer)
         run.out.mkdir(parents=True, exist_ok=True)
         tokenizer.save(str(run.out / TOKENIZER))
         run.log(f"tokenizer: {note}")
@@ -267,7 +273,7 @@ def build_data(run):
     dev_pairs, dev_skipped = load_pairs(args.dev, args.hf_config, args.hf_dev_split, args.src_lang, args.tgt_lang)
     run.log(f"data: {len(dev_pairs):,} dev pairs ({dev_skipped} skipped)")
     tokenizer = make_tokenizer(run, sources)
-    run.model_cfg.vocab_size = tokenizer.get_vocab_size()
+    run.model_cfg = model_config(run.model_settings, tokenizer.get_vocab_size())
     training = TrainingData([(pairs, weight) for _, weight, pairs in sources], tokenizer, run.model_cfg.max_len,
                             cfg.retype_share, cfg.join_share, cfg.long_weight, cfg.long_words, seed=cfg.seed)
     run.log(f"{len(training):,} pairs per epoch; {training.too_long} pairs longer than {run.model_cfg.max_len} "
@@ -457,7 +463,7 @@ def epoch_batches(run, data, epoch):
     batches = batcher.epoch_batches(epoch)
     n_batches = len(batches) // run.dist.world
     if n_batches == 0:
-        raise SystemExit(f"{', '.join(s for s, _, _ in data.sources)}: {len(batcher.src_ids)} usable training pairs "
+        raise ValueError(f"{', '.join(s for s, _, _ in data.sources)}: {len(batcher.src_ids)} usable training pairs "
                          f"make {len(batches)} batches, too few for {run.dist.world} process(es) "
                          f"(pairs over {run.model_cfg.max_len} tokens are dropped)")
     return batcher, batches, n_batches

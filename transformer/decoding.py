@@ -10,7 +10,6 @@ decoder over the whole prefix at every step (the textbook loop, kept to check th
 measure what it saves).
 """
 
-import math
 import numbers
 from dataclasses import dataclass, fields
 from typing import NamedTuple
@@ -19,6 +18,25 @@ import torch
 import torch.nn.functional as F
 
 from .tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+
+
+# Limits of the decoding arguments, checked where callers hand them in (`check_decoding`, `Sampling`).
+MAX_BEAM = 16  # every hypothesis is a row of each decoding step: beam 16 does the work of 16 sentences per sentence
+# A temperature below MIN_TEMPERATURE is greedy decoding in all but name (a logit ahead by 0.1 already has e^10 times
+# the odds of the next one); above MAX_TEMPERATURE the draw is all but uniform over the tokens kept. Within both,
+# logits / temperature stays finite in float32 (1e-46 rounds to 0 and 1e39 to inf there: NaN probabilities).
+MIN_TEMPERATURE, MAX_TEMPERATURE = 0.01, 100.0
+MAX_SEED = 2**63 - 1  # the largest seed a signed 64-bit integer holds (numpy's int64, most JSON readers)
+
+
+def check_whole_number(name, value, low, high=None):
+    """A ValueError naming `name` and its range unless `value` is an integer (not a bool) in low..high (no upper
+    bound when `high` is None). Every bad argument, wrong type included, is a ValueError: callers catch one class."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and low <= value and (
+            high is None or value <= high):
+        return
+    allowed = f"in {low}..{high}" if high is not None else f">= {low}"
+    raise ValueError(f"{name} must be a whole number {allowed}, got {value!r}")
 
 
 @dataclass
@@ -160,7 +178,8 @@ def greedy_decode(model, src, use_cache=True, no_repeat_ngram=0):
 @dataclass(frozen=True)
 class Sampling:
     """How to sample: logits divided by `temperature` (below 1 sharpens the distribution towards greedy, above 1
-    flattens it), only the `top_k` most probable tokens kept (0: all), random draws seeded by `seed`."""
+    flattens it; MIN_TEMPERATURE..MAX_TEMPERATURE), only the `top_k` most probable tokens kept (0 or more than the
+    vocabulary: all), random draws seeded by `seed` (0..MAX_SEED)."""
 
     temperature: float = 1.0
     top_k: int = 0
@@ -168,16 +187,10 @@ class Sampling:
 
     def __post_init__(self):
         t = self.temperature
-        if isinstance(t, bool) or not isinstance(t, numbers.Real) or not (math.isfinite(t) and t > 0):
-            raise ValueError(f"temperature must be a finite number > 0, got {t!r}")
-        if not _is_integer(self.top_k) or self.top_k < 0:
-            raise ValueError(f"top_k must be an integer >= 0 (0: every token), got {self.top_k!r}")
-        if not _is_integer(self.seed) or not 0 <= self.seed < 2**64:
-            raise ValueError(f"seed must be an integer in 0..2**64 - 1, got {self.seed!r}")
-
-
-def _is_integer(value):
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+        if isinstance(t, bool) or not isinstance(t, numbers.Real) or not MIN_TEMPERATURE <= t <= MAX_TEMPERATURE:
+            raise ValueError(f"temperature must be a number in {MIN_TEMPERATURE:g}..{MAX_TEMPERATURE:g}, got {t!r}")
+        check_whole_number("top_k", self.top_k, 0)
+        check_whole_number("seed", self.seed, 0, MAX_SEED)
 
 
 def tempered_distribution(logits, temperature, top_k):
@@ -259,6 +272,7 @@ def beam_search(model, src, beam=4, alpha=0.6, use_cache=True, no_repeat_ngram=0
     as finished with its length-normalised score, and a sentence is done once it has `beam` finished hypotheses
     and no live one can beat them (with beam=1 this is exactly greedy decoding). `trace`: a list to which every
     step's BeamStep is appended, for one sentence (B = 1); without one, nothing more is computed."""
+    check_decoding(beam, None)
     B, K = src.size(0), beam
     if trace is not None and B != 1:
         raise ValueError(f"a beam search trace follows one sentence, got a batch of {B}")
@@ -333,7 +347,9 @@ def _beam_finished(finished, live_scores, K, length, alpha):
 
 
 def check_decoding(beam, sampling):
-    """A ValueError unless `sampling` is None or a `Sampling` with beam 1: sampling draws a single hypothesis."""
+    """A ValueError unless `beam` is a whole number in 1..MAX_BEAM and `sampling` None or a `Sampling` with beam 1
+    (sampling draws a single hypothesis)."""
+    check_whole_number("beam", beam, 1, MAX_BEAM)
     if sampling is None:
         return
     if not isinstance(sampling, Sampling):
@@ -349,6 +365,6 @@ def generate(model, src, beam=1, use_cache=True, no_repeat_ngram=0, alpha=0.6, s
     if sampling is not None:
         return sample_decode(model, src, sampling.temperature, sampling.top_k, sampling.seed, use_cache=use_cache,
                              no_repeat_ngram=no_repeat_ngram)
-    if beam <= 1:
+    if beam == 1:
         return greedy_decode(model, src, use_cache=use_cache, no_repeat_ngram=no_repeat_ngram)
     return beam_search(model, src, beam=beam, alpha=alpha, use_cache=use_cache, no_repeat_ngram=no_repeat_ngram)

@@ -7,12 +7,13 @@ notes, the training history) and writes it. Looking inside a translation is `int
 
 import json
 import re
+import warnings
 from pathlib import Path
 
 import torch
 from safetensors.torch import load_file
 
-from .decoding import generate
+from .decoding import check_decoding, generate
 from .model import Transformer, TransformerConfig
 from .tokenizer import EOS_ID, decode, encode_batch, load_tokenizer, pad_sequences
 
@@ -26,6 +27,7 @@ REQUIRED_FILES = (WEIGHTS, CONFIG, TOKENIZER)
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
+SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: not a character, and UTF-8 cannot encode it
 SHOUTED_WORD = re.compile(r"\b[^\W\d_]{2,}\b")  # words of two or more letters
 SENTENCE_START = re.compile(r"(^|[.!?]\s+)(\w)")
 ENGLISH_I = re.compile(r"\bi\b")  # the pronoun, also in i'm, i'll, i've, i'd
@@ -41,6 +43,21 @@ def unshout(text):
         return text
     text = SENTENCE_START.sub(lambda m: m.group(1) + m.group(2).upper(), text.lower())
     return ENGLISH_I.sub("I", text)
+
+
+def without_lone_surrogates(text):
+    """`text` with UTF-16 surrogate pairs joined into their character and lone halves replaced by U+FFFD. A
+    JavaScript client that cuts a string by length can split an emoji into halves; the text around it still
+    deserves a translation, so the half is replaced rather than the whole input refused."""
+    if SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def check_text(text, name="text"):
+    """A ValueError naming `name` unless `text` is a string."""
+    if not isinstance(text, str):
+        raise ValueError(f"{name} must be a string, got {type(text).__name__}")
 
 
 class ModelLoadError(ValueError):
@@ -90,7 +107,19 @@ def _load_model(model_dir, dtype):
                 f"{model_dir}: weight {name} has shape {tuple(weights[name].shape)}, config.json implies {tuple(shape)}"
             )
     model.load_state_dict({k: v.float() for k, v in weights.items()}, strict=False)
-    return model.to(dtype).eval(), tokenizer
+    model = model.to(dtype).eval()
+    warn_of_non_finite_weights(model, model_dir / WEIGHTS, dtype)
+    return model, tokenizer
+
+
+def warn_of_non_finite_weights(model, path, dtype):
+    """A warning naming the parameters that hold NaN or infinity, as the model runs (`dtype`): weights of a run
+    that diverged, or too large for float16. Such a model loads, and translates every sentence into nothing."""
+    broken = [name for name, p in model.named_parameters() if not torch.isfinite(p).all()]
+    if broken:
+        shown = ", ".join(broken[:5]) + (f" and {len(broken) - 5} more" if len(broken) > 5 else "")
+        warnings.warn(f"{path}: {len(broken)} weight tensors hold NaN or infinite values in {dtype} ({shown}): "
+                      f"its translations will be empty or meaningless", RuntimeWarning, stacklevel=4)
 
 
 # Decoding never repeats an n-gram of this many tokens (0: no such rule). Chosen on dev-news: see README.
@@ -105,6 +134,9 @@ class Translator:
         self.no_repeat_ngram = no_repeat_ngram
         self.beam_alpha = BEAM_ALPHA
         self.unshout = True  # read text in capitals in sentence case (`unshout`); False feeds it as typed
+        # Characters of a text read at most: max_source_tokens of the vocabulary's longest token. The rest cannot
+        # reach the model anyway, so a 10 MB input costs what a long sentence costs.
+        self.max_source_chars = self.max_source_tokens * max(map(len, tokenizer.get_vocab()))
 
     @classmethod
     def load(cls, model_dir, dtype="float32", device="cpu"):
@@ -126,11 +158,21 @@ class Translator:
     def max_source_tokens(self):
         return self.model.cfg.max_len - 1  # room for EOS
 
+    def source_text(self, text):
+        """`text` as the model reads it: its first max_source_chars characters, lone surrogates replaced
+        (`without_lone_surrogates`), in sentence case if typed in capitals (`unshout`)."""
+        text = without_lone_surrogates(text[: self.max_source_chars])
+        return unshout(text) if self.unshout else text
+
     def encode_source(self, texts):
-        """Token ids (with EOS) of each text as the model reads it (`unshout`), truncated to what the model takes;
-        and which were truncated."""
-        ids = encode_batch(self.tokenizer, [unshout(t) for t in texts] if self.unshout else texts)
-        truncated = [len(x) > self.max_source_tokens for x in ids]
+        """Token ids (with EOS) of each text of the list `texts` as the model reads it (`source_text`), truncated to
+        what the model takes; and which were truncated (a text cut to max_source_chars was, whatever its tokens)."""
+        if not isinstance(texts, (list, tuple)):
+            raise ValueError(f"texts must be a list of strings, got {type(texts).__name__}")
+        for i, text in enumerate(texts):
+            check_text(text, f"texts[{i}]")
+        ids = encode_batch(self.tokenizer, [self.source_text(t) for t in texts])
+        truncated = [len(t) > self.max_source_chars or len(x) > self.max_source_tokens for t, x in zip(texts, ids)]
         return [x[: self.max_source_tokens] + [EOS_ID] for x in ids], truncated
 
     def _batches(self, sequences, max_tokens):
@@ -147,10 +189,12 @@ class Translator:
 
     def translate_ids(self, texts, beam=1, use_cache=True, max_tokens=4096, sampling=None):
         """Generated token ids for each text (no BOS/EOS), decoded in length-sorted batches; drawn at random when
-        `sampling` (a `decoding.Sampling`) is given, each sentence with its own generator seeded `sampling.seed`."""
+        `sampling` (a `decoding.Sampling`) is given, each sentence with its own generator seeded `sampling.seed`.
+        `beam`: 1 (greedy) to decoding.MAX_BEAM."""
+        check_decoding(beam, sampling)
         sources, _ = self.encode_source(texts)
         outputs = [None] * len(sources)
-        for batch in self._batches(sources, max_tokens // max(beam, 1)):
+        for batch in self._batches(sources, max_tokens // beam):
             src = pad_sequences([sources[i] for i in batch]).to(self._device)  # the model may be on a GPU (training)
             outs = generate(self.model, src, beam=beam, use_cache=use_cache, no_repeat_ngram=self.no_repeat_ngram,
                             alpha=self.beam_alpha, sampling=sampling)
@@ -159,8 +203,11 @@ class Translator:
         return outputs
 
     def translate(self, text_or_list, beam=1, use_cache=True, sampling=None):
-        """English -> Italian: a string for a string, a list for a list (`sampling`: see `translate_ids`)."""
+        """English -> Italian: a string for a string, a list (or tuple) of strings for a list (`beam`, `sampling`:
+        see `translate_ids`)."""
         single = isinstance(text_or_list, str)
+        if not single and not isinstance(text_or_list, (list, tuple)):
+            raise ValueError(f"text must be a string or a list of strings, got {type(text_or_list).__name__}")
         texts = [text_or_list] if single else list(text_or_list)
         if not texts:
             return []
