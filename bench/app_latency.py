@@ -6,7 +6,8 @@ click to the new figure on the page.
     python -m bench.app_latency --threads 2 --browser           # and in headless Chromium (Playwright)
     python -m bench.app_latency --repeats 1 --browser-repeats 1 --browser   # a smoke run
 
-Server side calls the app's own event handlers (`app.translate`, `app.attention_view`, ...) in this process, each
+Server side calls the app's own event handlers (`webapp.translation.translate`, `webapp.tabs.attention.view`, ...,
+given the app's `served` model) in this process, each
 followed by the Gradio postprocessing of its outputs (plotly figures to JSON, images to PNG files), which is the
 work the server does per event; not the network, queue or browser. A translation is timed with the views the app
 draws after every translation (attention and decoding steps, whatever tab is shown; the app runs them as separate
@@ -56,7 +57,7 @@ def load_app(model_dir):
     os.environ["MODEL_DIR"] = str(model_dir)
     import app
 
-    if app.translator is None:
+    if app.served is None:
         raise SystemExit(f"no model: {app.load_error}")
     return app
 
@@ -87,38 +88,44 @@ def timed(fn, repeats):
 
 def server_cases(app, sentence):
     """(case, kind of goal, function) for every event the app answers on the server."""
+    from webapp import tokens, translation
+    from webapp.tabs import attention, heads, positions, steps
+
+    served = app.served
+    translate, attention_view = served.bind(translation.translate), served.bind(attention.view)
+    positions_tab, attribution_view = served.bind(positions.draw), served.bind(steps.attribution_view)
     settings = {  # the decoding controls: decoding, beam width, temperature, top-k, seed
         "greedy": ("greedy", 4, 1.0, 0, 0), "beam": ("beam", 4, 1.0, 0, 0), "sampling": ("sampling", 4, 0.8, 10, 1)}
-    inspection = app.translate(sentence, *settings["greedy"])[-1]
-    steps = app.views.decoding_steps(inspection)
-    drawn = app.positions_tab(inspection, None)[-1]
-    d_model = app.translator.model.cfg.d_model
+    inspection = translate(sentence, *settings["greedy"])[-1]
+    n_steps = tokens.decoding_steps(inspection)
+    drawn = positions_tab(inspection, None)[-1]
+    d_model = served.cfg.d_model
     view = lambda kind="cross", layer=1, head="mean", rows="input", style="heatmap": (
-        lambda: app.attention_view(inspection, kind, layer, head, rows, style))
+        lambda: attention_view(inspection, kind, layer, head, rows, style))
 
     def translate_then(*tab_views, decoding="greedy"):
         def run():
-            outputs = app.translate(sentence, *settings[decoding])
+            outputs = translate(sentence, *settings[decoding])
             return outputs[:3] + tuple(v for draw in tab_views for v in draw(outputs[-1]))
         return run
 
-    follow = [lambda insp: app.attention_view(insp, "cross", 1, "mean", "input", "heatmap"),  # after every
-              lambda insp: (app.reset_step(insp), *app.step_view(insp, 1)),  # translation, whatever tab is shown
-              lambda insp: (app.diagnostics_view(insp, "cross", "entropy"),)]
+    follow = [lambda insp: attention_view(insp, "cross", 1, "mean", "input", "heatmap"),  # after every
+              lambda insp: (steps.reset_step(insp), *steps.step_view(insp, 1)),  # translation, whatever tab is shown
+              lambda insp: (heads.diagnostics_view(insp, "cross", "entropy"),)]
     heads_off = ([], [], ["cross L1 H1", "cross L2 H2"])  # ticked per kind: encoder, decoder, cross
 
     def switch_heads_off():
-        html, off = app.switch_heads_off(sentence, *settings["greedy"], *heads_off)
-        return html, *app.step_view(off, 1)
+        html, off = heads.switch_heads_off(served, sentence, *settings["greedy"], *heads_off)
+        return html, *steps.step_view(off, 1)
 
     def attribution(method, step=1, cached=None):
-        return lambda: app.attribution_view(inspection, method, step, True, cached)[0]
+        return lambda: attribution_view(inspection, method, step, True, cached)[0]
 
-    cached = app.attribution_view(inspection, "gradient_x_input", 1, True, None)[1]
+    cached = attribution_view(inspection, "gradient_x_input", 1, True, None)[1]
     return [
         ("translate + attention and step views", "translate", translate_then(*follow)),
         ("translate + those + positional tab", "translate", translate_then(
-            *follow, lambda insp: app.positions_tab(insp, None))),
+            *follow, lambda insp: positions_tab(insp, None))),
         ("attention: kind", "change", view(kind="encoder")),
         ("attention: layer", "change", view(layer=2)),
         ("attention: head", "change", view(head="2")),
@@ -126,11 +133,11 @@ def server_cases(app, sentence):
         ("attention: rows by produced token", "change", view(rows="produced")),
         ("attention: lines view", "change", view(style="lines")),
         ("attention: lines, all heads", "change", view(head="all", style="lines")),
-        ("steps: step", "change", lambda: app.step_view(inspection, min(3, steps))),
-        ("positional: dimensions", "change", lambda: app.curves([0, d_model // 8, d_model // 4])),
-        ("positional: tab reopened", "change", lambda: app.positions_tab(inspection, drawn)),
+        ("steps: step", "change", lambda: steps.step_view(inspection, min(3, n_steps))),
+        ("positional: dimensions", "change", lambda: positions.curves(served, [0, d_model // 8, d_model // 4])),
+        ("positional: tab reopened", "change", lambda: positions_tab(inspection, drawn)),
         ("heads: diagnostics, another kind or measure", "change",
-         lambda: app.diagnostics_view(inspection, "encoder", "previous")),
+         lambda: heads.diagnostics_view(inspection, "encoder", "previous")),
         ("experiment: 2 heads off (both translations + step view)", "experiment", switch_heads_off),
         ("experiment: sampling (translate + views)", "experiment", translate_then(*follow, decoding="sampling")),
         ("experiment: beam 4 traced (translate + views)", "experiment", translate_then(*follow, decoding="beam")),
@@ -138,7 +145,7 @@ def server_cases(app, sentence):
         ("experiment: attribution, integrated gradients", "experiment", attribution("integrated_gradients")),
         ("attribution: next step (computed once)", "change", attribution("gradient_x_input", 2, cached)),
         ("downloads (after the view): PNG + JSON", None,
-         lambda: app.attention_downloads(inspection, "cross", 1, "mean")),
+         lambda: attention.download_files(app.downloads, inspection, "cross", 1, "mean")),
     ]
 
 

@@ -1,7 +1,6 @@
 """The web app as users and API clients meet it: `python app.py` in a subprocess, called with gradio_client."""
 
 import contextlib
-import importlib.util
 import os
 import socket
 import subprocess
@@ -14,7 +13,6 @@ from pathlib import Path
 import httpx
 import pytest
 from helpers import hub_cache, toy_pairs
-from interpretability import inspect
 
 ROOT = Path(__file__).resolve().parents[1]
 gradio_client = pytest.importorskip("gradio_client")
@@ -208,21 +206,6 @@ def test_starts_without_a_model_and_says_how_to_train_one(tmp_path):
         assert len(list(tmp_path.glob("transformer-app-*"))) == 1  # the downloads folder, while it runs
     assert f"{tmp_path / 'no_model'}: no such model directory" in app.output
     assert app.returncode == 0 and not list(tmp_path.glob("transformer-app-*"))
-
-
-def test_positional_tab_is_drawn_once_per_sentence(tiny_model_dir, monkeypatch):
-    """Reopening the positional tab, or translating the same sentence again, redraws nothing."""
-    monkeypatch.setenv("MODEL_DIR", str(tiny_model_dir))
-    spec = importlib.util.spec_from_file_location("app_under_test", ROOT / "app.py")
-    app = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(app)
-    inspection = inspect(app.translator, "we love the book.")
-    *figures, drawn = app.positions_tab(inspection, ())
-    assert drawn == tuple(inspection.source_tokens) and all(f is not None for f in figures)
-    assert app.positions_tab(inspection, drawn) == (app.gr.skip(),) * 4
-    other = inspect(app.translator, "the cat sleeps.")
-    *_, drawn_again = app.positions_tab(other, drawn)
-    assert drawn_again == tuple(other.source_tokens) != drawn
 
 
 def test_sampling_through_translate_and_its_own_endpoint(client, translator):

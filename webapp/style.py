@@ -1,8 +1,4 @@
-"""The page's CSS (token chips, `views.token_chips`) and script (`page.js`: clicks in the plotly views)."""
-
-from pathlib import Path
-
-SCRIPT = (Path(__file__).parent / "page.js").read_text(encoding="utf-8")
+"""The page's CSS: the token chips (`tokens.token_chips`) and the beam table of the step view (`tabs.steps`)."""
 
 CSS = """
 .chips { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: 4px 0; }

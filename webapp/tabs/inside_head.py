@@ -1,19 +1,22 @@
-"""The "Inside one head" tab: one attention head's arithmetic for one query token, drawn from a `HeadDetails`
-(`interpretability.head_details`) in the order the computation runs. First q, K and V; then, per key token, the score
-q·k_j, the score / √d_k, the mask and the softmax weight, so one number per key can be followed from score to
-weight; then the head's output and where it goes next. Beside them, the formula with each symbol tied to a figure.
-Plotly figures drawn in the browser, like `interactive`: changing the query token or head needs no image from the
-server, and hovering a bar shows that key's whole chain of numbers.
+"""The "Inside one head" tab: one attention head's arithmetic for one query token, the model's real numbers for the
+sentence in the order the computation runs: q, K and V; per key token the score q·k_j, the score / √d_k, the mask and
+the softmax weight, so one number can be followed from score to weight; then the head's output and where it goes
+next; beside them, the formula with each symbol tied to a figure. Drawn from a `HeadDetails`
+(`interpretability.head_details`: a model pass), so only while the tab is in view.
 """
 
+import gradio as gr
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .interactive import ROW_PX, _finish, _labels, _token_axis
-from .views import ATTENTION_KINDS, attention_maps, output_tokens
+from ..attention_kinds import ATTENTION_KINDS, attention_maps, chosen_layer, kind_radio, layer_radio
+from ..events import QUIET
+from ..plots import BLUE, ORANGE, ROW_PX, escaped, finish, token_axis
+from ..texts import HEAD_HELP
+from ..tokens import output_tokens
 
-HIDDEN, ORANGE, BLUE = "#b8b8b8", "#ff9f43", "#1f77b4"  # a masked key; the key with the most weight; the others
+HIDDEN = "#b8b8b8"  # a masked key (the key with the most weight: ORANGE, the others: BLUE)
 
 
 def query_choices(inspection, kind):
@@ -25,13 +28,13 @@ def query_choices(inspection, kind):
 def _key_axis(details, **kwargs):
     """An axis of the key tokens, hidden ones in grey."""
     labels = [f'<span style="color:{HIDDEN}">{label}</span>' if hidden else label
-              for label, hidden in zip(_labels(details.key_tokens), details.masked)]
-    return {**_token_axis(details.key_tokens, **kwargs), "ticktext": labels}
+              for label, hidden in zip(escaped(details.key_tokens), details.masked)]
+    return {**token_axis(details.key_tokens, **kwargs), "ticktext": labels}
 
 
 def title(details):
     return (f"{ATTENTION_KINDS[details.kind].title} · layer {details.layer + 1} · head {details.head + 1} · "
-            f"query {_labels([details.query_token])[0]}")
+            f"query {escaped([details.query_token])[0]}")
 
 
 def score_columns(details):
@@ -49,7 +52,7 @@ def _key_hover(details):
     """Each key's chain from score to weight, shown on hovering any of its bars."""
     return [f"key <b>{token}</b><br>q·k = {score:.2f} → ÷ √d_k = {scaled:.2f}<br>"
             f"+ M = {'−∞' if hidden else 0} → weight {weight:.3f}" for token, score, scaled, hidden, weight in
-            zip(_labels(details.key_tokens), details.scores, details.scaled, details.masked, details.weights)]
+            zip(escaped(details.key_tokens), details.scores, details.scaled, details.masked, details.weights)]
 
 
 def _vector_trace(values, **kwargs):
@@ -67,20 +70,21 @@ def vectors_plot(details):
                                         "K = X W_K + b_K: a key k_j per token",
                                         "V = X W_V + b_V: a value v_j per token"])
     fig.add_trace(_vector_trace(details.q[None], y=[0], hovertemplate=(
-        f"query <b>{_labels([details.query_token])[0]}</b> · q[%{{x}}] = %{{z:.3f}}<extra></extra>")), 1, 1)
+        f"query <b>{escaped([details.query_token])[0]}</b> · q[%{{x}}] = %{{z:.3f}}<extra></extra>")), 1, 1)
     for col, (name, values) in enumerate([("k", details.k), ("v", details.v)], start=2):
-        tokens = np.array(_labels(details.key_tokens), dtype=object)[:, None].repeat(d_k, 1)  # (keys, d_k)
+        tokens = np.array(escaped(details.key_tokens), dtype=object)[:, None].repeat(d_k, 1)  # (keys, d_k)
         fig.add_trace(_vector_trace(values, y=rows, customdata=tokens,
                                     hovertemplate=f"key <b>%{{customdata}}</b> · {name}[%{{x}}] = %{{z:.3f}}"
                                                   "<extra></extra>"), 2, col - 1)
-    fig.update_yaxes(_token_axis([details.query_token]), row=1, col=1)
+    fig.update_yaxes(token_axis([details.query_token]), row=1, col=1)
     fig.update_yaxes(_key_axis(details, autorange="reversed"), row=2, col=1)
-    fig.update_yaxes(_token_axis([""] * len(keys), autorange="reversed"), row=2, col=2)
+    fig.update_yaxes(token_axis([""] * len(keys), autorange="reversed"), row=2, col=2)
     fig.update_xaxes(title=dict(text=f"dimension of the head (0 … {d_k - 1})"), row=2)
     top = float(max(np.abs(a).max() for a in (details.q, details.k, details.v))) or 1.0
-    return _finish(fig, f"① q, K and V<br><sup>{title(details)}</sup>", height=ROW_PX * len(keys) + 300,
-                   plot_bgcolor="white", coloraxis=dict(colorscale="RdBu", reversescale=True, cmin=-top, cmax=top,
-                                  colorbar=dict(title=dict(text="value", side="right"), thickness=14)))
+    coloraxis = dict(colorscale="RdBu", reversescale=True, cmin=-top, cmax=top,
+                     colorbar=dict(title=dict(text="value", side="right"), thickness=14))
+    return finish(fig, f"① q, K and V<br><sup>{title(details)}</sup>", height=ROW_PX * len(keys) + 300,
+                  plot_bgcolor="white", coloraxis=coloraxis)
 
 
 def score_plot(details):
@@ -111,9 +115,9 @@ def score_plot(details):
                          row=1, col=col)
     # A fixed margin for the token labels: plotly's automargin keeps growing it when bar labels overhang the axes.
     fig.update_yaxes({**_key_axis(details, title="key token", autorange="reversed"), "automargin": False}, row=1, col=1)
-    return _finish(fig, f"② From score to weight, one row per key<br><sup>{title(details)}</sup>",
-                   height=ROW_PX * len(keys) + 220, plot_bgcolor="white",
-                   margin=dict(l=9 * max(map(len, keys)) + 60, r=40, t=90, b=30))
+    return finish(fig, f"② From score to weight, one row per key<br><sup>{title(details)}</sup>",
+                  height=ROW_PX * len(keys) + 220, plot_bgcolor="white",
+                  margin=dict(l=9 * max(map(len, keys)) + 60, r=40, t=90, b=30))
 
 
 def output_plot(details):
@@ -140,7 +144,7 @@ def output_plot(details):
     fig.update_xaxes(range=[-0.5, width - 0.5])
     fig.update_xaxes(title=dict(text="dimension of the model (d_model)"), row=len(strips))
     fig.update_yaxes(visible=False)
-    return _finish(fig, f"③ Where the output goes<br><sup>{title(details)}</sup>", height=440, plot_bgcolor="white")
+    return finish(fig, f"③ Where the output goes<br><sup>{title(details)}</sup>", height=440, plot_bgcolor="white")
 
 
 def head_markdown(details, inspection):
@@ -166,3 +170,42 @@ Query `{details.query_token}` (position {details.query + 1}).{chosen}
 
 Most weight here: `{details.key_tokens[top]}`, score {details.scores[top]:.2f} → ÷ √d_k {details.scaled[top]:.2f}
 → weight {details.weights[top]:.2f}."""
+
+
+def draw(served, inspection, kind, layer, head, query):
+    """The tab for all its controls at once: the layer and query-token radios (the query tokens of this kind; the
+    value is set only when the chosen one does not exist, so a click made meanwhile stays), q, K and V, the bars from
+    score to weight, the output, and the formula with this query's numbers."""
+    layer, layer_radio_update = chosen_layer(served, kind, layer)
+    if inspection is None:
+        return layer_radio_update, gr.Radio(choices=[]), None, None, None, ""
+    choices = query_choices(inspection, kind)
+    if query is None or int(query) >= len(choices):  # none yet, a shorter sentence, or the other side's tokens
+        query, query_radio = 0, gr.Radio(choices=choices, value=0)
+    else:
+        query, query_radio = int(query), gr.Radio(choices=choices)
+    details = served.head_details(inspection, kind, layer, int(head) - 1, query)
+    return (layer_radio_update, query_radio, vectors_plot(details), score_plot(details), output_plot(details),
+            head_markdown(details, inspection))
+
+
+def build(served, inspection, draw_in_view):
+    """The tab's controls and figures, drawn for the translation in the State `inspection` while in view
+    (`draw_in_view`: `TabsInView.tab`'s) and whenever a control changes."""
+    gr.Markdown(HEAD_HELP)
+    with gr.Row():
+        kind = kind_radio("head-kind")
+        layer = layer_radio(served, "head-layer")
+        head = gr.Radio([str(h) for h in range(1, served.cfg.n_heads + 1)], value="1", label="Head", scale=1,
+                        elem_id="head-number")
+    query = gr.Radio([], label="Query token (click one)", elem_id="query")
+    with gr.Row():
+        with gr.Column(scale=3):
+            vectors = gr.Plot(show_label=False, elem_id="head-vectors")
+            scores = gr.Plot(show_label=False, elem_id="head-scores")
+            output = gr.Plot(show_label=False, elem_id="head-output")
+        formula = gr.Markdown(elem_id="head-formula")
+    controls = [kind, layer, head, query]
+    outputs = [layer, query, vectors, scores, output, formula]
+    draw_in_view(served.bind(draw), [inspection, *controls], outputs)
+    gr.on([control.input for control in controls], served.bind(draw), [inspection, *controls], outputs, **QUIET)

@@ -1,0 +1,244 @@
+"""The "Heads: switch off" tab (webapp/tabs/heads.py) draws what the library computes: heads named as the page names
+them and parsed back within the model's range, head diagnostics and importance as layers × heads heatmaps the page's
+clicks can read, the translation with heads switched off marked token by token; and its handlers refuse what is not a
+head of the model, in words."""
+
+import html
+import re
+from dataclasses import replace
+
+import gradio as gr
+import numpy as np
+import pytest
+
+from helpers import tiny_config
+from interpretability import inspect
+from interpretability.ablation import ablated, every_head, head_grid
+from interpretability.diagnostics import HeadStats, head_diagnostics
+from web_helpers import changed_indices, chips, plain, served_translator  # noqa: F401 (fixture: served)
+from webapp.attention_kinds import ATTENTION_KINDS
+from webapp.tabs import heads
+from webapp.tokens import output_tokens
+
+SENTENCE = "I see the cat."
+
+
+@pytest.fixture(scope="module")
+def inspection(translator):
+    return inspect(translator, SENTENCE)
+
+
+@pytest.fixture(scope="module")
+def grid(translator):
+    return head_grid(translator.model.cfg)
+
+
+# --- Head names ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cfg", [tiny_config(), tiny_config(n_heads=4, n_encoder_layers=1)])
+def test_every_head_name_parses_back_to_its_head(cfg):
+    for kind, layer, head in every_head(cfg):
+        name = heads.head_name(kind, layer, head)
+        assert re.fullmatch(rf"{kind} L{layer + 1} H{head + 1}", name)  # 1-based, like the radios
+        assert heads.parse_head_name(name, head_grid(cfg)) == (kind, layer, head)
+    assert heads.parse_head_name("  cross L2 H1 ", head_grid(cfg)) == ("cross", 1, 0)
+
+
+@pytest.mark.parametrize("name", ["cross L1H1", "cross 1 1", "Cross L1 H1", "attention L1 H1", "cross L1 H", "",
+                                  "cross L-1 H1", None, "cross L1 H1, decoder L1 H1"])
+def test_a_malformed_head_name_is_refused_with_the_format(name):
+    with pytest.raises(ValueError, match=r"is not a head: write it as '<kind> L<layer> H<head>'.*cross L2 H3"):
+        heads.parse_head_name(name, head_grid(tiny_config()))
+
+
+@pytest.mark.parametrize("name, kind_range", [
+    ("encoder L3 H1", "encoder heads are L1..L2 H1..H2"),  # the decoder has 3 layers, the encoder 2
+    ("cross L4 H1", "cross heads are L1..L3 H1..H2"),
+    ("decoder L1 H3", "decoder heads are L1..L3 H1..H2"),
+    ("cross L0 H1", "cross heads are L1..L3 H1..H2"),  # 1-based: there is no layer 0
+    ("encoder L1 H0", "encoder heads are L1..L2 H1..H2"),
+])
+def test_a_head_outside_the_model_is_refused_with_its_range(name, kind_range):
+    with pytest.raises(ValueError, match=rf"is not a head of this model: its {kind_range}"):
+        heads.parse_head_name(name, head_grid(tiny_config()))
+    assert heads.parse_head_name("decoder L3 H2", head_grid(tiny_config())) == ("decoder", 2, 1)
+
+
+def test_head_choices_cover_every_head_once():
+    cfg = tiny_config()
+    for kind, (n_layers, n_heads) in head_grid(cfg).items():
+        choices = heads.head_choices(kind, n_layers, n_heads)
+        values = [value for _, value in choices]
+        assert len(values) == len(set(values)) == n_layers * n_heads
+        assert {heads.parse_head_name(v, head_grid(cfg)) for v in values} == {
+            h for h in every_head(cfg) if h[0] == kind}
+        for label, value in choices:  # the label is the name without its kind (heads.js finds its box by the value)
+            assert value == f"{kind} {label}"
+
+
+# --- Head diagnostics ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ATTENTION_KINDS)
+@pytest.mark.parametrize("measure", ["entropy", "same", "eos", "alignment"])
+def test_diagnostics_plot_has_a_cell_per_head_with_the_measure(inspection, grid, kind, measure):
+    stats = head_diagnostics(inspection)[kind]
+    fig = heads.diagnostics_plot(stats, kind, measure)
+    (trace,) = fig.data
+    z = np.array(trace.z, dtype=float)
+    assert z.shape == grid[kind]
+    assert np.allclose(z, getattr(stats, measure), equal_nan=True)  # NaN where the measure does not apply
+    assert list(trace.x) == list(range(1, grid[kind][1] + 1)) and list(trace.y) == list(range(1, grid[kind][0] + 1))
+    assert trace.name == kind  # heads.js clicks the kind radio's choice of this value
+    assert (trace.zmin, trace.zmax) == (0.0, 1.0)
+    assert fig.layout.title.text.startswith(f"{ATTENTION_KINDS[kind].title}: {heads.MEASURES[measure]}")
+    for i, row in enumerate(trace.text):
+        for h, cell in enumerate(row):
+            value = getattr(stats, measure)[i, h]
+            assert cell.startswith("–" if np.isnan(value) else f"{value:.2f}")
+            assert html.unescape(cell.split("<br>", 1)[1]) == stats.labels[i][h]
+
+
+def test_diagnostics_hover_shows_every_measure_and_labels_show_as_written():
+    labels = [["looks at </s>", ""]]  # a label with a token plotly would read as markup
+    values = lambda *v: np.array([v], dtype=float)  # noqa: E731
+    stats = HeadStats(entropy=values(0.2, 0.9), same=values(0.1, 0.0), previous=values(0.0, 0.3),
+                      eos=values(0.8, 0.05), punctuation=values(0.0, 0.1), alignment=values(np.nan, np.nan),
+                      labels=labels)
+    (trace,) = heads.diagnostics_plot(stats, "encoder", "eos").data
+    assert "</s>" not in "".join(trace.text[0]) and "&lt;/s&gt;" in trace.text[0][0]
+    assert [plain(c.split("<br>", 1)[0]) for c in trace.text[0]] == ["0.80", "0.05"]
+    hover = trace.customdata[0][0]
+    for measure, words in heads.MEASURES.items():
+        shown = "–" if measure == "alignment" else f"{getattr(stats, measure)[0, 0]:.2f}"
+        assert f"{words}: {shown}" in hover
+    assert "<b>looks at &lt;/s&gt;</b>" in hover and "<b>" not in trace.customdata[0][1]
+
+
+# --- Head importance -----------------------------------------------------------------------------------------------
+
+
+def importance_of(grid, bleu=30.0):
+    """A head_importance.json-like dict for `grid` with made-up drops, a different one per head, -6.0 the
+    largest in size."""
+    drop, value = {}, -2.5
+    for kind, (n_layers, n_heads) in grid.items():
+        drop[kind] = []
+        for _ in range(n_layers):
+            drop[kind].append([value + h * 0.75 for h in range(n_heads)])
+            value += 0.5
+    drop["cross"][-1][-1] = -6.0  # the largest in size: a head the translation is better without
+    return {"data": "dev", "n": 40, "decoding": "greedy", "bleu": bleu, "drop": drop}
+
+
+@pytest.mark.parametrize("cfg", ["translator", tiny_config()])
+def test_importance_plot_has_a_heatmap_per_kind_on_one_symmetric_scale(translator, cfg):
+    grid = head_grid(translator.model.cfg if cfg == "translator" else cfg)
+    importance = importance_of(grid)
+    fig = heads.importance_plot(importance)
+    assert [trace.name for trace in fig.data] == list(ATTENTION_KINDS)  # heads.js ticks a box of #off-<name>
+    for trace in fig.data:
+        drop = np.array(importance["drop"][trace.name])
+        assert np.array(trace.z).shape == grid[trace.name] and np.allclose(trace.z, drop)
+        assert (trace.zmin, trace.zmax) == (-6.0, 6.0)  # centred on 0: red worse, blue better
+        assert np.allclose(trace.customdata, importance["bleu"] - drop)  # the BLEU without the head
+        assert "BLEU 30.0 → %{customdata:.1f} without it" in trace.hovertemplate
+        labels = {label for label, _ in heads.head_choices(trace.name, *grid[trace.name])}
+        assert {f"L{y} H{x}" for y in trace.y for x in trace.x} == labels  # a click finds its checkbox
+    assert [trace.showscale for trace in fig.data] == [True, False, False]
+    assert "dev BLEU 30.0 (40 sentences, greedy)" in fig.layout.title.text
+
+
+def test_importance_plot_of_no_drop_keeps_a_range():
+    importance = importance_of(head_grid(tiny_config()))
+    importance["drop"] = {kind: np.zeros_like(table).tolist() for kind, table in importance["drop"].items()}
+    for trace in heads.importance_plot(importance).data:
+        assert (trace.zmin, trace.zmax) == (-1.0, 1.0)
+
+
+# --- Heads switched off --------------------------------------------------------------------------------------------
+
+
+def with_output(inspection, tokens, translation):
+    """`inspection` as if the decoder had written `tokens` (then </s>)."""
+    return replace(inspection, target_tokens=["<s>", *tokens], translation=translation)
+
+
+def test_ablation_marks_exactly_the_changed_tokens(inspection):
+    normal = with_output(inspection, ["▁io", "▁vedo", "▁il", "▁gatto", "."], "io vedo il gatto.")
+    off = with_output(inspection, ["▁io", "▁amo", "▁il", "▁gatto", "▁nero", "."], "io amo il gatto nero.")
+    page = heads.ablation_html(normal, off, ["cross L1 H2", "encoder L1 H1"])
+    _, before, after = page.split('<div class="chips">')
+    assert [token for token, _ in chips(before)] == output_tokens(normal)
+    assert [token for token, _ in chips(after)] == output_tokens(off)
+    assert changed_indices(before) == {1} and changed_indices(after) == {1, 4}  # ▁vedo -> ▁amo, ▁nero added
+    assert "1 of the 6 normal tokens and 2 of the 7 with the heads off differ (marked)." in page
+    assert "Heads switched off:</b> cross L1 H2, encoder L1 H1." in page
+    assert "io vedo il gatto." in page and "io amo il gatto nero." in page
+
+
+def test_ablation_of_a_shorter_translation_marks_the_removed_tokens(inspection):
+    normal = with_output(inspection, ["▁io", "▁vedo", "▁il", "▁gatto", "."], "io vedo il gatto.")
+    off = with_output(inspection, ["▁io", "."], "io.")
+    page = heads.ablation_html(normal, off, ["decoder L1 H1"])
+    _, before, after = page.split('<div class="chips">')
+    assert changed_indices(before) == {1, 2, 3} and changed_indices(after) == set()
+    assert "3 of the 6 normal tokens and 0 of the 3 with the heads off differ" in page  # not "0 changed"
+
+
+def test_ablation_of_a_token_replaced_is_a_change(inspection):
+    normal = with_output(inspection, ["▁io", "▁vedo", "▁il", "▁gatto", "."], "io vedo il gatto.")
+    off = with_output(inspection, ["▁io", "▁vedo", "▁il", "▁cane", "."], "io vedo il cane.")  # as long
+    page = heads.ablation_html(normal, off, ["cross L1 H1"])
+    assert "did not change" not in page and "1 of the 6 normal tokens and 1 of the 6" in page
+    _, before, after = page.split('<div class="chips">')
+    assert changed_indices(before) == changed_indices(after) == {3}
+
+
+def test_ablation_escapes_translations_and_names(inspection):
+    normal = with_output(inspection, ["<b>", "."], "<b>.")
+    off = with_output(inspection, ["<script>", "."], "<script>alert(1)</script>")
+    page = heads.ablation_html(normal, off, ["<i>"])
+    assert "<script>" not in page and "<b>." not in page and "<i>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;i&gt;" in page
+    assert [token for token, _ in chips(page)] == ["<b>", ".", "</s>", "<script>", ".", "</s>"]
+
+
+def test_no_change_is_said_and_nothing_marked(inspection):
+    page = heads.ablation_html(inspection, inspection, [])
+    assert "The translation did not change." in page and "Heads switched off:</b> none." in page
+    assert chips(page) and not any(changed for _, changed in chips(page))
+
+
+def test_switching_every_head_off_is_reported_as_marked(translator, inspection):
+    every = every_head(translator.model.cfg)
+    off = inspect(ablated(translator, every), SENTENCE)
+    names = [heads.head_name(*h) for h in every]
+    page = heads.ablation_html(inspection, off, names)
+    _, before, after = page.split('<div class="chips">')
+    if off.target_tokens == inspection.target_tokens:
+        assert "did not change" in page and not changed_indices(page)
+    else:
+        assert (f"{len(changed_indices(before))} of the {len(output_tokens(inspection))} normal tokens and "
+                f"{len(changed_indices(after))} of the {len(output_tokens(off))} with the heads off") in page
+        assert changed_indices(page)
+    assert html.escape(", ".join(names)) in page
+
+
+# --- Handlers ------------------------------------------------------------------------------------------------------
+
+
+def test_switch_heads_off_translates_both_ways(served, translator):
+    page, off = heads.switch_heads_off(served, SENTENCE, "greedy", 4, 1.0, 0, 0, [], [], ["cross L1 H1"])
+    assert off.translation == ablated(translator, [("cross", 0, 0)]).translate(SENTENCE)
+    assert "Heads switched off:</b> cross L1 H1." in page and f"<b>Normal:</b> {translator.translate(SENTENCE)}" in page
+    assert heads.switch_heads_off(served, "  ", "greedy", 4, 1.0, 0, 0, [], [], [])[1] is None
+
+
+def test_a_head_the_model_lacks_is_refused_in_words(served):
+    with pytest.raises(gr.Error, match="its cross heads are L1..L1 H1..H2"):
+        heads.chosen_heads(served, ["cross L1 H9"])
+    with pytest.raises(gr.Error, match="is not a head"):
+        heads.ablate(served, SENTENCE, ["cross layer 1"])
+    assert heads.ablate(served, "", ["cross L1 H1"]) == ""

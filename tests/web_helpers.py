@@ -1,0 +1,55 @@
+"""What the web layer's tests share: reading what the page shows (plotly tick labels, HTML text, token chips), and
+fixtures imported by the test modules that use them: `translator` (standing in for conftest's) is the tiny model in
+both precisions the app can run it in, `inspection` its inspection of one sentence, `served` the module's `translator`
+as the app serves it. Each fixture is imported by its function's name, so that a test's argument does not shadow an
+import."""
+
+import html
+import re
+
+import pytest
+
+from interpretability import inspect
+from transformer import Translator
+
+PRECISIONS = ["float32", "float16"]  # the app's MODEL_DTYPE on a CPU
+
+
+def plotted_ticks(axis):
+    """The tokens a plotly axis shows (its tick texts, unescaped)."""
+    return [html.unescape(t) for t in axis.ticktext]
+
+
+def plain(fragment):
+    """The text an HTML fragment (or a plotly label) shows: tags dropped, entities read."""
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+def chips(fragment):
+    """[(token, marked changed)] of the token chips in an HTML fragment, in order."""
+    return [(html.unescape(text), " changed" in classes)
+            for classes, text in re.findall(r'<span class="chip([^"]*)" title="position \d+">(.*?)</span>', fragment)]
+
+
+def changed_indices(fragment):
+    return {i for i, (_, changed) in enumerate(chips(fragment)) if changed}
+
+
+@pytest.fixture(scope="module", params=PRECISIONS, name="translator")
+def translator_in_each_precision(request, tiny_model_dir):
+    """The tiny model in float32, then in float16 (MODEL_DTYPE)."""
+    return Translator.load(tiny_model_dir, dtype=request.param)
+
+
+@pytest.fixture(scope="module", name="inspection")
+def inspection_in_each_precision(translator):
+    return inspect(translator, "I see the cat.")
+
+
+@pytest.fixture(scope="module", name="served")
+def served_translator(translator, tiny_model_dir):
+    """`translator` (the module's) as the app serves it to the tabs' handlers."""
+    from serving.model_dir import ModelDirectory
+    from webapp.served import ServedModel
+
+    return ServedModel(ModelDirectory(translator, tiny_model_dir), tiny_model_dir)

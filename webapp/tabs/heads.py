@@ -1,0 +1,226 @@
+"""The "Heads: switch off" tab, the experiments on attention heads: what each head of one kind does for this sentence
+(diagnostics: how peaked its attention is and where it goes), the translation with the heads ticked switched off
+beside the normal one (with its steps), and how much each head matters over many sentences (the model directory's
+head_importance.json). It shows that heads specialise, and that some matter far more than others.
+
+A head is named on the page and in the API as "<kind> L<layer> H<head>" ("cross L2 H3"), 1-based like the radios.
+"""
+
+import difflib
+import html
+import re
+
+import gradio as gr
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from interpretability.ablation import head_grid
+from interpretability.diagnostics import head_diagnostics
+
+from ..attention_kinds import ATTENTION_KINDS, kind_radio
+from ..events import QUIET
+from ..page_script import script_beside
+from ..plots import finish
+from ..texts import ABLATION_HELP, EMPTY_MESSAGE, HEADS_HELP, IMPORTANCE_MISSING
+from ..tokens import output_tokens, token_chips
+from ..translation import decoding_settings
+from .steps import step_panel
+
+SCRIPT = script_beside(__file__)
+HEAD_NAME = re.compile(r"(encoder|decoder|cross) L(\d+) H(\d+)")
+
+# What each diagnostic measures, in the words of the page; `alignment` exists for cross-attention only.
+MEASURES = {
+    "entropy": "entropy (0 = peaked on one token, 1 = spread evenly)",
+    "same": "share on the token itself",
+    "previous": "share on the previous token",
+    "eos": "share on </s>",
+    "punctuation": "share on punctuation",
+    "alignment": "one-to-one alignment (cross)",
+}
+
+
+def head_name(kind, layer, head):
+    """The page's name of a head from 0-based `layer` and `head`."""
+    return f"{kind} L{layer + 1} H{head + 1}"
+
+
+def parse_head_name(name, grid):
+    """(kind, 0-based layer, 0-based head) of a head's name, one of the model's (`grid`: kind -> (layers, heads),
+    `ablation.head_grid`); a ValueError that says the format or the model's heads otherwise."""
+    match = HEAD_NAME.fullmatch(str(name).strip())
+    if not match:
+        raise ValueError(f"{name!r} is not a head: write it as '<kind> L<layer> H<head>', kind one of "
+                         f"{', '.join(ATTENTION_KINDS)}, e.g. 'cross L2 H3'")
+    kind, layer, head = match.group(1), int(match.group(2)), int(match.group(3))
+    n_layers, n_heads = grid[kind]
+    if not (1 <= layer <= n_layers and 1 <= head <= n_heads):
+        raise ValueError(f"{name!r} is not a head of this model: its {kind} heads are L1..L{n_layers} "
+                         f"H1..H{n_heads}")
+    return kind, layer - 1, head - 1
+
+
+def head_choices(kind, n_layers, n_heads):
+    """Checkbox choices (label, value) for every head of one kind."""
+    return [(f"L{i + 1} H{h + 1}", head_name(kind, i, h)) for i in range(n_layers) for h in range(n_heads)]
+
+
+# --- Head diagnostics and importance ---------------------------------------------------------------------------
+
+
+def diagnostics_plot(stats, kind, measure):
+    """One kind's heads (layers × heads), coloured by `measure`, each cell labelled with its plain-words pattern;
+    hover shows every measure. A cell clicked opens that head in the Attention tab (heads.js)."""
+    values = getattr(stats, measure)
+    n_layers, n_heads = values.shape
+    shown = [m for m in MEASURES if getattr(stats, m, None) is not None]
+    hover = np.array([[("<br>".join(f"{MEASURES[m]}: {_number(getattr(stats, m)[i, h])}" for m in shown)
+                        + (f"<br><b>{html.escape(stats.labels[i][h])}</b>" if stats.labels[i][h] else ""))
+                       for h in range(n_heads)] for i in range(n_layers)], dtype=object)
+    # Escaped: plotly reads "</s>" (in "looks at </s>") as markup and shows nothing of it.
+    text = [[f"{_number(values[i, h])}<br>{html.escape(stats.labels[i][h], quote=False)}" for h in range(n_heads)]
+            for i in range(n_layers)]
+    fig = go.Figure(go.Heatmap(
+        z=values, zmin=0.0, zmax=1.0, colorscale="Viridis", text=text, texttemplate="%{text}",
+        textfont=dict(size=12), customdata=hover, xgap=3, ygap=3,
+        hovertemplate="layer %{y} · head %{x} (click to open)<br>%{customdata}<extra></extra>",
+        colorbar=dict(title=dict(text=MEASURES[measure].split(" (")[0], side="right"), thickness=14),
+        x=list(range(1, n_heads + 1)), y=list(range(1, n_layers + 1)),
+        name=kind))  # heads.js: a click chooses the kind radio's choice of this value
+    fig.update_xaxes(title=dict(text="head"), tickmode="array", tickvals=list(range(1, n_heads + 1)))
+    fig.update_yaxes(title=dict(text="layer"), tickmode="array", tickvals=list(range(1, n_layers + 1)),
+                     autorange="reversed")
+    return finish(fig, f"{ATTENTION_KINDS[kind].title}: {MEASURES[measure]}, per head, for this sentence"
+                       "<br><sup>click a head to open it in the Attention tab</sup>",
+                  height=90 * n_layers + 170)
+
+
+def _number(value):
+    return "–" if value is None or np.isnan(value) else f"{value:.2f}"
+
+
+def importance_plot(importance):
+    """The dev-BLEU drop when each head alone is switched off (`training.head_importance`), one heatmap of layers ×
+    heads per kind on one colour scale centred on 0 (red: the translation gets worse without the head)."""
+    drops = {kind: np.asarray(importance["drop"][kind], dtype=float) for kind in ATTENTION_KINDS}
+    limit = max(float(np.abs(d).max()) for d in drops.values()) or 1.0
+    fig = make_subplots(1, len(drops), subplot_titles=[ATTENTION_KINDS[k].title for k in drops],
+                        horizontal_spacing=0.06)
+    for col, (kind, drop) in enumerate(drops.items(), start=1):
+        n_layers, n_heads = drop.shape
+        fig.add_trace(go.Heatmap(
+            z=drop, zmin=-limit, zmax=limit, colorscale="RdBu", reversescale=True, showscale=col == 1,
+            x=list(range(1, n_heads + 1)), y=list(range(1, n_layers + 1)), xgap=3, ygap=3,
+            text=np.round(drop, 1), texttemplate="%{text}", name=kind,  # heads.js: a click ticks #off-<kind>
+            colorbar=dict(title=dict(text="BLEU drop", side="right"), thickness=14),
+            hovertemplate=f"{kind} layer %{{y}} · head %{{x}}: BLEU {importance['bleu']:.1f} → "
+                          f"%{{customdata:.1f}} without it (drop %{{z:.2f}})<extra></extra>",
+            customdata=importance["bleu"] - drop), 1, col)
+        fig.update_xaxes(title=dict(text="head"), tickmode="array", tickvals=list(range(1, n_heads + 1)), row=1,
+                         col=col)
+        fig.update_yaxes(title=dict(text="layer") if col == 1 else None, tickmode="array",
+                         tickvals=list(range(1, n_layers + 1)), autorange="reversed", row=1, col=col)
+    n = importance.get("n", "?")
+    title = (f"How much each head matters: {importance['data']} BLEU {importance['bleu']:.1f} ({n} sentences, "
+             f"{importance.get('decoding', 'greedy')}) minus the BLEU with that head alone switched off")
+    n_rows = max(d.shape[0] for d in drops.values())
+    return finish(fig, title, height=90 * n_rows + 200)
+
+
+# --- Heads switched off -----------------------------------------------------------------------------------------
+
+
+def ablation_html(normal, ablated, heads):
+    """The normal translation and the one with `heads` (names) switched off, token by token, the tokens that
+    changed marked on both sides (a token-level diff)."""
+    before, after = output_tokens(normal), output_tokens(ablated)
+    removed, added = set(), set()
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=before, b=after, autojunk=False).get_opcodes():
+        if op != "equal":
+            removed.update(range(i1, i2))
+            added.update(range(j1, j2))
+    off = ", ".join(heads) if heads else "none"
+    verdict = ("The translation did not change." if before == after
+               else f"{len(removed)} of the {len(before)} normal tokens and {len(added)} of the {len(after)} with the "
+                    "heads off differ (marked).")
+    return (f'<div class="ablation"><p><b>Heads switched off:</b> {html.escape(off)}. {verdict}</p>'
+            f"<p><b>Normal:</b> {html.escape(normal.translation)}</p>"
+            + token_chips(before, "normal", changed=removed)
+            + f"<p><b>With the heads off:</b> {html.escape(ablated.translation)}</p>"
+            + token_chips(after, "heads off", changed=added) + "</div>")
+
+
+# --- Events ----------------------------------------------------------------------------------------------------------
+
+
+def diagnostics_view(inspection, kind, measure):
+    if inspection is None:
+        return None
+    return diagnostics_plot(head_diagnostics(inspection)[kind], kind, measure)
+
+
+def chosen_heads(served, names):
+    """(kind, 0-based layer, 0-based head) of head names ("cross L2 H3"); a gr.Error that says the format or the
+    model's heads otherwise."""
+    try:
+        return [parse_head_name(name, head_grid(served.cfg)) for name in names]
+    except ValueError as e:
+        raise gr.Error(str(e)) from e
+
+
+def switch_heads_off(served, text, decoding, beam, temperature, top_k, seed, *ticked):
+    """The sentence translated as usual and with the ticked heads (one list per kind) switched off: the two side by
+    side with the changed tokens marked, and the new run's Inspection for its step view."""
+    if not text or not text.strip():
+        return EMPTY_MESSAGE, None
+    names = [name for group in ticked for name in group or []]
+    beam, sampling = decoding_settings(decoding, beam, temperature, top_k, seed)
+    normal = served.inspect(text, beam, sampling)
+    off = served.inspect(text, beam, sampling, chosen_heads(served, names))
+    return ablation_html(normal, off, names), off
+
+
+def ablate(served, text: str, heads: list[str], beam: int = 1) -> str:
+    """English -> Italian with the attention heads `heads` switched off (their output zeroed before W_O), each named
+    "<kind> L<layer> H<head>", kind encoder, decoder or cross, e.g. ["cross L2 H3", "encoder L1 H1"]."""
+    if not text or not text.strip():
+        return ""
+    beam, _ = decoding_settings("beam", beam, 1, 0, 0)
+    return served.inspect(text, beam, None, chosen_heads(served, heads)).translation
+
+
+def importance_panel(served):
+    """The heatmap of how much each head matters, or how to measure it when the model directory has no
+    head_importance.json."""
+    measured = served.directory.head_importance
+    if measured:
+        gr.Plot(importance_plot(measured), show_label=False, elem_id="head-importance")
+        gr.Markdown(f"Measured with `{measured['command']}`.")
+    else:
+        gr.Markdown(IMPORTANCE_MISSING.format(model_dir=served.source))
+
+
+def build(served, inspection, text, decoding_controls):
+    """The tab, wired: the diagnostics of the translation in the State `inspection`, the heads to switch off and the
+    translation of `text` without them (decoded as the `decoding_controls` say), its steps, and the importance of each
+    head."""
+    gr.Markdown(HEADS_HELP)
+    with gr.Row():
+        kind = kind_radio("diagnosed-kind", scale=2)
+        measure = gr.Radio([(label, m) for m, label in MEASURES.items()], value="entropy", label="Colour by", scale=3,
+                           elem_id="measure")
+    diagnostics = gr.Plot(show_label=False, elem_id="head-diagnostics")
+    gr.Markdown(ABLATION_HELP)
+    with gr.Row():
+        heads_off = [gr.CheckboxGroup(head_choices(kind_id, *shape), label=ATTENTION_KINDS[kind_id].title,
+                                      elem_id=f"off-{kind_id}") for kind_id, shape in head_grid(served.cfg).items()]
+    button = gr.Button("Translate with these heads switched off", variant="primary", elem_id="ablate")
+    comparison = gr.HTML(elem_id="ablation-result")
+    switched_off = gr.State(None, time_to_live=3600)  # the Inspection of the run with the heads off
+    step_panel("ablation-step", switched_off)
+    importance_panel(served)
+    gr.on([kind.input, measure.input, inspection.change], diagnostics_view, [inspection, kind, measure], diagnostics,
+          **QUIET)
+    button.click(served.bind(switch_heads_off), [text, *decoding_controls, *heads_off], [comparison, switched_off],
+                 api_visibility="private", **served.queue)
