@@ -38,7 +38,7 @@ from webapp.events import TabsInView
 from webapp.page_script import page_script
 from webapp.served import ServedModel
 from webapp.style import CSS
-from webapp.tabs import attention, heads, inside_head, model_card, positions, steps
+from webapp.tabs import attention, heads, how_it_learned, inside_head, model_card, positions, steps
 from webapp.texts import INTRO
 
 MODEL_DIR = Path(os.environ.get("MODEL_DIR", Path(__file__).parent / "assets" / "model"))  # or a Hub id, user/name
@@ -84,6 +84,8 @@ def build_demo():
                 heads.build(served, box.inspection, box.text, box.decoding_controls)
             with tabs.tab("Positional encoding", "positions") as draw_in_view:
                 positions.build(served, box.inspection, draw_in_view)
+            with tabs.tab("How it learned", "learned"):
+                how_it_learned.build(served)
             with tabs.tab("Model card", "model"):
                 model_card.build(served)
         for event in box.translated:

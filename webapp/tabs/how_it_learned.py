@@ -1,0 +1,83 @@
+"""The "How it learned" tab: the training history of the model, played in the browser — for a few probe sentences,
+the translation at each recorded step (tokens new since the step before marked), the cross-attention of a chosen
+layer and head (or their mean), and where that step sits on the train-loss and dev-BLEU curves. The history is sent
+once, when the tab opens (`history`); every control after that is answered in the page (`how_it_learned.js`)."""
+
+from pathlib import Path
+
+import gradio as gr
+
+SCRIPT = Path(__file__).with_suffix(".js").read_text(encoding="utf-8")
+
+LOOK_FOR = """**What to look for.** At step 0 the model writes noise and its cross-attention is a blur. Within a few
+hundred steps the map finds the diagonal — each Italian token looks at the English token it translates — and later
+bends where Italian reorders (*the red car* → *la macchina rossa*: *rossa* looks back at *red*). Many heads rest
+on `</s>` when no source word helps. Play it, or drag the slider; pick another sentence, layer or head."""
+
+CSS = """
+.learn-controls, .learn-player { display: flex; flex-wrap: wrap; gap: 12px; align-items: center; margin: 6px 0; }
+.learn-controls select { margin-left: 4px; max-width: 26em; }
+.learn-player input[type=range] { flex: 1; min-width: 12em; }
+.learn-player button { padding: 2px 12px; border-radius: 6px; border: 1px solid var(--border-color-primary); }
+.learn-note { font-size: 0.95em; margin: 2px 0 6px; }
+.learn-text { font-size: 1.25em; font-weight: 600; margin: 6px 0 2px; }
+.learn-legend { font-size: 0.9em; opacity: 0.85; }
+.learn-body { display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-start; margin-top: 8px; }
+.learn-heatmap { max-height: 460px; max-width: 100%; overflow: auto; }
+table.learn-map { border-collapse: collapse; font-family: var(--font-mono); font-size: 0.85em; }
+table.learn-map td { width: 22px; height: 20px; border: 1px solid rgba(128, 128, 128, 0.25); }
+table.learn-map th { font-weight: 500; white-space: pre; padding: 0 4px; }
+table.learn-map thead th span { writing-mode: vertical-rl; transform: rotate(180deg); display: inline-block; }
+.learn-curves { width: 420px; max-width: 100%; height: auto; }
+.learn-loss { fill: none; stroke: #1f77b4; stroke-width: 2; }
+.learn-bleu { fill: #d62728; }
+.learn-now { stroke: #ff9f43; stroke-width: 3; }
+.learn-loss-text { fill: #1f77b4; font-size: 11px; }
+.learn-bleu-text { fill: #d62728; font-size: 11px; }
+.learn-axis { fill: currentColor; font-size: 11px; }
+"""
+
+
+def run_view(history, label, note):
+    """What the page needs of one history: its probes, snapshots (without their timing) and curves."""
+    snapshots = [{key: value for key, value in s.items() if key in ("step", "minutes", "train_loss", "dev_bleu", "probes")}
+                 for s in history["snapshots"]]
+    return {"label": label, "note": note, "probes": history["probes"], "snapshots": snapshots,
+            "curve": history.get("curve", [])}
+
+
+def learning_runs(directory):
+    """The histories the tab offers, the one that starts at step 0 first: the model's own when it does; else a
+    from-scratch run of the same architecture and data (said plainly: not this model's own history), then the
+    model's own part."""
+    own, reference = directory.history, directory.reference_history
+    if own and own["snapshots"][0]["step"] == 0:
+        return [run_view(own, "this model's training", "This model's own training, recorded from step 0 by "
+                         "training.train.")]
+    runs = []
+    if reference:
+        minutes = reference["snapshots"][-1]["minutes"]
+        command = reference["parts"][0]["command"] if reference.get("parts") else "python -m training.train"
+        runs.append(run_view(reference, f"a from-scratch run ({minutes:.0f} minutes)",
+                             f"Not this model's own history: a model of the same architecture, trained from scratch "
+                             f"for {minutes:.0f} minutes by training.train ({command}). This model continues earlier "
+                             f"training parts that recorded no snapshots."))
+    if own:
+        first = own["snapshots"][0]["step"]
+        runs.append(run_view(own, f"this model, from step {first:,}",
+                             f"This model's own training from step {first:,} on: its earlier training parts "
+                             f"recorded no snapshots, so its history starts there."))
+    return runs
+
+
+def build(served):
+    """The tab's text and its view; the view asks the server for the history once, when it is first drawn."""
+    gr.Markdown(LOOK_FOR)
+    runs = learning_runs(served.directory)
+
+    def history(*_):  # the page passes its arguments (none here)
+        return runs
+
+    return gr.HTML(html_template='<div class="learn" aria-label="How it learned"><p>Loading the training '
+                   'history…</p></div>', css_template=CSS, js_on_load=SCRIPT, server_functions=[history],
+                   elem_id="how-it-learned", apply_default_css=True)
