@@ -19,8 +19,8 @@ from pathlib import Path
 
 from transformer.model import Transformer, TransformerConfig
 
-from .model_dir import (ALL_LENGTHS, AS_GIVEN, CONFIG, LOSS_CURVE, METRICS, MODEL_CARD, is_hub_repo_id, read_metrics,
-                        read_notes, scores, write_atomic)
+from .model_dir import (ALL_LENGTHS, AS_GIVEN, CONFIG, LOSS_CURVE, METRICS, MODEL_CARD, REFERENCE_SNAPSHOTS, SNAPSHOTS,
+                        is_hub_repo_id, read_history, read_metrics, read_notes, scores, write_atomic)
 
 UNKNOWN = "?"
 # The trained weights' licence: share-alike, as the training data that asks for it (OLDI Seed, MT-GenEval, CoCoA-MT,
@@ -246,16 +246,39 @@ CREDITS = """## Licence and credits
   there as it asks."""
 
 
-def hub_model_card(cfg, parameters, metrics, notes="", repo_id=None, loss_curve=False):
+def history_markdown(history, reference, heading="### How it learned"):
+    """What the training histories beside the model show (`history`: its own, training_snapshots.json; `reference`:
+    from_scratch_snapshots.json), and that the app plays them; "" without either."""
+    lines = []
+    if history:
+        snapshots, first = history["snapshots"], history["snapshots"][0]["step"]
+        start = "from step 0" if first == 0 else f"from step {first:,} (its earlier training recorded none)"
+        lines.append(f"`{SNAPSHOTS}` holds this model's own training history {start}: at each of {len(snapshots)} "
+                     f"evaluations, the greedy translation and cross-attention of {len(history['probes'])} probe "
+                     f"sentences, with the train loss and dev BLEU of that moment.")
+    if reference:
+        minutes = reference["snapshots"][-1]["minutes"]
+        lines.append(f"`{REFERENCE_SNAPSHOTS}` holds the same for a model of the same architecture and data trained "
+                     f"from scratch for {minutes:.0f} minutes by `training.train` ({len(reference['snapshots'])} "
+                     f"snapshots from step 0) — not this model's own history, but how such a model learns.")
+    if not lines:
+        return ""
+    lines.append("The app's *How it learned* tab plays them: the translations going from noise to sentences, and the "
+                 "cross-attention finding the diagonal.")
+    return "\n\n".join([heading, *lines])
+
+
+def hub_model_card(cfg, parameters, metrics, notes="", repo_id=None, loss_curve=False, histories=(None, None)):
     """README.md of a model directory in the Hub's format: YAML metadata, then the card. `cfg`: TransformerConfig;
-    `metrics`: its metrics.json; `notes`: its notes.md; `loss_curve`: whether the directory holds the curve."""
+    `metrics`: its metrics.json; `notes`: its notes.md; `loss_curve`: whether the directory holds the curve;
+    `histories`: its own training history and a from-scratch one (`history_markdown`)."""
     intro = (f"An encoder–decoder Transformer that translates English into Italian, written and trained from scratch "
              f"in PyTorch after \"Attention Is All You Need\" (Vaswani et al., 2017): {_number(parameters)} "
              "parameters, one BPE vocabulary shared by both languages, greedy or beam-search decoding with a "
              "key/value cache.")
     sections = ["# English → Italian Transformer, trained from scratch", intro,
                 "\n".join(["## Architecture", "", *table(("part", "size"), architecture_rows(cfg, parameters))]),
-                training_card(metrics, loss_curve),
+                training_card(metrics, loss_curve), history_markdown(*histories, heading="## How it learned"),
                 scores_card(metrics),
                 usage_card(repo_id), limits_card(cfg, notes), CREDITS]
     return f"---\n{card_metadata(metrics, repo_id).to_yaml()}\n---\n\n" + "\n\n".join(s for s in sections if s) + "\n"
@@ -270,8 +293,9 @@ def write_model_card(model_dir, repo_id=None):
     parameters = metrics.get("parameters")
     if not _is_number(parameters):
         parameters = Transformer(cfg).num_parameters()
+    histories = read_history(model_dir), read_history(model_dir, REFERENCE_SNAPSHOTS)
     card = hub_model_card(cfg, parameters, metrics, read_notes(model_dir), repo_id,
-                          loss_curve=(model_dir / LOSS_CURVE).is_file())
+                          loss_curve=(model_dir / LOSS_CURVE).is_file(), histories=histories)
     path = model_dir / MODEL_CARD
     write_atomic(path, card)
     return path
@@ -291,6 +315,7 @@ def model_card_markdown(directory, scores_help=""):
     metrics.json; `scores_help` (Markdown) follows the scores."""
     scores = scores_markdown(directory.metrics)
     sections = [architecture_markdown(directory.translator), training_markdown(directory.metrics),
+                history_markdown(directory.history, directory.reference_history),
                 scores and f"{scores}\n\n{scores_help}".strip()]
     return "\n\n".join(section for section in sections if section)
 

@@ -37,8 +37,8 @@ def test_the_export_writes_a_hub_model_card_of_the_recorded_scores(tiny_model_di
     assert [(m["type"], m["value"]) for m in result["metrics"]] == [("sacrebleu", dev.bleu), ("chrf", dev.chrf)]
     card = ModelCard(text)  # huggingface_hub's own reading of the metadata, model-index included
     assert [r.metric_value for r in card.data.eval_results] == [dev.bleu, dev.chrf]
-    for heading in ("## Architecture", "## Training", "## Scores", "## How to use it", "## Limits",
-                    "## Licence and credits"):
+    for heading in ("## Architecture", "## Training", "## How it learned", "## Scores", "## How to use it",
+                    "## Limits", "## Licence and credits"):
         assert heading in card.text
     assert "**CC BY-SA 4.0**" in card.text and meta["license"] == "cc-by-sa-4.0"
     assert "python -m training.train --config tiny" in card.text  # the command that trained it

@@ -82,3 +82,15 @@ def test_notes_are_shown_for_the_model_that_has_them(translator):
     shipped_notes = (ROOT / "assets" / "model" / "notes.md").read_text(encoding="utf-8")
     assert "Tatoeba" in shipped_notes and "CC-BY 2.0 FR" in shipped_notes and "OLDI Seed" in shipped_notes
     assert "Tatoeba" not in texts.CREDITS  # data credits belong to the model that was trained on the data
+
+def test_the_card_says_what_the_training_histories_show(translator, translator_metrics, tiny_model_dir):
+    history = open_model(tiny_model_dir).history
+    own = ModelDirectory(translator, Path("."), metrics=translator_metrics, history=history)
+    card = model_card_markdown(own)
+    assert "### How it learned" in card
+    assert f"this model's own training history from step 0: at each of {len(history['snapshots'])} evaluations" in card
+    later = {**history, "snapshots": [{**s, "step": s["step"] + 500} for s in history["snapshots"]]}
+    both = model_card_markdown(ModelDirectory(translator, Path("."), history=later, reference_history=history))
+    assert "from step 500 (its earlier training recorded none)" in both
+    assert "not this model's own history" in both
+    assert "How it learned" not in model_card_markdown(served(translator))
