@@ -29,33 +29,22 @@ def _finite_number(text):
     return value
 
 
-def positive_int(text):
-    value = _whole_number(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return value
+def _at_least(parse, low, words, strict=False):
+    """An argparse type: `parse(text)`, refused unless at least `low` (more than `low` when `strict`)."""
+
+    def check(text):
+        value = parse(text)
+        if value < low or (strict and value == low):
+            raise argparse.ArgumentTypeError(f"must be {words}, got {text}")
+        return value
+
+    return check
 
 
-def non_negative_int(text):
-    """A whole number >= 0: for flags where 0 means "none" or "the default"."""
-    value = _whole_number(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def non_negative_float(text):
-    value = _finite_number(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
-    return value
-
-
-def positive_float(text):
-    value = _finite_number(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
-    return value
+positive_int = _at_least(_whole_number, 1, "1 or more")
+non_negative_int = _at_least(_whole_number, 0, "0 or more")  # for flags where 0 means "none" or "the default"
+non_negative_float = _at_least(_finite_number, 0, "0 or more")
+positive_float = _at_least(_finite_number, 0, "more than 0", strict=True)
 
 
 def check_writable(directory, flag):
