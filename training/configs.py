@@ -38,6 +38,7 @@ class TrainConfig:
     long_weight: float = 1.0  # pairs with at least long_words English words are seen this many times as often
     long_words: int = 11
     seed: int = 1234
+    keep_weights: int = 0  # the weights of the last N evaluations kept in OUT/weights/, for `training.average`
     probes: list = field(default_factory=lambda: list(DEFAULT_PROBES))  # sentences snapshotted at each evaluation
 
 

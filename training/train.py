@@ -24,13 +24,14 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from safetensors.torch import save_file
 from tqdm import tqdm
 
 from transformer import Translator
 from transformer.model import Transformer, TransformerConfig
 from serving.model_dir import LOSS_CURVE, SNAPSHOTS, ModelDirectory, Score, add_score, open_model, save_model_dir
 from transformer.tokenizer import PAD_ID, load_tokenizer
-from transformer.translator import DTYPES, TOKENIZER
+from transformer.translator import DTYPES, TOKENIZER, tied_weight_names
 
 from .cli import check_writable, command_line, non_negative_float, non_negative_int, positive_float, run_cli
 from .configs import (TrainConfig, config_dict, load_config, model_config, model_settings, parse_overrides,
@@ -42,6 +43,7 @@ from .snapshots import History
 from .runtime import Distributed, autocast_context, hardware_description, rng_state, save_atomic, set_rng_state
 
 CHECKPOINT = "checkpoint.pt"
+WEIGHTS_KEPT = "weights"  # the last evaluations' weights (`keep_weights`)
 LOG = "metrics.csv"
 LOG_COLUMNS = ["step", "epoch", "minutes", "target_tokens", "train_loss", "lr", "tokens_per_s", "dev_bleu", "dev_chrf"]
 OLD_PRECISION_NAMES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}  # accepted, with a note
@@ -389,6 +391,27 @@ def evaluate_and_checkpoint(run, data, model, optimizer, state, n_batches):
     save_atomic({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": asdict(state),
                  "model_config": asdict(run.model_cfg), "train_config": asdict(run.train_cfg), "rng": rng},
                 run.out / CHECKPOINT)
+    keep_weights(run, model, state.step)
+
+
+def keep_weights(run, model, step):
+    """The weights of this evaluation in OUT/weights/step-N.safetensors (float32), only the last `keep_weights`
+    kept: averaging a run's last checkpoints (`training.average`) often scores a little above any one of them."""
+    if not run.train_cfg.keep_weights:
+        return
+    folder = run.out / WEIGHTS_KEPT
+    folder.mkdir(exist_ok=True)
+    tmp = folder / f".step-{step}.tmp"
+    save_file({name: t.detach().float().cpu().contiguous() for name, t in model.state_dict().items()
+               if name not in tied_weight_names(model.cfg)}, str(tmp))
+    os.replace(tmp, folder / f"step-{step}.safetensors")
+    for old in sorted(folder.glob("step-*.safetensors"), key=kept_step)[: -run.train_cfg.keep_weights]:
+        old.unlink()
+
+
+def kept_step(path):
+    """The step of a kept weights file, step-N.safetensors."""
+    return int(path.stem.removeprefix("step-"))
 
 
 def truncate_log(log_path, step):

@@ -1,0 +1,48 @@
+"""Checkpoint averaging: the trainer keeps the weights of its last evaluations (`keep_weights`), and
+`training.average` writes a model whose weights are their mean."""
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from serving.model_dir import open_model
+from training.average import average_weights, main as average_main
+from training.train import main as train_main
+
+
+@pytest.fixture(scope="module")
+def kept_run(toy_corpus, tmp_path_factory):
+    train, dev = toy_corpus
+    out = tmp_path_factory.mktemp("kept") / "run"
+    train_main(["--config", "tiny", "--train", str(train), "--dev", str(dev), "--out", str(out), "--no-progress",
+                "--precision", "float32", "--max-steps", "60", "--set", "eval_every=20", "keep_weights=2"])
+    return out
+
+
+def test_the_trainer_keeps_the_weights_of_its_last_evaluations(kept_run):
+    assert sorted(p.name for p in (kept_run / "weights").iterdir()) == ["step-40.safetensors", "step-60.safetensors"]
+    checkpoint = torch.load(kept_run / "checkpoint.pt", weights_only=False)["model"]
+    last = load_file(str(kept_run / "weights" / "step-60.safetensors"))
+    for name, tensor in last.items():
+        assert torch.equal(tensor, checkpoint[name]), name
+
+
+def test_the_averaged_model_holds_the_mean_and_translates(kept_run, tmp_path):
+    files = sorted((kept_run / "weights").glob("step-*.safetensors"))
+    average_main(["--model", str(kept_run / "model"), "--weights", *map(str, files), "--out", str(tmp_path / "avg"),
+                  "--export-dtype", "float32"])
+    averaged = open_model(tmp_path / "avg", dtype="float32", device="cpu")
+    a, b = (load_file(str(f)) for f in files)
+    weights = averaged.translator.model.state_dict()
+    for name in a:
+        torch.testing.assert_close(weights[name], (a[name] + b[name]) / 2, rtol=0, atol=1e-6)
+    assert averaged.metrics["averaged"]["weights"] == [f.name for f in files] and "scores" not in averaged.metrics
+    assert isinstance(averaged.translator.translate("I see the cat."), str)
+
+
+def test_weights_of_another_model_are_refused(kept_run, tmp_path):
+    first = sorted((kept_run / "weights").glob("step-*.safetensors"))[0]
+    other = tmp_path / "other.safetensors"
+    save_file({"something.else": torch.zeros(3)}, str(other))
+    with pytest.raises(ValueError, match="not a checkpoint of the same model"):
+        average_weights([first, other])
