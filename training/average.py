@@ -14,7 +14,6 @@ import argparse
 import shutil
 from pathlib import Path
 
-import torch
 from safetensors.torch import load_file
 
 from serving.model_dir import METRICS, NOTES, SNAPSHOTS, open_model, save_model_dir
