@@ -9,7 +9,6 @@
     return;
   }
   const escape = (text) => String(text).replace(/[&<>"]/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})[c]);
-  const shown = (token) => token.replace(/^▁/, "·");  // the tokenizer's word-start mark, visible but quiet
   const option = (value, label) => `<option value="${value}">${escape(label)}</option>`;
   root.innerHTML = `
     <div class="learn-controls">
@@ -83,18 +82,18 @@
     const changed = previous ? changedPositions(previous.target_tokens.slice(1), tokens) : new Set();
     $(".learn-translation").innerHTML = `<div class="learn-text">${escape(probe.translation) || "<i>(nothing)</i>"}</div>
       <div class="chips">${tokens.map((t, i) =>
-        `<span class="chip${changed.has(i) ? " changed" : ""}">${escape(shown(t))}</span>`).join("")}</div>
+        `<span class="chip${changed.has(i) ? " changed" : ""}">${escape(t)}</span>`).join("")}</div>
       <div class="learn-legend">${previous ? `${changed.size} of ${tokens.length} tokens new since the previous snapshot (marked)` : "the first snapshot"}</div>`;
   };
 
   const drawHeatmap = (probe) => {
     const map = attention(probe.cross_attention);
-    const head = probe.source_tokens.map((t) => `<th scope="col"><span>${escape(shown(t))}</span></th>`).join("");
+    const head = probe.source_tokens.map((t) => `<th scope="col"><span>${escape(t)}</span></th>`).join("");
     const rows = map.map((row, i) => {
       const query = probe.target_tokens[i];
       const cells = row.map((w, j) => `<td style="background: rgba(31, 119, 180, ${w.toFixed(3)})"
-        title="${escape(shown(query))} → ${escape(shown(probe.source_tokens[j]))}: ${w.toFixed(2)}"></td>`).join("");
-      return `<tr><th scope="row">${escape(shown(query))}</th>${cells}</tr>`;
+        title="${escape(query)} → ${escape(probe.source_tokens[j])}: ${w.toFixed(2)}"></td>`).join("");
+      return `<tr><th scope="row">${escape(query)}</th>${cells}</tr>`;
     }).join("");
     $(".learn-heatmap").innerHTML = `<table class="learn-map" aria-label="Cross-attention: rows are the Italian tokens
       the decoder read, columns the English tokens"><thead><tr><th></th>${head}</tr></thead><tbody>${rows}</tbody></table>`;
