@@ -7,10 +7,13 @@
     MODEL_DIR=user/name python app.py      # a model repository on the Hugging Face Hub (fetched once, then cached)
     MODEL_DEVICE=cpu python app.py         # the CPU even where there is a CUDA GPU (default: the GPU, in bf16/fp16)
     BATCH_SIZE=1 python app.py             # decode each request alone (default: up to 16 concurrent ones together)
+    HEAVY_SLOTS=2 HEAVY_BUDGET_S=60 python app.py  # heavy work two at a time, a minute each (default: 1, 30 s)
+    STATE_TTL_S=300 python app.py          # a session's translation kept 5 minutes (default: 10)
 
 Wiring only: `serving.model_dir.open_model` loads the model, `webapp.served.ServedModel` holds it with the calls the
 page makes, and the page is built from `webapp.translation` (the box above the tabs) and one module per tab
-(`webapp/tabs/`), each drawing its views from the translation's `Inspection` kept in the session state.
+(`webapp/tabs/`), each drawing its views from the translation's `Inspection` kept in the session state. The page's
+events are private (`webapp.events`); the API is `webapp.api`'s endpoints (/translate, /inspect, /sample, /ablate).
 """
 
 import os
@@ -19,6 +22,10 @@ import sys
 from pathlib import Path
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # the app needs no network; do not phone home
+# Gradio's queue rebuilds a summary of its last 10,000 events (a pandas DataFrame, grouped, percentiles) after every
+# event: 15 ms of CPU per request once 10,000 have been served. Every 1,000 events, over the last 1,000, is plenty.
+os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
+os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
 
 try:  # On a Hugging Face Space: imported before torch places the model, so that on ZeroGPU hardware the model goes
     import spaces  # to the GPU that `spaces.GPU` lends each call it wraps (elsewhere spaces.GPU changes nothing)
@@ -28,13 +35,14 @@ except ImportError:  # not on a Space
     on_gpu = lambda fn: fn  # noqa: E731
 
 import gradio as gr  # noqa: E402 (after the environment it reads)
+from starlette.middleware import Middleware  # noqa: E402
 
 from serving.device import fast_dtype, pick_device
 from serving.model_dir import open_model
 from transformer import ModelLoadError
-from webapp import no_model, translation
+from webapp import api, no_model, translation
 from webapp.downloads import Downloads
-from webapp.events import TabsInView
+from webapp.events import PublicRoutesOnly, TabsInView, check_inputs, make_private
 from webapp.page_script import page_script
 from webapp.served import ServedModel
 from webapp.style import CSS
@@ -48,6 +56,13 @@ MODEL_DEVICE = pick_device(os.environ.get("MODEL_DEVICE"))  # a CUDA GPU when th
 MODEL_DTYPE = os.environ.get("MODEL_DTYPE") or fast_dtype(MODEL_DEVICE)
 # Concurrent translations decoded together, at most this many at once (1: each alone). README, Benchmarks.
 BATCH_SIZE = int(os.environ.get("BATCH_SIZE", 16))
+# Heavy work (beam search, sampling, long inputs, heads switched off, attribution, /inspect): this many at once, each
+# within this many seconds of its arrival, so that it never holds up short greedy translations (webapp.served).
+HEAVY_SLOTS = int(os.environ.get("HEAVY_SLOTS", 1))
+HEAVY_BUDGET_S = float(os.environ.get("HEAVY_BUDGET_S", 30))
+# What a session keeps (its translation's Inspection, a few kB to a few MB) goes this long after it was made, and a
+# session idle this long is forgotten (webapp.api.lighter_sessions).
+STATE_TTL_S = int(os.environ.get("STATE_TTL_S", 600))
 
 downloads = Downloads()  # removed at exit, on SIGTERM too (see the end of this file)
 
@@ -62,12 +77,14 @@ def load_model():
 
 
 model_directory, load_error = load_model()
-served = ServedModel(model_directory, MODEL_DIR, BATCH_SIZE, wrap=on_gpu) if model_directory else None
+served = ServedModel(model_directory, MODEL_DIR, BATCH_SIZE, wrap=on_gpu, heavy_slots=HEAVY_SLOTS,
+                     heavy_budget=HEAVY_BUDGET_S) if model_directory else None
+api.lighter_sessions(STATE_TTL_S)
 
 
 def build_demo():
     """The page: the translation box, then the tabs (the inside-one-head and positional tabs drawn only while in view,
-    the others after every translation), and the API endpoints /sample and /ablate beside the box's /translate."""
+    the others after every translation), all its events private; then the API's endpoints (`webapp.api`)."""
     with gr.Blocks(title="Transformer translator (English → Italian)", analytics_enabled=False,
                    delete_cache=(3600, 3600)) as demo:
         gr.Markdown(INTRO)
@@ -90,15 +107,25 @@ def build_demo():
                 model_card.build(served)
         for event in box.translated:
             tabs.follow(event)
-        gr.api(served.bind(translation.sample), api_name="sample", **served.queue)
-        gr.api(served.bind(heads.ablate), api_name="ablate", **served.queue)
+        make_private(demo, reserved=api.ENDPOINTS)
+        check_inputs(demo)
+        api.register(served)
+    api.keep_states_at_most(demo, STATE_TTL_S)
     return demo
 
 
 demo = build_demo() if served else no_model.build_page(load_error, MODEL_DIR)
 demo.queue(default_concurrency_limit=4, max_size=128)
 
+
+def launch(**options):
+    """Serve the page. Threads: enough for every concurrency group at its limit (webapp.api.register), so that one
+    kind of work waiting never takes another's; only the API's routes called by name (`PublicRoutesOnly`)."""
+    demo.launch(theme=gr.themes.Soft(), css=CSS, js=page_script(attention.SCRIPT, heads.SCRIPT),
+                footer_links=["api", "gradio"], max_threads=12 * BATCH_SIZE + 64,
+                app_kwargs={"middleware": [Middleware(PublicRoutesOnly, blocks=demo)]}, **options)
+
+
 if __name__ == "__main__":
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # stop on SIGTERM as on Ctrl+C: exit handlers run
-    demo.launch(theme=gr.themes.Soft(), css=CSS, js=page_script(attention.SCRIPT, heads.SCRIPT),
-                footer_links=["api", "gradio"])
+    launch()

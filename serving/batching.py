@@ -1,14 +1,21 @@
-"""Decoding together what concurrent callers ask for, so a server under load decodes a batch of sentences where it
-would decode them one by one: a decoder step reads every weight whether it serves one sentence or sixteen.
+"""How a server shares one model among concurrent requests: light ones decoded together (`Batcher`,
+`batched_decoder`; those sampled one by one in the same run), heavy ones taken one at a time in order of arrival,
+each within a time budget (`Lane`, `stop_at_deadline`), so that a beam search of 8 or a long input never holds up a
+short greedy translation.
 
-No timer and no thread of its own: a caller that finds no batch running runs one at once, with every request
-queued so far; requests that arrive meanwhile wait, and go together into the next batch. A lone request is never
-delayed, and a batch runs in one caller's thread (on a Hugging Face ZeroGPU Space, inside that request's GPU call).
+Decoding together: a decoder step reads every weight whether it serves one sentence or sixteen, so a server under load
+decodes a batch of sentences where it would decode them one by one. No timer and no thread of its own: a caller that
+finds no batch running runs one at once, with every request queued so far; requests that arrive meanwhile wait, and go
+together into the next batch. A lone request is never delayed, and a batch runs in one caller's thread (on a Hugging
+Face ZeroGPU Space, inside that request's GPU call). A heavy request, too, runs in its caller's thread.
 """
 
 import threading
+import time
+from collections import deque
 
 from interpretability import inspect
+from transformer.tokenizer import decode
 
 
 class _Request:
@@ -56,7 +63,8 @@ class Batcher:
     def _run(self, batch):
         values, error = [None] * len(batch), RuntimeError("its batch stopped before it finished")
         try:
-            results = list(self.fn([r.item for r in batch]))
+            with no_deadline():  # a batch serves other callers: a deadline of this thread's is not theirs
+                results = list(self.fn([r.item for r in batch]))
             if len(results) != len(batch):
                 raise ValueError(f"{len(batch)} items gave {len(results)} results")
             values, error = results, None
@@ -70,17 +78,134 @@ class Batcher:
                 self._changed.notify_all()
 
 
-def batched_inspect(translator, max_size=16, wrap=lambda fn: fn):
-    """`inspect(text, beam)`: `interpretability.inspect(translator, text, beam)`, with the texts of concurrent calls decoded together
-    (one `translate_ids` per beam width in a batch), each then given its own teacher-forced pass. `wrap` wraps the
-    function that runs a batch (the app passes `spaces.GPU`, for ZeroGPU Spaces)."""
+def batched_decoder(translator, max_size=16, wrap=lambda fn: fn):
+    """A `Batcher` of `(text, beam, sampling, inspected)` requests: the texts of concurrent calls decoded together
+    (one `translate_ids` per beam width in a batch), those sampled (`sampling`, a `decoding.Sampling`, beam 1) one by
+    one in the same run (each draws with its own seed). Each gets its translation (a string, as `translator.translate`
+    writes it) or, when `inspected`, its `interpretability.inspect` (the teacher-forced pass of its own output, in the
+    same run). `wrap` wraps the function that runs a batch (the app passes `spaces.GPU`, for ZeroGPU Spaces)."""
 
     def run(requests):
-        generated = {}
-        for beam in dict.fromkeys(beam for _, beam in requests):  # each beam width once, in order
-            same = [i for i, (_, b) in enumerate(requests) if b == beam]
+        generated, together = {}, [i for i, request in enumerate(requests) if request[2] is None]
+        for beam in dict.fromkeys(requests[i][1] for i in together):  # each beam width once, in order
+            same = [i for i in together if requests[i][1] == beam]
             generated.update(zip(same, translator.translate_ids([requests[i][0] for i in same], beam=beam)))
-        return [inspect(translator, text, beam, generated=generated[i]) for i, (text, beam) in enumerate(requests)]
+        for i, (text, beam, sampling, _) in enumerate(requests):
+            if sampling is not None:
+                generated[i] = translator.translate_ids([text], beam, sampling=sampling)[0]
+        return [inspect(translator, text, beam, generated=generated[i], sampling=sampling) if inspected
+                else decode(translator.tokenizer, generated[i])
+                for i, (text, beam, sampling, inspected) in enumerate(requests)]
 
-    batcher = Batcher(wrap(run), max_size)
-    return lambda text, beam=1: batcher((text, beam))
+    return Batcher(wrap(run), max_size)
+
+
+def batched_inspect(translator, max_size=16, wrap=lambda fn: fn):
+    """`inspect(text, beam)`: `interpretability.inspect(translator, text, beam)` through a `batched_decoder`."""
+    batcher = batched_decoder(translator, max_size, wrap)
+    return lambda text, beam=1: batcher((text, beam, None, True))
+
+
+# --- Heavy work: one at a time, in order, within a budget ----------------------------------------------------------
+
+
+class Busy(RuntimeError):
+    """A heavy request that waited its whole budget for its turn: the server is busy with others."""
+
+
+class DeadlineExceeded(RuntimeError):
+    """A model call still running when its time budget ran out (raised inside the model by `stop_at_deadline`)."""
+
+
+_this_thread = threading.local()  # .deadline: time.monotonic() by which this thread's model calls must end, or None
+
+
+class no_deadline:
+    """Within it, this thread's model calls have no deadline (restored on leaving)."""
+
+    def __enter__(self):
+        self.saved = getattr(_this_thread, "deadline", None)
+        _this_thread.deadline = None
+
+    def __exit__(self, *exc):
+        _this_thread.deadline = self.saved
+
+
+class deadline_at(no_deadline):
+    """Within it, this thread's model calls end by `deadline` (time.monotonic()): `stop_at_deadline` checks."""
+
+    def __init__(self, deadline):
+        self.deadline = deadline
+
+    def __enter__(self):
+        super().__enter__()
+        _this_thread.deadline = self.deadline
+
+
+def check_deadline(*_):
+    deadline = getattr(_this_thread, "deadline", None)
+    if deadline is not None and time.monotonic() > deadline:
+        raise DeadlineExceeded("the time budget ran out")
+
+
+def stop_at_deadline(model):
+    """Make each encoder pass and each decoder step of `model` (and of copies made of it later, such as
+    `ablation.ablated`'s) raise `DeadlineExceeded` once the deadline of the calling thread (`deadline_at`) has passed:
+    a beam search that runs too long stops within one step. Threads with no deadline are unaffected (one attribute
+    lookup per step)."""
+    if not getattr(model, "stops_at_deadline", False):  # once per model, however many servers wrap it
+        for part in (model.encoder, model.decoder):
+            part.register_forward_pre_hook(check_deadline)
+        model.stops_at_deadline = True
+    return model
+
+
+class Lane:
+    """At most `slots` calls at once, in their callers' threads, the others waiting in order of arrival (each freed
+    slot goes to the longest waiting). `lane.run(fn, budget)` runs `fn()` once a slot is free, with a deadline
+    `budget` seconds after the call (waiting included): `Busy` if no slot freed within it, `DeadlineExceeded` from
+    inside the model if `fn` runs past it (`stop_at_deadline`)."""
+
+    def __init__(self, slots=1):
+        if slots < 1:
+            raise ValueError(f"slots must be at least 1, got {slots}")
+        self.slots = slots
+        self._lock = threading.Lock()
+        self._free = slots
+        self._waiting = deque()  # threading.Event per waiting caller, oldest first
+
+    @property
+    def waiting(self):
+        return len(self._waiting)
+
+    def _acquire(self, timeout):
+        with self._lock:
+            if self._free and not self._waiting:
+                self._free -= 1
+                return True
+            turn = threading.Event()
+            self._waiting.append(turn)
+        if turn.wait(max(timeout, 0)):
+            return True
+        with self._lock:
+            if turn.is_set():  # given the slot just as it stopped waiting
+                return True
+            self._waiting.remove(turn)
+            return False
+
+    def _release(self):
+        with self._lock:
+            if self._waiting:
+                self._waiting.popleft().set()  # the slot passes straight to the next in line
+            else:
+                self._free += 1
+
+    def run(self, fn, budget):
+        deadline = time.monotonic() + budget
+        if not self._acquire(budget):
+            raise Busy(f"waited {budget:g} s for a turn")
+        try:
+            with deadline_at(deadline):
+                return fn()
+        finally:
+            self._release()

@@ -1,11 +1,14 @@
-"""The web app as users and API clients meet it: `python app.py` in a subprocess, called with gradio_client."""
+"""The web app as users and API clients meet it: `python app.py` in a subprocess, its API called with gradio_client
+and plain HTTP, its page's own events as the browser calls them (through the queue, by number)."""
 
 import contextlib
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +35,7 @@ def connect(url):
 @dataclass
 class AppProcess:
     url: str
+    pid: int
     output: str = ""  # what it printed (stdout and stderr), once it has stopped
     returncode: int | None = None
 
@@ -45,7 +49,7 @@ def start_app(model_dir, timeout=180, **env):
            "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_ANALYTICS_ENABLED": "False", **env}
     proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
-    app = AppProcess(f"http://127.0.0.1:{port}/")
+    app = AppProcess(f"http://127.0.0.1:{port}/", proc.pid)
     try:
         deadline = time.time() + timeout
         while True:
@@ -68,13 +72,6 @@ def start_app(model_dir, timeout=180, **env):
         app.output, app.returncode = proc.stdout.read(), proc.returncode
 
 
-@contextlib.contextmanager
-def serve_app(model_dir, timeout=180):
-    """Run `python app.py` on a free port; yield its URL once it answers; stop it afterwards."""
-    with start_app(model_dir, timeout) as app:
-        yield app.url
-
-
 @pytest.fixture(scope="module")
 def translator(tiny_model_dir):
     """The library's translator as the app runs it, on the app's default MODEL_DEVICE in its default MODEL_DTYPE."""
@@ -85,9 +82,14 @@ def translator(tiny_model_dir):
 
 
 @pytest.fixture(scope="module")
-def app_url(tiny_model_dir):
-    with serve_app(tiny_model_dir) as url:
-        yield url
+def app(tiny_model_dir):
+    with start_app(tiny_model_dir) as app:
+        yield app
+
+
+@pytest.fixture(scope="module")
+def app_url(app):
+    return app.url
 
 
 @pytest.fixture(scope="module")
@@ -95,54 +97,98 @@ def client(app_url):
     return connect(app_url)
 
 
+API = {"/translate", "/inspect", "/sample", "/ablate"}
+
+
+def rest_call(url, name, body):
+    """(event, payload) of a REST call: POST /gradio_api/call/NAME with the raw JSON `body` (JSON as Python's json
+    module writes it, NaN and Infinity included), then its result stream: ("complete", outputs) or ("error", the
+    message); ("http", status, the answer) if the POST itself is refused."""
+    response = httpx.post(f"{url}gradio_api/call/{name}", content=body, timeout=120,
+                          headers={"content-type": "application/json"})
+    if response.status_code != 200:
+        return "http", response.status_code, response.json()
+    event_id = response.json()["event_id"]
+    lines = httpx.get(f"{url}gradio_api/call/{name}/{event_id}", timeout=120).text.splitlines()
+    event = next(line[6:].strip() for line in lines if line.startswith("event:") and "heartbeat" not in line)
+    payload = json.loads(next(line[5:] for line in lines if line.startswith("data:") and line[5:].strip() != "null"))
+    return event, payload if event == "complete" else payload["error"]
+
+
+def page_translation(url, text, *settings, session=None):
+    """What the page's own translate event answers (italian, status, chips), called as the browser calls it: by
+    number through the queue, in a session (`session`, else a new one)."""
+    config = httpx.get(url + "config", timeout=30).json()
+    fn_index = next(d["id"] for d in config["dependencies"] if d.get("api_name") == "page_translate")
+    session = session or uuid.uuid4().hex
+    body = {"data": [text, *(settings or ("greedy", 4, 1.0, 0, 0))], "fn_index": fn_index, "session_hash": session,
+            "event_data": None, "trigger_id": None}
+    httpx.post(f"{url}gradio_api/queue/join", json=body, timeout=30).raise_for_status()
+    with httpx.stream("GET", f"{url}gradio_api/queue/data", params={"session_hash": session}, timeout=120) as stream:
+        for line in stream.iter_lines():
+            message = json.loads(line[5:]) if line.startswith("data:") else {}
+            if message.get("msg") == "process_completed":
+                assert message["success"], message
+                return tuple(message["output"]["data"][:3])
+    pytest.fail("the page's translate event did not complete")
+
+
 def test_translates_like_the_library(client, translator):
-    italian, status, tokens = client.predict("I see the cat.", api_name="/translate")
-    assert italian == translator.translate("I see the cat.") == "io vedo il gatto."
-    assert "Translated in" in status and "greedy" in status
-    assert "▁cat" in tokens and "▁gatto" in tokens
+    assert client.predict("I see the cat.", api_name="/translate") == translator.translate("I see the cat.") == (
+        "io vedo il gatto.")
 
 
 def test_beam_search_option(client, translator):
-    italian, status, _ = client.predict("we love the dog.", "beam", 4, api_name="/translate")
-    assert italian == translator.translate("we love the dog.", beam=4)
-    assert "beam search (4 beams)" in status
+    assert client.predict("we love the dog.", "beam", 4, api_name="/translate") == translator.translate(
+        "we love the dog.", beam=4)
 
 
 @pytest.mark.parametrize("text", ["", "   \n\t "])
-def test_empty_input_gets_a_friendly_message(client, text):
-    italian, status, tokens = client.predict(text, api_name="/translate")
-    assert italian == "" and tokens == ""
-    assert "Type an English sentence" in status
+def test_empty_input_gets_an_empty_translation(client, app_url, text):
+    assert client.predict(text, api_name="/translate") == ""
+    italian, status, tokens = page_translation(app_url, text)
+    assert italian == "" and tokens == "" and "Type an English sentence" in status
 
 
-def test_html_input_comes_back_as_text(client, translator):
+def test_the_page_translates_as_before_and_the_api_answers_the_same(client, app_url, translator):
+    """The page's event (private: the browser calls it by number) still answers the translation, its status line and
+    token chips; the API's /translate answers the same translation for every setting."""
+    for text, settings in [("I see the cat.", ("greedy", 4, 1.0, 0, 0)), ("we love\nthe dog.", ("beam", 3, 1.0, 0, 0)),
+                           ("we love the dog.", ("sampling", 4, 1.5, 0, 7)), ("I see the cat. " * 40, ())]:
+        italian, status, tokens = page_translation(app_url, text, *settings)
+        assert client.predict(text, *settings, api_name="/translate") == italian
+        assert "Translated in" in status and "</span>" in tokens
+    _, status, tokens = page_translation(app_url, "I see the cat.", "beam", 2, 1.0, 0, 0)
+    assert "beam search (2 beams)" in status and "▁cat" in tokens and "▁gatto" in tokens
+
+
+def test_html_input_comes_back_as_text(client, app_url, translator):
     text = "<script>alert(1)</script> <b>the cat</b>"
-    italian, _, tokens = client.predict(text, api_name="/translate")
-    assert italian == translator.translate(text)
+    assert client.predict(text, api_name="/translate") == translator.translate(text)
+    _, _, tokens = page_translation(app_url, text)
     assert "<script" not in tokens and "<b>" not in tokens
     assert "&lt;" in tokens  # the "<" pieces are shown, escaped
 
 
-def test_long_input_is_truncated_with_a_note(client, translator):
+def test_long_input_is_truncated_with_a_note(client, app_url, translator):
     text = "I see the cat. " * 40  # far more than the tiny model's 63 source tokens
-    italian, status, _ = client.predict(text, api_name="/translate")
-    assert italian == translator.translate(text)
-    assert "only the beginning was translated" in status
-    assert str(translator.max_source_tokens) in status
+    assert client.predict(text, api_name="/translate") == translator.translate(text)
+    _, status, _ = page_translation(app_url, text)
+    assert "only the beginning was translated" in status and str(translator.max_source_tokens) in status
+    answer = client.predict(text, api_name="/inspect")
+    assert answer["input"]["truncated"] and answer["translation"] == translator.translate(text)
 
 
 @pytest.mark.parametrize("text", ["Ça va? naïve café ☕ 😀", "日本語のテキスト",
                                   "I see\u00a0the cat.\u200b"])
 def test_any_unicode_works(client, translator, text):
-    italian, status, _ = client.predict(text, api_name="/translate")
-    assert italian == translator.translate(text)
-    assert "Translated in" in status
+    assert client.predict(text, api_name="/translate") == translator.translate(text)
 
 
-def test_input_the_model_cannot_read_is_warned_of_next_to_the_translation(client):
-    _, status, _ = client.predict("😀😀 日本語", api_name="/translate")
+def test_input_the_model_cannot_read_is_warned_of_next_to_the_translation(app_url):
+    _, status, _ = page_translation(app_url, "😀😀 日本語")
     assert "Translated in" in status and "Warning:" in status and "never learnt" in status
-    _, status, _ = client.predict("I see the cat.", api_name="/translate")
+    _, status, _ = page_translation(app_url, "I see the cat.")
     assert "⚠️" not in status
 
 
@@ -154,15 +200,100 @@ def test_sixteen_clients_at_once_get_what_single_calls_get(app_url, translator):
     clients = [connect(app_url) for _ in requests]
 
     def call(i):
-        return clients[i].predict(*requests[i], api_name="/translate")[:2]
+        return clients[i].predict(*requests[i], api_name="/translate")
 
     with ThreadPoolExecutor(max_workers=16) as pool:
         together = list(pool.map(call, range(16)))
     alone = [call(i) for i in range(16)]  # one at a time: nothing to decode them with
-    assert [italian for italian, _ in together] == [italian for italian, _ in alone]
-    assert [italian for italian, _ in alone] == [translator.translate(text, beam=2 if decoding == "beam" else 1)
-                                                 for text, decoding, _ in requests]
-    assert all("Translated in" in status for _, status in together)
+    assert together == alone == [translator.translate(text, beam=2 if decoding == "beam" else 1)
+                                 for text, decoding, _ in requests]
+
+
+def test_only_the_api_is_public(client, app_url):
+    """gradio_client lists the API's four endpoints and nothing of the page; the page's events answer no call by
+    name (api_visibility="private" alone would leave /gradio_api/call/NAME open)."""
+    described = client.view_api(print_info=False, return_format="dict")
+    assert set(described["named_endpoints"]) == API and not described["unnamed_endpoints"]
+    config = httpx.get(app_url + "config", timeout=30).json()
+    page_events = {d["api_name"] for d in config["dependencies"]} - {name[1:] for name in API}
+    assert {"page_translate", "switch_heads_off", "attribution_view", "curves"} <= page_events
+    for name in page_events:
+        for route in (f"call/{name}", f"call/v2/{name}", f"run/{name}"):
+            response = httpx.post(f"{app_url}gradio_api/{route}", json={"data": [[0] * 20_000]}, timeout=30)
+            assert response.status_code == 404, (route, response.text)
+    assert "the API has ablate, inspect, sample, translate" in response.json()["error"]
+
+
+TEXT = '"I see the cat."'
+REST_ERRORS = [
+    ("sample", f"[{TEXT}, 1e39, 0, 0]", "temperature must be a number in 0.01..100, got 1e+39"),
+    ("sample", f"[{TEXT}, 1e-46, 0, 0]", "temperature must be a number in 0.01..100, got 1e-46"),
+    ("sample", f"[{TEXT}, 1.0, Infinity, 0]", "top_k must be a whole number in 0.."),
+    ("sample", f"[{TEXT}, 1.0, 0, Infinity]", "seed must be a whole number in 0..9223372036854775807, got inf"),
+    ("ablate", f"[{TEXT}, null, 1]", "heads must be a list of head names"),
+    ("ablate", f"[{TEXT}, 5, 1]", "heads must be a list of head names"),
+    ("ablate", "[5, [], 1]", "text must be a string, got int 5"),
+    ("ablate", '[["a"], [], 1]', "text must be a string, got list"),
+    ("ablate", "[{}, [], 1]", "text must be a string, got dict"),
+    ("ablate", f"[{TEXT}, [], 50]", "beam must be a whole number in 1..8, got 50"),
+    ("translate", f'[{TEXT}, "sampling", 4, 1.0, 0, NaN]', "seed must be a whole number in 0..9223372036854775807, "
+                                                           "got nan"),
+    ("translate", f'[{TEXT}, "beam", Infinity, 1.0, 0, 0]', "beam must be a whole number in 1..8, got inf"),
+    ("inspect", f'[{TEXT}, "greedy", 4, 1.0, 0, 0, 1000]', "candidates must be a whole number in 1..100, got 1000"),
+]
+
+
+@pytest.mark.parametrize("name, data, message", REST_ERRORS)
+def test_every_error_says_what_is_wrong(app_url, name, data, message):
+    event, error = rest_call(app_url, name, f'{{"data": {data}}}')
+    assert event == "error" and message in error
+
+
+def test_rest_calls_read_what_json_allows(app_url, translator):
+    """A lone UTF-16 surrogate (JSON's "\\ud800", which gradio_client cannot even send) is read as the library reads
+    it; a call that leaves arguments out is told which it needs, and /call/v2 takes them by name."""
+    assert rest_call(app_url, "ablate", '{"data": ["I see \\ud800 the cat.", [], 1]}') == (
+        "complete", [translator.translate("I see \ud800 the cat.")])
+    assert rest_call(app_url, "translate", '{"data": ["I see the cat."]}') == ("http", 422, {"error": (
+        "/translate takes 6 arguments, in order: text, decoding, beam, temperature, top_k, seed; got 1. Send them "
+        "all, or name those you send in a call to /gradio_api/call/v2/translate (the others take their defaults).")})
+    response = httpx.post(f"{app_url}gradio_api/call/v2/translate", json={"text": "I see the cat."}, timeout=30)
+    event_id = response.json()["event_id"]
+    assert translator.translate("I see the cat.") in httpx.get(f"{app_url}gradio_api/call/translate/{event_id}",
+                                                                timeout=120).text
+
+
+def test_inspect_answers_json(client, translator):
+    answer = client.predict("we love the dog.", "greedy", 4, 1.0, 0, 0, 3, api_name="/inspect")
+    assert answer["translation"] == translator.translate("we love the dog.")
+    assert answer["target_tokens"][0] == "<s>" and answer["source_tokens"][-1] == "</s>"
+    cross = answer["attention"]["cross"]  # layers x heads x target x source
+    assert (len(cross[0][0]), len(cross[0][0][0])) == (len(answer["target_tokens"]), len(answer["source_tokens"]))
+    assert all(len(step) <= 3 for step in answer["candidates"])
+
+
+def test_sessions_cost_the_server_little_memory(app):
+    """300 page sessions, each keeping its translation, and 300 API calls (each a session of its own) grow the
+    server by at most 30 MB (the goal: 50 MB for 500 of each). Gradio alone kept 200 kB per session (the whole
+    page's configuration, for deep links) and never forgot one."""
+    english = [en for en, _ in toy_pairs()]
+    for text in english[:20]:
+        page_translation(app.url, text)
+    before = rss_mb(app.pid)
+    with httpx.Client() as http:
+        for i in range(300):
+            page_translation(app.url, english[i % len(english)])
+            text = english[-1 - i % len(english)]
+            event_id = http.post(f"{app.url}gradio_api/call/translate", json={"data": [text, "greedy", 4, 1.0, 0, 0]},
+                                 timeout=30).json()["event_id"]
+            assert "complete" in http.get(f"{app.url}gradio_api/call/translate/{event_id}", timeout=120).text
+    time.sleep(1)
+    assert rss_mb(app.pid) - before <= 30
+
+
+def rss_mb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
 
 
 FAKE_SPACES = '''
@@ -189,8 +320,9 @@ def test_on_a_space_with_the_model_in_a_hub_repo(tiny_model_dir, translator, tmp
     env = dict(PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]), HF_HUB_OFFLINE="1",
                HF_HOME=str(tmp_path / "home"), HF_HUB_CACHE=str(cache))
     with start_app("someone/tiny-en-it", **env) as app:
-        italian, status, _ = connect(app.url).predict("we love the dog.", api_name="/translate")
-        assert italian == translator.translate("we love the dog.") and "Translated in" in status
+        assert connect(app.url).predict("we love the dog.", api_name="/translate") == translator.translate(
+            "we love the dog.")
+        assert "Translated in" in page_translation(app.url, "we love the dog.")[1]
         assert "Training curve" in httpx.get(app.url + "config", timeout=10).text  # the model's own loss curve
     assert "spaces.GPU ran run" in app.output
 
@@ -212,9 +344,7 @@ def test_sampling_through_translate_and_its_own_endpoint(client, translator):
     from transformer import Sampling
 
     expected = translator.translate("we love the dog.", sampling=Sampling(1.5, 0, 7))
-    italian, status, _ = client.predict("we love the dog.", "sampling", 4, 1.5, 0, 7, api_name="/translate")
-    assert italian == expected
-    assert "sampling (temperature 1.5, seed 7)" in status
+    assert client.predict("we love the dog.", "sampling", 4, 1.5, 0, 7, api_name="/translate") == expected
     assert client.predict("we love the dog.", 1.5, 0, 7, api_name="/sample") == expected
     assert client.predict("we love the dog.", api_name="/sample") == translator.translate(
         "we love the dog.", sampling=Sampling())
@@ -230,7 +360,7 @@ def test_ablate_endpoint_switches_heads_off(client, translator):
     assert client.predict("I see the cat.", heads, api_name="/ablate") == off.translate("I see the cat.")
     assert client.predict("I see the cat.", heads, 3, api_name="/ablate") == off.translate("I see the cat.", beam=3)
     assert client.predict("I see the cat.", [], api_name="/ablate") == translator.translate("I see the cat.")
-    with pytest.raises(gradio_client.exceptions.AppError, match="beam width must be in 1..8"):
+    with pytest.raises(gradio_client.exceptions.AppError, match="beam must be a whole number in 1..8, got 50"):
         client.predict("I see the cat.", heads, 50, api_name="/ablate")
     with pytest.raises(gradio_client.exceptions.AppError, match="is not a head"):
         client.predict("I see the cat.", ["cross layer 1"], api_name="/ablate")

@@ -16,7 +16,7 @@ from PIL import Image
 
 from web_helpers import (inspection_in_each_precision, plotted_ticks, served_translator,  # noqa: F401
                          translator_in_each_precision)
-from webapp.attention_kinds import ATTENTION_KINDS, attention_maps
+from webapp.attention_kinds import ATTENTION_KINDS, NumberRadio, attention_maps, chosen_layer, clamp_layer_js
 from webapp.downloads import Downloads
 from webapp.tabs import attention
 from webapp.tokens import output_tokens
@@ -106,8 +106,10 @@ def test_interactive_labels_are_escaped_and_rows_can_be_the_produced_tokens(insp
 def test_interactive_head_grid_and_lines(inspection, translator):
     n_heads = translator.model.cfg.n_heads
     grid = attention.attention_plot(inspection, "encoder", 0, "all")
-    assert len(grid.data) == n_heads and [a.text for a in grid.layout.annotations][:n_heads] == [
-        f"head {h + 1}" for h in range(n_heads)]
+    assert len(grid.data) == n_heads and [a.text for a in grid.layout.annotations] == [
+        f"head {h + 1}" for h in range(n_heads)]  # nothing else: no caption under the grid, over head 1's labels
+    assert grid.layout.title.text.endswith(
+        "<br><sup>Query: English source token (rows) · Key: English source token (columns)</sup>")
     lines = attention.attention_plot(inspection, "cross", 0, "all", style="lines")
     *links, queries, keys = lines.data
     assert [html.unescape(t) for t in queries.text] == inspection.target_tokens
@@ -149,6 +151,7 @@ def test_view_follows_the_controls_and_offers_the_kinds_layers(served, inspectio
     last = served.layers("encoder")
     radio, plot, overview = attention.view(served, inspection, "encoder", last + 2, "2", "input", "lines")
     assert [value for _, value in radio.choices] == list(range(1, last + 1))
+    assert radio.value == last  # the radio moves to the layer drawn
     assert plot.layout.title.text.startswith(f"Encoder self-attention · layer {last} · head 2")
     assert overview.layout.title.text.startswith("Encoder self-attention: all layers × heads")
     assert len(overview.layout.shapes) == 1  # head 2 of the last layer outlined
@@ -171,5 +174,20 @@ def test_download_files_are_the_shown_figure_and_the_kinds_weights(inspection):
 
 
 def test_clamp_layer_js_names_each_kinds_depth():
-    assert attention.clamp_layer_js({"encoder": 2, "cross": 3}) == \
-        '(kind, layer) => Math.min(layer, {"encoder": 2, "cross": 3}[kind])'
+    assert clamp_layer_js({"encoder": 2, "cross": 3}) == \
+        '(kind, layer) => { const n = {"encoder": 2, "cross": 3}[kind]; return Math.min(layer || n, n); }'
+
+
+def test_a_layer_the_kind_lacks_is_clamped_never_refused(served):
+    """The layer radio takes any layer sent (a click landing while its choices change); the kind's nearest layer is
+    drawn and the radio set to it, while a valid layer leaves the radio's value alone (a click made meanwhile stays)."""
+    radio = NumberRadio([1, 2, 3], value=1)
+    assert radio.preprocess(4) == 4 and radio.preprocess("2") == 2 and radio.preprocess(None) is None
+    n = served.layers("decoder")
+    shown, update = chosen_layer(served, "decoder", n + 1)
+    assert shown == n - 1 and update.value == n and [v for _, v in update.choices] == list(range(1, n + 1))
+    shown, update = chosen_layer(served, "decoder", None)  # no layer chosen: the last
+    assert shown == n - 1 and update.value == n
+    shown, update = chosen_layer(served, "decoder", 1)
+    assert shown == 0 and update.value is None
+    assert NumberRadio.get_block_name(radio) == "radio"  # drawn by the browser as a gr.Radio

@@ -1,5 +1,6 @@
-"""Decoding concurrent requests together (serving/batching.py): who goes in which batch, errors, and answers
-identical to one-by-one inspections."""
+"""Sharing the model among concurrent requests (serving/batching.py): who goes in which batch, errors, answers
+identical to one-by-one translations and inspections; heavy work one at a time in order of arrival, within a budget
+that stops a model run between two steps."""
 
 import threading
 import time
@@ -9,8 +10,10 @@ import numpy as np
 import pytest
 
 from helpers import toy_pairs
-from serving.batching import Batcher, batched_inspect
+from serving.batching import (Batcher, Busy, DeadlineExceeded, Lane, batched_decoder, batched_inspect,
+                              deadline_at, stop_at_deadline)
 from interpretability import inspect
+from transformer import Sampling
 
 
 def wait_until(condition, timeout=10):
@@ -97,3 +100,65 @@ def test_batched_inspections_equal_one_by_one_inspections(translator):
         assert got.translation == alone.translation == translator.translate(text, beam=beam)
         assert got.target_tokens == alone.target_tokens and got.source_tokens == alone.source_tokens
         np.testing.assert_allclose(got.cross_attention, alone.cross_attention, atol=1e-6)
+
+
+SAMPLED = [None, Sampling(1.5, 0, 7), None]
+
+
+def test_translations_and_inspections_share_batches(translator):
+    """The API's lean requests (the translation only) and the page's (with the inspection), greedy and sampled, go
+    into the same batches; each gets what it would alone."""
+    sentences = [en for en, _ in toy_pairs()[:12]]
+    batches = []
+
+    def counted(run):
+        def run_and_count(items):
+            batches.append(len(items))
+            if len(batches) == 1:
+                time.sleep(0.5)
+            return run(items)
+
+        return run_and_count
+
+    batcher = batched_decoder(translator, max_size=16, wrap=counted)
+    with ThreadPoolExecutor(12) as pool:
+        answers = list(pool.map(lambda i: batcher((sentences[i], 1, SAMPLED[i % 3], i % 2 == 0)), range(12)))
+    assert max(batches) > 1
+    for i, (text, answer) in enumerate(zip(sentences, answers)):
+        alone = translator.translate(text, sampling=SAMPLED[i % 3])
+        if i % 2:
+            assert answer == alone
+        else:
+            assert answer.translation == alone == inspect(translator, text, sampling=SAMPLED[i % 3]).translation
+            assert answer.sampling == SAMPLED[i % 3]
+
+
+def test_a_deadline_stops_a_model_run_between_steps(translator):
+    stop_at_deadline(translator.model)
+    stop_at_deadline(translator.model)  # once is enough: the same hooks, not two of each
+    assert len(translator.model.decoder._forward_pre_hooks) == 1
+    with deadline_at(time.monotonic() - 1), pytest.raises(DeadlineExceeded):
+        translator.translate("I see the cat.", beam=2)
+    with deadline_at(time.monotonic() + 60):
+        assert translator.translate("I see the cat.", beam=2) == translator.translate("I see the cat.", beam=2)
+    batcher, expected = Batcher(lambda items: [translator.translate(item) for item in items]), translator.translate(
+        "I see the cat.")
+    with deadline_at(time.monotonic() - 1):  # a batch serves others: its thread's deadline is not theirs
+        assert batcher("I see the cat.") == expected
+
+
+def test_heavy_work_takes_turns_in_order_of_arrival_within_the_budget():
+    lane, order, release = Lane(1), [], threading.Event()
+    threads = [threading.Thread(target=lane.run, args=(lambda: release.wait(5), 10))]
+    threads[0].start()
+    time.sleep(0.05)
+    for i in range(4):
+        threads.append(threading.Thread(target=lane.run, args=(lambda i=i: order.append(i), 10)))
+        threads[-1].start()
+        time.sleep(0.05)  # arrived in this order
+    with pytest.raises(Busy, match="waited 0.1 s for a turn"):  # the one running and four waiting: no turn
+        lane.run(lambda: None, 0.1)
+    release.set()
+    for thread in threads:
+        thread.join(5)
+    assert order == [0, 1, 2, 3] and lane.waiting == 0

@@ -230,15 +230,26 @@ def test_switching_every_head_off_is_reported_as_marked(translator, inspection):
 
 
 def test_switch_heads_off_translates_both_ways(served, translator):
-    page, off = heads.switch_heads_off(served, SENTENCE, "greedy", 4, 1.0, 0, 0, [], [], ["cross L1 H1"])
+    page, off, steps_column = heads.switch_heads_off(served, SENTENCE, "greedy", 4, 1.0, 0, 0, [], [], ["cross L1 H1"])
     assert off.translation == ablated(translator, [("cross", 0, 0)]).translate(SENTENCE)
     assert "Heads switched off:</b> cross L1 H1." in page and f"<b>Normal:</b> {translator.translate(SENTENCE)}" in page
-    assert heads.switch_heads_off(served, "  ", "greedy", 4, 1.0, 0, 0, [], [], [])[1] is None
+    assert steps_column.visible  # the new run's steps shown
+    _, off, steps_column = heads.switch_heads_off(served, "  ", "greedy", 4, 1.0, 0, 0, [], [], [])
+    assert off is None and not steps_column.visible
+    page, _, _ = heads.switch_heads_off(served, "I see\nthe cat.", "greedy", 4, 1.0, 0, 0, [], [], [])
+    assert f"<b>Normal:</b> {translator.translate(SENTENCE)}" in page  # its lines read as one, as the box reads them
+
+
+def test_a_new_translation_clears_the_switch_off_result():
+    """Before any switch-off, and after a new translation, a sentence says what to do; no result, no steps."""
+    message, off, steps_column = heads.cleared()
+    assert off is None and not steps_column.visible
+    words = " ".join(plain(message).split())
+    assert "Tick one or more heads above" in words and "Translate with these heads switched off" in words
 
 
 def test_a_head_the_model_lacks_is_refused_in_words(served):
     with pytest.raises(gr.Error, match="its cross heads are L1..L1 H1..H2"):
         heads.chosen_heads(served, ["cross L1 H9"])
     with pytest.raises(gr.Error, match="is not a head"):
-        heads.ablate(served, SENTENCE, ["cross layer 1"])
-    assert heads.ablate(served, "", ["cross L1 H1"]) == ""
+        heads.chosen_heads(served, ["cross layer 1"])

@@ -46,15 +46,33 @@ def test_score_plot_labels_are_the_keys_and_hidden_keys_weigh_nothing(decoder_he
     assert [plain(t) for t in fig.layout.yaxis.ticktext] == d.key_tokens
     assert "&lt;s&gt;" in fig.layout.yaxis.ticktext[0]  # escaped: plotly would read `<s>` as strike-through
     score_bars, scaled_bars, weight_bars = [t for t in fig.data if t.type == "bar"]
-    (mask_text,) = [t for t in fig.data if t.type == "scatter"]
+    score_numbers, scaled_numbers, mask_text, weight_numbers = sorted(
+        [t for t in fig.data if t.type == "scatter"], key=lambda t: t.xaxis)  # x, x2, x3, x4: left to right
     assert np.allclose(score_bars.x, d.scores) and np.allclose(scaled_bars.x, d.scaled)
     assert np.allclose(weight_bars.x, d.weights) and all(weight_bars.x[j] == 0 for j in np.flatnonzero(d.masked))
     hidden = [colour == inside_head.HIDDEN for colour in weight_bars.marker.color]
     assert hidden == d.masked.tolist()
     assert list(mask_text.text) == ["−∞" if m else "0" for m in d.masked]
+    for numbers, values in [(score_numbers, d.scores), (scaled_numbers, d.scaled), (weight_numbers, d.weights)]:
+        assert [float(t) for t in numbers.text] == pytest.approx(values, abs=0.006)
     top = int(np.argmax(d.weights))
     assert weight_bars.marker.color[top] == ORANGE
     assert f"weight {d.weights[top]:.3f}" in weight_bars.hovertext[top]  # hovering a row tells its whole chain
+
+
+def test_score_plot_keeps_each_number_inside_its_own_panel(decoder_head):
+    """Each number is written right of its bar's end (of zero, for a negative bar), with a third of its panel kept
+    free for it: a negative score never runs into the token labels, a long bar never into the next panel. The titles
+    are two short lines, which stay apart even on a phone."""
+    fig = inside_head.score_plot(decoder_head)
+    for numbers in [t for t in fig.data if t.type == "scatter" and t.xaxis != "x3"]:
+        axis = fig.layout["xaxis" + numbers.xaxis[1:]]
+        low, high = axis.range
+        x = np.asarray(numbers.x, dtype=float)
+        assert numbers.textposition == "middle right" and np.all(x >= 0) and np.all(x >= low)
+        assert np.all((high - x) / (high - low) >= 0.35)  # room for " -21.89" right of every number
+    titles = [a.text for a in fig.layout.annotations]
+    assert len(titles) == 4 and all(len(line) <= 16 for t in titles for line in t.split("<br>"))
 
 
 def test_vectors_plot_shows_q_k_and_v(translator, inspection):

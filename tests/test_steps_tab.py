@@ -79,6 +79,21 @@ def test_step_view_draws_a_step_and_the_beam_under_beam_search_only(translator, 
     assert steps.reset_step(inspection).maximum == max(last, 2) and steps.reset_step(None).maximum == 2
 
 
+def test_a_new_sentence_resets_the_slider_and_draws_its_first_step(translator, inspection):
+    """A translation sets the step slider's value and maximum together and draws step 1 of the new sentence, in one
+    answer; a step value of the sentence before (6 of a longer one) is clamped, never refused with an error."""
+    short = inspect(translator, "we eat.")
+    slider, chips, candidates, attention, beam = steps.new_sentence(short)
+    assert (slider.value, slider.maximum) == (1, max(decoding_steps(short), 2))
+    assert candidates.layout.title.text.startswith("Step 1:") and 'step 1</span>' in chips
+    assert steps.new_sentence(None)[1:4] == ("", None, None)
+    step_slider = steps.StepSlider(1, 4, value=1, step=1)
+    assert step_slider.preprocess(6) == 6 and step_slider.preprocess(None) == 1  # no "greater than maximum" error
+    assert steps.StepSlider.get_block_name(step_slider) == "slider"  # drawn by the browser as a gr.Slider
+    _, candidates, _, _ = steps.step_view(short, decoding_steps(short) + 3)  # a step of a longer sentence
+    assert candidates.layout.title.text.startswith(f"Step {decoding_steps(short)}:")  # the new sentence's last
+
+
 def test_move_step_js_stays_within_the_slider():
     script = steps.move_step_js("step", -1)
     assert script == ("(step) => { const r = document.querySelector('#step input[type=range]'); "

@@ -52,11 +52,35 @@ def test_decoding_settings_refuse_what_the_page_does_not_offer():
         translation.decoding_settings("sampling", 1, "hot", 0, 0)
 
 
-def test_decoding_controls_are_active_for_their_decoding_only():
-    beam, temperature, top_k, seed = translation.decoding_controls_for("sampling")
-    assert not beam.interactive and temperature.interactive and top_k.interactive and seed.interactive
-    beam, temperature, top_k, seed = translation.decoding_controls_for("beam")
-    assert beam.interactive and not (temperature.interactive or top_k.interactive or seed.interactive)
+def test_decoding_controls_are_active_and_shown_for_their_decoding_only():
+    """The accordion's title names the decoding; a control of another decoding is hidden and inactive."""
+    for decoding, name in [("sampling", "Sampling"), ("beam", "Beam search"), ("greedy", "Greedy")]:
+        settings, beam, temperature, top_k, seed = translation.decoding_controls_for(decoding)
+        assert settings.label.startswith(f"Decoding: {name} (")
+        assert beam.interactive == beam.visible == (decoding == "beam")
+        for control in (temperature, top_k, seed):
+            assert control.interactive == control.visible == (decoding == "sampling")
+
+
+def test_line_breaks_are_read_as_spaces_and_said():
+    """Shift+Enter's line breaks reach the model as spaces (never as the byte token <0x0A>), and the status line says
+    the lines were joined."""
+    from interpretability import InputReport
+
+    assert translation.one_line("Hello there.\nHow are you?") == ("Hello there. How are you?", 2)
+    assert translation.one_line("  a \r\n\n b\u2028c\n") == ("a b c", 3)
+    assert translation.one_line("I see the cat.") == ("I see the cat.", 1)  # untouched
+    assert translation.one_line("I see the cat.\n") == ("I see the cat.", 1)
+    status = translation.translation_status(0.5, "greedy", InputReport(8, 0, False, False), 3, 127, joined_lines=2)
+    assert "your 2 lines were joined into one text (each line break read as a space)" in status
+    assert "joined" not in translation.translation_status(0.5, "greedy", InputReport(8, 0, False, False), 3, 127)
+
+
+def test_a_text_of_two_lines_is_translated_as_one(served, translator):
+    italian, status, chips_html, inspection = translation.translate(served, "I see\nthe cat.", "greedy", 2, 1.0, 0, 0)
+    assert italian == translator.translate("I see the cat.") and "2 lines were joined" in status
+    assert not any("0x0A" in token for token in inspection.source_tokens)
+    assert "never learnt" not in status  # no warning blaming characters the model lacks
 
 
 def test_translate_gives_the_text_status_chips_and_inspection(served, translator):
@@ -64,8 +88,6 @@ def test_translate_gives_the_text_status_chips_and_inspection(served, translator
     assert italian == translator.translate("I see the cat.", beam=2) == inspection.translation
     assert "beam search (2 beams)" in status and "▁cat" in chips_html and inspection.beam_trace is not None
     assert translation.translate(served, " ", "greedy", 2, 1.0, 0, 0) == ("", texts.EMPTY_MESSAGE, "", None)
-    assert translation.sample(served, "I see the cat.", 1.5, 0, 7) == translator.translate(
-        "I see the cat.", sampling=Sampling(1.5, 0, 7))
 
 
 def test_output_tokens_end_the_sentence(translator):
@@ -164,3 +186,11 @@ def test_page_script_relies_on_the_pages_own_ids():
     for elem_id in ["attention-heatmap", "attention-overview", "head-diagnostics", "head-importance", "tab-attention"]:
         assert f'"{elem_id}"' in script
     assert script.startswith("() => {") and script.rstrip().endswith("}")
+
+
+def test_page_css_sets_a_focus_ring_and_a_grid_for_every_head_count():
+    from webapp.style import CSS, MAX_HEADS
+
+    assert ":focus-visible" in CSS
+    for n in range(1, MAX_HEADS + 1):
+        assert f".head-grid.heads-{n} .wrap {{ grid-template-columns: repeat({n}, max-content); }}" in CSS

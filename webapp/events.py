@@ -1,10 +1,19 @@
-"""How the page's events run: the options of the events that redraw a view, and the tabs drawn only while in view
+"""How the page's events run: the options of the events that redraw a view, the tabs drawn only while in view
 (those that cost the server a model pass or a large figure), each drawn when opened and after each translation while
-it is open."""
+it is open; and what of them the outside world reaches: the page's events are private (`make_private`), their
+inputs checked beyond what Gradio checks (`check_inputs`), and no named route but the API's answers
+(`PublicRoutesOnly`)."""
 
+import functools
+import inspect
+import json
+import math
+import numbers
+import re
 from contextlib import contextmanager
 
 import gradio as gr
+from starlette.responses import JSONResponse
 
 # A view's events: not in the API, no spinner, and always run for the latest values (a click during a run queues one
 # more run, which reads the controls when it starts), so what is shown matches the controls however fast they change.
@@ -43,3 +52,154 @@ def when_visible(tab_id, fn):
         return fn(*args) if active_tab == tab_id else gr.skip()
 
     return run
+
+
+# --- What the outside world reaches ----------------------------------------------------------------------------------
+
+
+def make_private(demo, reserved=()):
+    """Every event registered on `demo` so far private (not in the API, nor callable by name: `PublicRoutesOnly`),
+    whatever its module said, and none named as an endpoint of `reserved` (the API's names: the page's own translate
+    event becomes "page_translate"). Call it once the page is built, before the API's endpoints are added. Returns
+    the events it made private that were not already."""
+    names = {fn.api_name for fn in demo.fns.values()}
+    changed = []
+    for fn in demo.fns.values():
+        if fn.api_visibility != "private":
+            changed.append(fn.api_name)
+            fn.api_visibility = "private"
+        if fn.api_name in reserved:
+            name = f"page_{fn.api_name}"
+            while name in names:
+                name += "_"
+            names.add(name)
+            fn.api_name = name
+    return changed
+
+
+def check_inputs(demo):
+    """Each private event of `demo` refuses what its page never sends, before its handler runs: a number that is not
+    finite (Gradio's bounds let NaN through), and a list of choices naming one twice (Gradio checks that each is a
+    choice, not how many: 20,000 copies of one dimension cost 14 s of CPU to draw). Returns how many it guards."""
+    guarded = 0
+    for fn in demo.fns.values():
+        checks = [_check_for(component) for component in fn.inputs]
+        if fn.fn is None or fn.api_visibility == "public" or not any(checks) or _has_special_arguments(fn.fn):
+            continue
+        fn.fn = _checked(fn.fn, checks)
+        guarded += 1
+    return guarded
+
+
+def _check_for(component):
+    label = getattr(component, "label", None) or getattr(component, "elem_id", None) or type(component).__name__
+    if isinstance(component, (gr.Number, gr.Slider)):
+        return functools.partial(_finite, label)
+    if isinstance(component, gr.CheckboxGroup) or (isinstance(component, gr.Dropdown) and component.multiselect):
+        return functools.partial(_each_once, label)
+    return None
+
+
+def _finite(label, value):
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and not math.isfinite(value):
+        raise gr.Error(f"{label}: must be a finite number, got {value!r}")
+
+
+def _each_once(label, value):
+    if isinstance(value, (list, tuple)) and len(set(map(repr, value))) != len(value):
+        raise gr.Error(f"{label}: each choice at most once, got {len(value)} with repeats")
+
+
+def _has_special_arguments(fn):
+    """Whether Gradio fills some argument of `fn` itself (a gr.Request, event data, progress): then the inputs do
+    not line up with the arguments one to one, and `_checked` would check the wrong ones."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    special = (gr.Request, gr.EventData, gr.Progress)
+    return any(isinstance(p.default, gr.Progress)
+               or (isinstance(p.annotation, type) and issubclass(p.annotation, special))
+               or (isinstance(p.annotation, str) and re.search(r"Request|Data|Progress", p.annotation))
+               for p in parameters)
+
+
+def _checked(fn, checks):
+    @functools.wraps(fn)  # Gradio reads the signature: __wrapped__ keeps it
+    def checked(*args):
+        for check, value in zip(checks, args):
+            if check is not None:
+                check(value)
+        return fn(*args)
+
+    return checked
+
+
+class PublicRoutesOnly:
+    """ASGI middleware: the routes that call an event by name (POST /gradio_api/call/NAME, call/v2/NAME, run/NAME,
+    api/NAME) answer for the public endpoints of `blocks` only, 404 otherwise. Gradio's api_visibility="private"
+    hides an event from the API's description and from gradio_client, but these routes call it all the same; the
+    page calls its events through the queue (/gradio_api/queue/join), by number, which this leaves alone. A call
+    to /gradio_api/call/NAME that leaves arguments out (Gradio would answer a bare "error") is told which it needs."""
+
+    ROUTE = re.compile(r"/gradio_api/(call/v2|call|run|api)/([^/]+)/?$")
+
+    def __init__(self, app, blocks):
+        self.app, self.blocks = app, blocks
+
+    def public(self):
+        """{name: the event} of the public endpoints."""
+        return {fn.api_name: fn for fn in self.blocks.fns.values() if fn.api_visibility == "public" and fn.fn}
+
+    async def __call__(self, scope, receive, send):
+        route = scope["type"] == "http" and scope["method"] == "POST" and self.ROUTE.search(scope["path"])
+        if not route:
+            return await self.app(scope, receive, send)
+        kind, name = route.groups()
+        public = self.public()
+        if name not in public:
+            return await _answer(scope, receive, send, 404, f"no endpoint named {name!r}: the API has "
+                                                            f"{', '.join(sorted(public))}")
+        if kind != "call":
+            return await self.app(scope, receive, send)
+        body, receive = await _read_body(receive)
+        try:
+            data = json.loads(body)["data"]
+        except (ValueError, TypeError, KeyError):
+            data = None
+        given = len(data) if isinstance(data, list) else None  # else Gradio says what is wrong with it
+        names = public[name].input_parameter_names or [f"argument {i + 1}" for i in range(len(public[name].inputs))]
+        if given is not None and given < len(names):
+            return await _answer(scope, receive, send, 422, (
+                f"/{name} takes {len(names)} arguments, in order: {', '.join(names)}; got {given}. Send them all, or "
+                f"name those you send in a call to /gradio_api/call/v2/{name} (the others take their defaults)."))
+        await self.app(scope, receive, send)
+
+
+async def _answer(scope, receive, send, status, error):
+    await JSONResponse({"error": error}, status_code=status)(scope, receive, send)
+
+
+async def _read_body(receive):
+    """(the request's body, a `receive` that gives it again, then whatever comes next)."""
+    chunks, more = [], True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"", lambda: _return(message)
+        chunks.append(message.get("body", b""))
+        more = message.get("more_body", False)
+    body, replayed = b"".join(chunks), False
+
+    async def again():
+        nonlocal replayed
+        if replayed:
+            return await receive()
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return body, again
+
+
+async def _return(message):
+    return message

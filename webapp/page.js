@@ -2,10 +2,22 @@
   // The plotly views answer the mouse in the browser, without a round trip. Each tab's script (webapp/tabs/*.js)
   // registers what its plots do with `page.plot(elem_id, handlers)`; this hooks them on every plot as it is drawn.
   const plots = [];  // [elem_id, {click, hover, unhover, redrawn}]
+  // Gradio's public structure: a gr.Radio is native <input type="radio"> elements whose value is their choice's.
+  const radio = (id, value) => document.querySelector(`#${id} input[type="radio"][value="${value}"]`);
   const page = {
     plot: (id, handlers) => plots.push([id, handlers]),
-    // Gradio's public structure: a gr.Radio is native <input type="radio"> elements whose value is their choice's.
-    clickRadio: (id, value) => document.querySelector(`#${id} input[type="radio"][value="${value}"]`)?.click(),
+    // Click a radio's choice; with `waitMs`, wait that long at most for the choice to appear (a radio whose choices
+    // follow another control gets them from the server). Resolves to whether it was clicked.
+    clickRadio: (id, value, waitMs = 0) => new Promise((resolve) => {
+      const start = Date.now();
+      const attempt = () => {
+        const input = radio(id, value);
+        if (input) { input.click(); resolve(true); return; }
+        if (Date.now() - start >= waitMs) { resolve(false); return; }
+        setTimeout(attempt, 50);
+      };
+      attempt();
+    }),
     // Gradio names a tab's button after the tab's elem_id, plus "-button" (documented in gr.Tab).
     openTab: (id) => document.getElementById(`${id}-button`)?.click(),
   };
@@ -25,5 +37,45 @@
       redrawn?.(gd);
     }
   };
-  new MutationObserver(hook).observe(document.body, {childList: true, subtree: true});
+
+  // The keyboard: each group of choices is one Tab stop, the arrow keys move within it (WAI-ARIA's radio group and
+  // tabs patterns). Gradio gives every radio of a group its own name, so the browser makes each one a Tab stop of its
+  // own (37 presses from the text box to the heatmap); here, a radio group (a gr.Radio: its inputs) and the tab bar
+  // (its role="tab" buttons) keep one member reachable by Tab, the checked or selected one, and the arrows choose the
+  // next or previous one (a radio is clicked, a tab opened, as a mouse would).
+  const groups = () => [
+    ...[...document.querySelectorAll("fieldset")].map((f) => [...f.querySelectorAll('input[type="radio"]')]),
+    ...[...document.querySelectorAll('[role="tablist"]')].map((t) => [...t.querySelectorAll('[role="tab"]')]),
+  ].filter((members) => members.length > 1);
+  const isOn = (e) => (e.type === "radio" ? e.checked : e.getAttribute("aria-selected") === "true");
+  const roving = () => {
+    for (const members of groups()) {
+      const current = members.find((e) => e === document.activeElement) || members.find(isOn) || members[0];
+      for (const e of members) {
+        const tabindex = e === current ? "0" : "-1";
+        if (e.getAttribute("tabindex") !== tabindex) e.setAttribute("tabindex", tabindex);
+      }
+    }
+  };
+  const STEPS = {ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1};
+  document.addEventListener("keydown", (event) => {
+    const step = STEPS[event.key];
+    const e = event.target;
+    if (!step || event.altKey || event.ctrlKey || event.metaKey || !e.matches?.('input[type="radio"], [role="tab"]')) {
+      return;
+    }
+    const members = groups().find((g) => g.includes(e));
+    if (!members) return;
+    event.preventDefault();
+    const next = members[(members.indexOf(e) + step + members.length) % members.length];
+    next.click();
+    next.focus();
+    roving();
+  }, true);
+
+  // Observers are called once per batch of changes; roving() only writes a tabindex that differs.
+  new MutationObserver(() => { hook(); roving(); }).observe(document.body, {childList: true, subtree: true});
+  new MutationObserver(roving).observe(document.body, {subtree: true, attributes: true,
+                                                       attributeFilter: ["aria-selected", "aria-checked"]});
+  roving();
 }

@@ -1,42 +1,98 @@
-"""The loaded model as the page's handlers call it: one object holding the translator, its model directory and the
-model calls the handlers make, each wrapped once (`spaces.GPU` on a ZeroGPU Space) when the app starts."""
+"""The loaded model as the page's handlers and the API call it: one object holding the translator, its model directory
+and the model calls, each wrapped once (`spaces.GPU` on a ZeroGPU Space) when the app starts.
+
+Two lanes share the model (serving.batching). Light work, one hypothesis (greedy or sampled) of a text of up to
+`light_tokens` source tokens, goes into batches run one after another (greedy ones decoded together). Heavy work
+(beam search, longer inputs, heads switched off, gradient attribution, /inspect) takes turns, `heavy_slots` at a
+time in order of arrival, each within `heavy_budget` seconds from its arrival (its wait included): so heavy
+requests, however many, never hold up a short greedy one.
+"""
 
 import types
+
+import gradio as gr
 
 from interpretability import embedding_norms, head_details, inspect
 from interpretability.ablation import ablated
 from interpretability.attribution import source_attribution
-from serving.batching import batched_inspect
+from interpretability.inspection import LONG_INPUT_TOKENS
+from serving.batching import Busy, DeadlineExceeded, Lane, batched_decoder, stop_at_deadline
+
+HEAVY_WORK = "beam search, long inputs, heads switched off, attribution, /inspect"
 
 
 class ServedModel:
     """`directory`: the opened model directory (`serving.model_dir.open_model`); `source`: where it was opened from
-    (a path or a Hub id), for the page's instructions; up to `batch_size` concurrent greedy translations are decoded
-    together; `wrap` wraps every model call."""
+    (a path or a Hub id), for the page's instructions; up to `batch_size` concurrent light translations are decoded
+    together; `heavy_slots` heavy computations run at once, each within `heavy_budget` seconds; `wrap` wraps every
+    model call."""
 
-    def __init__(self, directory, source, batch_size=16, wrap=lambda fn: fn):
+    def __init__(self, directory, source, batch_size=16, wrap=lambda fn: fn, heavy_slots=1, heavy_budget=30.0,
+                 light_tokens=LONG_INPUT_TOKENS):
         translator = self.translator = directory.translator
         self.directory, self.source, self.batch_size = directory, source, batch_size
-        # The events that decode share one queue, up to `batch_size` at once, so that those arriving together are
-        # decoded together.
+        self.heavy_budget, self.light_tokens = heavy_budget, light_tokens
+        # The page's events that translate share one queue, up to `batch_size` at once, so that those arriving
+        # together are decoded together.
         self.queue = dict(concurrency_limit=batch_size, concurrency_id="translate")
         self.cfg = translator.model.cfg
-        self._batched = batched_inspect(translator, batch_size, wrap=wrap)
-        self._alone = wrap(lambda translator, text, beam, sampling: inspect(translator, text, beam,
-                                                                            sampling=sampling))
+        stop_at_deadline(translator.model)
+        self.lane = Lane(heavy_slots)
+        self._batcher = batched_decoder(translator, batch_size, wrap=wrap)
+        self._inspect_alone = wrap(lambda translator, text, beam, sampling: inspect(translator, text, beam,
+                                                                                    sampling=sampling))
+        self._translate_alone = wrap(lambda translator, text, beam, sampling: translator.translate(
+            text, beam, sampling=sampling))
+        # /inspect: a beam search's output decoded untraced (the API shows no beam), then inspected with `top_k`
+        # candidates per step.
+        self.inspect_alone = wrap(lambda text, beam, sampling, top_k: inspect(
+            translator, text, beam, top_k=top_k, sampling=sampling,
+            generated=translator.translate_ids([text], beam)[0] if beam > 1 else None))
+        self._attribute = wrap(lambda inspection, method: source_attribution(translator, inspection, method))
         self.embedding_norms = wrap(lambda source: embedding_norms(translator, source))
         self.head_details = wrap(lambda *args: head_details(translator, *args))
-        self.attribute = wrap(lambda inspection, method: source_attribution(translator, inspection, method))
+
+    def is_light(self, text, beam=1, sampling=None, heads=()):
+        """Whether translating `text` so is light work: one hypothesis (greedy or sampled), all heads on, at most
+        `light_tokens` source tokens."""
+        if beam != 1 or heads:
+            return False
+        (ids,), _ = self.translator.encode_source([text])
+        return len(ids) - 1 <= self.light_tokens  # without </s>
+
+    def translate(self, text, beam=1, sampling=None, heads=()):
+        """`text` in Italian, as `translator.translate` writes it, and nothing else (the API's lean path): light work
+        decoded with concurrent light requests, the rest in the heavy lane."""
+        if self.is_light(text, beam, sampling, heads):
+            return self._batcher((text, 1, sampling, False))
+        return self.heavy(lambda: self._translate_alone(self._with_heads(heads), text, beam, sampling))
 
     def inspect(self, text, beam=1, sampling=None, heads=()):
-        """`interpretability.inspect` of `text`; greedy translations of concurrent requests decoded together
-        (`batched_inspect`), beam search (traced step by step) and sampling one by one; with `heads` switched off
-        (`ablation.ablated`)."""
-        if heads:
-            return self._alone(ablated(self.translator, heads), text, beam, sampling)
-        if beam == 1 and sampling is None:
-            return self._batched(text, 1)
-        return self._alone(self.translator, text, beam, sampling)
+        """`interpretability.inspect` of `text`: light work with concurrent light requests (each then given its
+        teacher-forced pass), beam search (traced step by step), long inputs and heads switched off
+        (`ablation.ablated`) in the heavy lane."""
+        if self.is_light(text, beam, sampling, heads):
+            return self._batcher((text, 1, sampling, True))
+        return self.heavy(lambda: self._inspect_alone(self._with_heads(heads), text, beam, sampling))
+
+    def attribute(self, inspection, method):
+        """`attribution.source_attribution` of an inspection, in the heavy lane."""
+        return self.heavy(lambda: self._attribute(inspection, method))
+
+    def heavy(self, fn):
+        """`fn()` in the heavy lane, within the budget; a gr.Error that says what happened otherwise."""
+        try:
+            return self.lane.run(fn, self.heavy_budget)
+        except Busy as e:
+            raise gr.Error(f"The server is busy with heavy requests ({HEAVY_WORK}): this one waited its "
+                           f"{self.heavy_budget:g} s for a turn. Try again in a moment, or use greedy decoding on a "
+                           "shorter text.") from e
+        except DeadlineExceeded as e:
+            raise gr.Error(f"This request needed more than the {self.heavy_budget:g} s each heavy request may take "
+                           f"({HEAVY_WORK}), its wait included: try a shorter text or a narrower beam.") from e
+
+    def _with_heads(self, heads):
+        return ablated(self.translator, heads) if heads else self.translator
 
     def layers(self, kind):
         """How many layers the attention of `kind` has: encoder and decoder may differ in depth."""

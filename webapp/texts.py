@@ -90,3 +90,8 @@ out (positions kept) to the real one, is due to each token (gradients averaged a
 steps, slower). The two rows can disagree: mixed-in vectors differ in size and later layers can ignore them (Jain &
 Wallace, 2019, [*Attention is not Explanation*](https://arxiv.org/abs/1902.10186)); ρ is their rank agreement (1: same
 order, 0: unrelated, −1: reversed)."""
+
+# HTML, not Markdown: it stands where the heads tab's result (a gr.HTML) goes.
+ABLATION_NOT_YET = """<p class="ablation-empty"><i>No heads switched off yet for this sentence.</i> Tick one or more
+heads above, then press <b>Translate with these heads switched off</b>: the normal translation and the one without
+those heads appear here, side by side, with the steps of the new run.</p>"""

@@ -1,8 +1,13 @@
-"""The box above the tabs: the English sentence, the decoding controls (greedy, beam search, sampling), the Italian
-translation with its status line and token chips, and the examples. Each translation is one
-`interpretability.inspect` call, kept in the session's State, from which every tab draws its views.
+"""The box above the tabs: the English sentence, the Italian translation, the Translate button and a few examples,
+the decoding controls (greedy, beam search, sampling) folded away, the status line and the token chips. Each
+translation is one `interpretability.inspect` call, kept in the session's State, from which every tab draws its views.
+
+Laid out for a projector: at 1024×768, after Translate, the tab bar and the top of the first view are on the first
+screen (the decoding settings are an accordion whose title names the decoding, the examples one row of small buttons).
 """
 
+import json
+import re
 import time
 from dataclasses import dataclass
 
@@ -16,18 +21,14 @@ from .texts import EMPTY_MESSAGE
 from .tokens import output_tokens, token_chips
 
 MAX_BEAM = 8  # the widest beam the page offers, and the API accepts: each beam adds to every decoding step
-EXAMPLES = [
+EXAMPLES = [  # short enough to fit one row on a projector (1024 px)
     "I love reading books.",
-    "Where is the train station?",
-    "Tom doesn't like coffee.",
-    "We are going to the beach tomorrow.",
-    "Can you help me, please?",
-    "She bought a new car last week.",
-    "The cat is sleeping on the sofa.",
-    "I don't know what to say.",
-    "It's raining, so take an umbrella.",
-    "How much does this cost?",
+    "Where is the station?",
+    "Tom doesn't like coffee.",  # "A Tom non piace il caffè.": the subject becomes the object
+    "The cat is sleeping.",
 ]
+DECODINGS = {"greedy": "Greedy", "beam": "Beam search", "sampling": "Sampling"}
+LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 
 
 @dataclass
@@ -62,12 +63,31 @@ def decoding_label(beam, sampling=None):
     return "greedy" if beam == 1 else f"beam search ({beam} beams)"
 
 
-def translation_status(seconds, decoding, report, italian_tokens, max_tokens):
+def one_line(text):
+    """(`text` with its line breaks read as spaces, how many non-empty lines it had).
+
+    Shift+Enter puts a line break into the English box. The model learnt from single sentences and its tokenizer has
+    no token for a line break, so one reached it as the byte token `<0x0A>`: "Hello there.⏎How are you?" came out as
+    "Ciao lì. Inoltre è?", under a warning that blamed emoji. Of the two honest answers, translating each line as its
+    own sentence (and a way to pick which line the views show) or reading the lines as one text, this takes the
+    second: it is what the model can do (read one stretch of text, as it does a long sentence), every view keeps
+    showing the one translation above it, and the status line says the lines were joined (`translation_status`)."""
+    if not LINE_BREAK.search(text):
+        return text, 1
+    lines = [line.strip() for line in LINE_BREAK.split(text) if line.strip()]
+    return " ".join(lines), len(lines)
+
+
+def translation_status(seconds, decoding, report, italian_tokens, max_tokens, joined_lines=1):
     """The status line under a translation (`decoding`: `decoding_label`; tokens counted without the closing </s>, as
-    the truncation note does), then a warning for each thing in the input the model may not have read
-    (`interpretability.input_report`)."""
+    the truncation note does), then a note when the input's `joined_lines` were read as one (`one_line`) and a
+    warning for each thing in the input the model may not have read (`interpretability.input_report`)."""
     lines = [f"Translated in {seconds:.2f} s · {decoding} · {report.tokens} English → {italian_tokens} Italian tokens "
              f"(not counting `{EOS}`)"]
+    if joined_lines > 1:
+        lines.append(f"**ℹ️ Note: your {joined_lines} lines were joined into one text (each line break read as a "
+                     "space): this model translates one sentence at a time, so translate the lines one by one to see "
+                     "each on its own.**")
     if report.unreadable:
         strength = "Warning" if report.unreadable_share >= 0.25 else "Note"
         lines.append(f"**⚠️ {strength}: {report.unreadable} of the {report.tokens} English tokens "
@@ -86,46 +106,48 @@ def translate(served, text, decoding, beam, temperature, top_k, seed):
     """English -> Italian. Outputs: translation, status, token chips, and the Inspection the views are drawn from."""
     if not text or not text.strip():
         return "", EMPTY_MESSAGE, "", None
+    text, lines = one_line(text)
     beam, sampling = decoding_settings(decoding, beam, temperature, top_k, seed)
     start = time.perf_counter()
     inspection = served.inspect(text, beam, sampling)
     seconds = time.perf_counter() - start
     outputs = output_tokens(inspection)
     status = translation_status(seconds, decoding_label(beam, sampling), input_report(inspection), len(outputs) - 1,
-                                served.translator.max_source_tokens)
+                                served.translator.max_source_tokens, lines)
     chips = token_chips(inspection.source_tokens, "English") + token_chips(outputs, "Italian")
     return inspection.translation, status, chips, inspection
 
 
-def sample(served, text: str, temperature: float = 1.0, top_k: int = 0, seed: int = 0) -> str:
-    """English -> Italian by sampling: each token drawn from the model's distribution at `temperature` among the
-    `top_k` most probable (0: all); the same seed gives the same translation."""
-    if not text or not text.strip():
-        return ""
-    return served.inspect(text, 1, decoding_settings("sampling", 1, temperature, top_k, seed)[1]).translation
-
-
 def decoding_controls_for(decoding):
-    """The beam width is set under beam search only, temperature, top-k and seed under sampling only."""
-    beam, sampling = gr.Slider(interactive=decoding == "beam"), decoding == "sampling"
-    return beam, gr.Slider(interactive=sampling), gr.Slider(interactive=sampling), gr.Number(interactive=sampling)
+    """The accordion's title naming the decoding, then its controls: the beam width shown and set under beam search
+    only, temperature, top-k and seed under sampling only (hidden and inactive otherwise: a control that does nothing
+    is not shown)."""
+    beam, sampling = decoding == "beam", decoding == "sampling"
+    return (gr.Accordion(label=decoding_title(decoding)), gr.Slider(interactive=beam, visible=beam),
+            gr.Slider(interactive=sampling, visible=sampling), gr.Slider(interactive=sampling, visible=sampling),
+            gr.Number(interactive=sampling, visible=sampling))
+
+
+def decoding_title(decoding):
+    return f"Decoding: {DECODINGS[decoding]} (click to choose greedy, beam search or sampling)"
 
 
 def decoding_controls():
-    """The decoding radio, the beam width, the Translate button, and the sampling controls, laid out."""
+    """The decoding radio with the beam width beside it, and the sampling controls under them, laid out (those of
+    the decoding not chosen hidden: `decoding_controls_for`)."""
     with gr.Row(equal_height=False):
-        decoding = gr.Radio([("Greedy", "greedy"), ("Beam search", "beam"), ("Sampling", "sampling")],
-                            value="greedy", label="Decoding", elem_id="decoding", scale=2)
+        decoding = gr.Radio([(name, value) for value, name in DECODINGS.items()], value="greedy", label="Decoding",
+                            elem_id="decoding", scale=1)
         beam = gr.Slider(2, MAX_BEAM, value=4, step=1, label="Beam width (for beam search)", interactive=False,
-                         elem_id="beam", scale=2)
-        button = gr.Button("Translate", variant="primary", size="lg", elem_id="translate", scale=1)
+                         visible=False, elem_id="beam", scale=1)
     with gr.Row(equal_height=False):
         temperature = gr.Slider(0.1, 3.0, value=1.0, step=0.1, label="Temperature (for sampling)", interactive=False,
-                                elem_id="temperature")
+                                visible=False, elem_id="temperature")
         top_k = gr.Slider(0, 50, value=0, step=1, label="Top-k (for sampling; 0: all tokens)", interactive=False,
-                          elem_id="top-k-sampling")
-        seed = gr.Number(0, precision=0, minimum=0, label="Seed (for sampling)", interactive=False, elem_id="seed")
-    return [decoding, beam, temperature, top_k, seed], button
+                          visible=False, elem_id="top-k-sampling")
+        seed = gr.Number(0, precision=0, minimum=0, label="Seed (for sampling)", interactive=False, visible=False,
+                         elem_id="seed")
+    return [decoding, beam, temperature, top_k, seed]
 
 
 def build(served, demo):
@@ -133,21 +155,27 @@ def build(served, demo):
     queue of the model (`served.queue`)."""
     with gr.Row(equal_height=True):
         # lines=1: Enter translates and Shift+Enter starts a new line (a taller box makes Enter a new line);
-        # the box still grows to max_lines as the text wraps.
+        # the box still grows to max_lines as the text wraps. Lines are read as one text (`one_line`).
         text = gr.Textbox(label="English", value=EXAMPLES[0], lines=1, max_lines=8, autofocus=True,
-                          placeholder="Type an English sentence and press Enter (Shift+Enter: new line)",
-                          elem_id="english")
+                          placeholder="Type an English sentence and press Enter", elem_id="english")
         italian = gr.Textbox(label="Italian", lines=1, max_lines=8, interactive=False, buttons=["copy"],
                              elem_id="italian")
-    controls, button = decoding_controls()
+    with gr.Row(elem_id="actions"):
+        button = gr.Button("Translate", variant="primary", elem_id="translate", scale=0, min_width=130)
+        gr.HTML("<span>Try:</span>", elem_id="examples-label", scale=0, min_width=0)
+        examples = [gr.Button(example, size="sm", variant="secondary", scale=0, min_width=0,
+                              elem_classes=["example"]) for example in EXAMPLES]
+    with gr.Accordion(decoding_title("greedy"), open=False, elem_id="decoding-settings") as settings:
+        controls = decoding_controls()
     status = gr.Markdown(label="Status", elem_id="status")
-    chips = gr.HTML(label="Tokens")
-    examples = gr.Examples(EXAMPLES, inputs=text, label="Examples (click one)", examples_per_page=len(EXAMPLES))
+    chips = gr.HTML(label="Tokens", elem_id="chips")
     inspection = gr.State(None, time_to_live=3600)
     io = dict(fn=served.bind(translate), inputs=[text, *controls], outputs=[italian, status, chips, inspection],
               **served.queue)
-    translated = [gr.on([button.click, text.submit, demo.load], api_name="translate", **io),
-                  examples.load_input_event.then(api_visibility="private", **io)]
-    controls[0].input(decoding_controls_for, controls[0], controls[1:], queue=False, api_visibility="private",
+    translated = [gr.on([button.click, text.submit, demo.load], api_name="translate", **io)]
+    for example, sentence in zip(examples, EXAMPLES):  # the sentence put in the box by the browser, then translated
+        translated.append(example.click(None, None, text, js=f"() => {json.dumps(sentence)}",
+                                        api_visibility="private").then(api_visibility="private", **io))
+    controls[0].input(decoding_controls_for, controls[0], [settings, *controls[1:]], api_visibility="private",
                       show_progress="hidden")
     return TranslationBox(text, controls, inspection, translated)

@@ -21,7 +21,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from plotly.subplots import make_subplots
 
-from ..attention_kinds import ATTENTION_KINDS, attention_maps, chosen_layer, kind_radio, layer_radio
+from ..attention_kinds import (ATTENTION_KINDS, attention_maps, chosen_layer, clamp_layer, clamp_layer_on_kind_change,
+                              kind_radio, layer_radio)
 from ..events import QUIET
 from ..page_script import script_beside
 from ..plots import BLUE, MASKED, ORANGE, ROW_PX, escaped, finish, heatmap, token_axis
@@ -102,7 +103,8 @@ def attention_plot(inspection, kind, layer, head, rows="input", style="heatmap")
     fig = go.Figure(heatmap(shown, queries, keys, colorbar=dict(title=dict(text="weight", side="right"), thickness=14)))
     fig.update_xaxes(token_axis(keys, x_title, tickangle=-60))
     fig.update_yaxes(token_axis(queries, y_title, autorange="reversed"))
-    return finish(fig, title, height=max(420, ROW_PX * len(queries) + 200))  # room for the axis title
+    return finish(fig, title, height=max(420, ROW_PX * len(queries) + 200),  # room for the axis title
+                  margin=dict(l=10, r=10, t=50 + 25 * title.count("<br>"), b=10))  # cells high on a projector
 
 
 def _head_grid(weights, queries, keys, title, x_title, y_title):
@@ -120,9 +122,11 @@ def _head_grid(weights, queries, keys, title, x_title, y_title):
         fig.update_xaxes(token_axis(keys, tickangle=-60), row=row, col=col)
         fig.update_yaxes(token_axis(queries if col == 1 else [""] * len(queries), autorange="reversed"),
                          row=row, col=col)
-    fig.add_annotation(text=f"{y_title} · {x_title}", showarrow=False, xref="paper", yref="paper", x=0, y=-0.02,
-                       xanchor="left", yanchor="top")
-    return finish(fig, title, height=n_rows * (ROW_PX * len(queries) // 2 + 180) + 80)
+    # The axes are named in the title, not under the grid, where the first head's rotated token labels would run
+    # into them.
+    title = f"{title}<br><sup>{y_title} · {x_title}</sup>"
+    return finish(fig, title, height=n_rows * (ROW_PX * len(queries) // 2 + 180) + 80,
+                  margin=dict(l=10, r=10, t=70 + 20 * title.count("<br>"), b=10))
 
 
 def _lines(weights, queries, keys, head, title):
@@ -282,12 +286,6 @@ def chosen_head(head):
     return head if head in ("mean", "all") else int(head) - 1
 
 
-def clamp_layer_js(depths):
-    """Browser code for a new kind of attention: the layer radio drops to the kind's last layer (`depths`: kind ->
-    layers) when it was deeper, at once, before any answer from the server could overwrite a later click."""
-    return f"(kind, layer) => Math.min(layer, {json.dumps(depths)}[kind])"
-
-
 def view(served, inspection, kind, layer, head, rows, style):
     """The tab for all its controls read at once (one event, always the latest): the layer radio, the view (heatmap
     or lines) and the overview with the shown layer and head outlined."""
@@ -305,7 +303,7 @@ def download_files(downloads, inspection, kind, layer, head):
     translation."""
     if inspection is None:
         return gr.DownloadButton(value=None, interactive=False), gr.DownloadButton(value=None, interactive=False)
-    layer = min(int(layer), len(attention_maps(inspection, kind)[0])) - 1
+    layer = clamp_layer(len(attention_maps(inspection, kind)[0]), layer) - 1
     head = chosen_head(head)
     png = to_png(attention_figure(inspection, kind, layer, head))
     name = f"attention-{kind}-layer{layer + 1}-{head_label(head).replace(' ', '-')}.png"
@@ -337,5 +335,4 @@ def build(served, inspection, downloads):
     gr.on([control.input for control in controls] + [inspection.change], served.bind(view), [inspection, *controls],
           [layer, plot, overview], **QUIET).then(
         partial(download_files, downloads), [inspection, kind, layer, head], [png_button, json_button], **QUIET)
-    depths = {k: served.layers(k) for k in ATTENTION_KINDS}
-    kind.input(None, [kind, layer], layer, js=clamp_layer_js(depths), **QUIET)
+    clamp_layer_on_kind_change(served, kind, layer, **QUIET)

@@ -2,9 +2,10 @@
   // The heads tab: a head of the diagnostics clicked opens it in the Attention tab (its kind, layer and head radios
   // clicked, so the usual event draws); one of the importance heatmap ticks its box among the heads to switch off.
   page.plot("head-diagnostics", {
-    click: (gd, point) => {  // the trace is named by its kind's id; x and y are the 1-based head and layer
+    click: async (gd, point) => {  // the trace is named by its kind's id; x and y are the 1-based head and layer
       page.clickRadio("kind", point.data.name);
-      page.clickRadio("layer", point.y);
+      // A deeper kind's last layers appear on the layer radio once the server has answered the kind's click.
+      await page.clickRadio("layer", point.y, 10000);
       page.clickRadio("head", point.x);
       page.openTab("tab-attention");
     },

@@ -22,9 +22,9 @@ from ..attention_kinds import ATTENTION_KINDS, kind_radio
 from ..events import QUIET
 from ..page_script import script_beside
 from ..plots import finish
-from ..texts import ABLATION_HELP, EMPTY_MESSAGE, HEADS_HELP, IMPORTANCE_MISSING
+from ..texts import ABLATION_HELP, ABLATION_NOT_YET, EMPTY_MESSAGE, HEADS_HELP, IMPORTANCE_MISSING
 from ..tokens import output_tokens, token_chips
-from ..translation import decoding_settings
+from ..translation import decoding_settings, one_line
 from .steps import step_panel
 
 SCRIPT = script_beside(__file__)
@@ -170,24 +170,23 @@ def chosen_heads(served, names):
 
 
 def switch_heads_off(served, text, decoding, beam, temperature, top_k, seed, *ticked):
-    """The sentence translated as usual and with the ticked heads (one list per kind) switched off: the two side by
-    side with the changed tokens marked, and the new run's Inspection for its step view."""
-    if not text or not text.strip():
-        return EMPTY_MESSAGE, None
+    """The sentence (its lines read as one, as the translation box reads them) translated as usual and with the
+    ticked heads (one list per kind) switched off: the two side by side with the changed tokens marked, the new run's
+    Inspection for its step view, and that view shown."""
+    text, _ = one_line(text or "")
+    if not text.strip():
+        return EMPTY_MESSAGE, None, gr.Column(visible=False)
     names = [name for group in ticked for name in group or []]
     beam, sampling = decoding_settings(decoding, beam, temperature, top_k, seed)
     normal = served.inspect(text, beam, sampling)
     off = served.inspect(text, beam, sampling, chosen_heads(served, names))
-    return ablation_html(normal, off, names), off
+    return ablation_html(normal, off, names), off, gr.Column(visible=True)
 
 
-def ablate(served, text: str, heads: list[str], beam: int = 1) -> str:
-    """English -> Italian with the attention heads `heads` switched off (their output zeroed before W_O), each named
-    "<kind> L<layer> H<head>", kind encoder, decoder or cross, e.g. ["cross L2 H3", "encoder L1 H1"]."""
-    if not text or not text.strip():
-        return ""
-    beam, _ = decoding_settings("beam", beam, 1, 0, 0)
-    return served.inspect(text, beam, None, chosen_heads(served, heads)).translation
+def cleared():
+    """A new translation: the last run with heads switched off was another sentence's, so it goes, with its steps;
+    what to do instead takes its place."""
+    return ABLATION_NOT_YET, None, gr.Column(visible=False)
 
 
 def importance_panel(served):
@@ -212,15 +211,19 @@ def build(served, inspection, text, decoding_controls):
                            elem_id="measure")
     diagnostics = gr.Plot(show_label=False, elem_id="head-diagnostics")
     gr.Markdown(ABLATION_HELP)
-    with gr.Row():
+    with gr.Row():  # each kind's boxes a grid, one row per layer, one column per head (style.py: .head-grid)
         heads_off = [gr.CheckboxGroup(head_choices(kind_id, *shape), label=ATTENTION_KINDS[kind_id].title,
-                                      elem_id=f"off-{kind_id}") for kind_id, shape in head_grid(served.cfg).items()]
+                                      elem_id=f"off-{kind_id}", elem_classes=["head-grid", f"heads-{shape[1]}"],
+                                      min_width=76 * shape[1] + 40)  # a layer's heads on one line
+                     for kind_id, shape in head_grid(served.cfg).items()]
     button = gr.Button("Translate with these heads switched off", variant="primary", elem_id="ablate")
-    comparison = gr.HTML(elem_id="ablation-result")
+    comparison = gr.HTML(ABLATION_NOT_YET, elem_id="ablation-result")
     switched_off = gr.State(None, time_to_live=3600)  # the Inspection of the run with the heads off
-    step_panel("ablation-step", switched_off)
+    with gr.Column(visible=False, elem_id="ablation-steps") as ablation_steps:  # shown once there is a run
+        step_panel("ablation-step", switched_off)
     importance_panel(served)
     gr.on([kind.input, measure.input, inspection.change], diagnostics_view, [inspection, kind, measure], diagnostics,
           **QUIET)
-    button.click(served.bind(switch_heads_off), [text, *decoding_controls, *heads_off], [comparison, switched_off],
-                 api_visibility="private", **served.queue)
+    inspection.change(cleared, None, [comparison, switched_off, ablation_steps], **QUIET)
+    button.click(served.bind(switch_heads_off), [text, *decoding_controls, *heads_off],
+                 [comparison, switched_off, ablation_steps], api_visibility="private", **served.queue)

@@ -10,7 +10,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..attention_kinds import ATTENTION_KINDS, attention_maps, chosen_layer, kind_radio, layer_radio
+from ..attention_kinds import (ATTENTION_KINDS, attention_maps, chosen_layer, clamp_layer_on_kind_change,
+                              kind_radio, layer_radio)
+from ..controls import NumberRadio
 from ..events import QUIET
 from ..plots import BLUE, ORANGE, ROW_PX, escaped, finish, token_axis
 from ..texts import HEAD_HELP
@@ -38,13 +40,14 @@ def title(details):
 
 
 def score_columns(details):
-    """What the bars show, one value per key token (in `details.key_tokens` order), in the order computed:
-    q·k_j, q·k_j / √d_k, the mask M_j (0 for a visible key, -inf for a hidden one), the softmax weight w_j."""
+    """What the bars show, one value per key token (in `details.key_tokens` order), in the order computed, each under
+    a short title of two lines (four titles side by side stay apart on a phone): q·k_j, q·k_j / √d_k, the mask M_j
+    (0 for a visible key, -inf for a hidden one), the softmax weight w_j."""
     return {
-        "score q·k_j": details.scores,
-        f"q·k_j / √d_k  (÷ {np.sqrt(details.d_k):.3g})": details.scaled,
-        "mask M_j": np.where(details.masked, -np.inf, 0.0),
-        "softmax weight w_j": details.weights,
+        "score<br>q·k_j": details.scores,
+        f"scaled: ÷ √d_k<br>(÷ {np.sqrt(details.d_k):.3g})": details.scaled,
+        "mask<br>M_j": np.where(details.masked, -np.inf, 0.0),
+        "softmax<br>weight w_j": details.weights,
     }
 
 
@@ -66,9 +69,9 @@ def vectors_plot(details):
     rows = list(range(len(keys)))
     fig = make_subplots(2, 2, row_heights=[1, max(2, len(keys))], shared_xaxes=True, shared_yaxes=False,
                         horizontal_spacing=0.06, vertical_spacing=0.12, specs=[[{}, None], [{}, {}]],
-                        subplot_titles=[f"q = x W_Q + b_Q: the query's d_k = {d_k} numbers",
-                                        "K = X W_K + b_K: a key k_j per token",
-                                        "V = X W_V + b_V: a value v_j per token"])
+                        subplot_titles=[f"q = x W_Q + b_Q<br>the query's d_k = {d_k} numbers",  # two short lines:
+                                        "K = X W_K + b_K<br>a key k_j per token",  # apart on a phone too
+                                        "V = X W_V + b_V<br>a value v_j per token"])
     fig.add_trace(_vector_trace(details.q[None], y=[0], hovertemplate=(
         f"query <b>{escaped([details.query_token])[0]}</b> · q[%{{x}}] = %{{z:.3f}}<extra></extra>")), 1, 1)
     for col, (name, values) in enumerate([("k", details.k), ("v", details.v)], start=2):
@@ -80,16 +83,19 @@ def vectors_plot(details):
     fig.update_yaxes(_key_axis(details, autorange="reversed"), row=2, col=1)
     fig.update_yaxes(token_axis([""] * len(keys), autorange="reversed"), row=2, col=2)
     fig.update_xaxes(title=dict(text=f"dimension of the head (0 … {d_k - 1})"), row=2)
+    fig.update_annotations(font_size=13)  # the panels' titles
     top = float(max(np.abs(a).max() for a in (details.q, details.k, details.v))) or 1.0
     coloraxis = dict(colorscale="RdBu", reversescale=True, cmin=-top, cmax=top,
                      colorbar=dict(title=dict(text="value", side="right"), thickness=14))
-    return finish(fig, f"① q, K and V<br><sup>{title(details)}</sup>", height=ROW_PX * len(keys) + 300,
-                  plot_bgcolor="white", coloraxis=coloraxis)
+    return finish(fig, f"① q, K and V<br><sup>{title(details)}</sup>", height=ROW_PX * len(keys) + 320,
+                  plot_bgcolor="white", coloraxis=coloraxis, margin=dict(l=10, r=10, t=115, b=10))
 
 
 def score_plot(details):
     """Four panels sharing the key tokens as rows, read left to right: each key's score, scaled score, mask and
-    softmax weight. Hidden keys are grey and end at weight 0; the key with the most weight is orange."""
+    softmax weight. Hidden keys are grey and end at weight 0; the key with the most weight is orange. Each number is
+    written right of its bar's end (of zero, for a negative bar), in room kept for it inside its own panel, so it
+    never runs into the token labels or the next panel."""
     keys, masked = details.key_tokens, details.masked
     rows = list(range(len(keys)))
     top = int(np.argmax(details.weights))
@@ -97,27 +103,32 @@ def score_plot(details):
     fig = make_subplots(1, 4, shared_yaxes=True, horizontal_spacing=0.03, subplot_titles=list(columns),
                         column_widths=[0.3, 0.3, 0.14, 0.26])
     hover = _key_hover(details)
-    for col, (name, values) in enumerate(columns.items(), start=1):
-        if name.startswith("mask"):
+    for col, values in enumerate(columns.values(), start=1):
+        if col == 3:  # the mask: a column of 0 and −∞
             fig.add_scatter(x=[0.0] * len(keys), y=rows, mode="text", hovertext=hover, hoverinfo="text",
                             text=["−∞" if m else "0" for m in masked], showlegend=False,
                             textfont=dict(color=[HIDDEN if m else "black" for m in masked], size=14), row=1, col=col)
             fig.update_xaxes(visible=False, range=[-1, 1], row=1, col=col)
             continue
-        weight = name.startswith("softmax")
+        weight = col == 4
         colours = [HIDDEN if m else ORANGE if weight and j == top else BLUE for j, m in enumerate(masked)]
-        fig.add_bar(x=values, y=rows, orientation="h", marker_color=colours, showlegend=False,
-                    text=[f"{v:.2f}" for v in values], textposition="outside" if weight else "auto", cliponaxis=False,
-                    hovertext=hover, hoverinfo="text", row=1, col=col)
-        low, high = min(0.0, values.min()), max(0.0, values.max())
-        pad = 0.35 * (high - low) + 1e-3  # room for the labels of short bars
-        fig.update_xaxes(range=[0, 1.3] if weight else [low - pad, high + pad], zeroline=True, zerolinecolor="black",
-                         row=1, col=col)
-    # A fixed margin for the token labels: plotly's automargin keeps growing it when bar labels overhang the axes.
+        fig.add_bar(x=values, y=rows, orientation="h", marker_color=colours, showlegend=False, hovertext=hover,
+                    hoverinfo="text", row=1, col=col)
+        fig.add_scatter(x=np.maximum(values, 0.0), y=rows, mode="text", text=[f" {v:.2f}" for v in values],
+                        textposition="middle right", textfont=dict(size=12), hovertext=hover, hoverinfo="text",
+                        showlegend=False, cliponaxis=False, row=1, col=col)
+        low, high = (0.0, 1.0) if weight else (min(0.0, values.min()), max(0.0, values.max()))
+        span = high - low or 1e-3
+        fig.update_xaxes(range=[low - 0.04 * span, high + 0.6 * span], zeroline=True, zerolinecolor="black",
+                         row=1, col=col)  # the right 37 %: room for the numbers
+        if weight:
+            fig.update_xaxes(tickvals=[0, 0.5, 1], row=1, col=col)
+    fig.update_annotations(font_size=13)  # the panels' titles
+    # A fixed margin for the token labels: plotly's automargin keeps growing it when labels overhang the axes.
     fig.update_yaxes({**_key_axis(details, title="key token", autorange="reversed"), "automargin": False}, row=1, col=1)
     return finish(fig, f"② From score to weight, one row per key<br><sup>{title(details)}</sup>",
-                  height=ROW_PX * len(keys) + 220, plot_bgcolor="white",
-                  margin=dict(l=9 * max(map(len, keys)) + 60, r=40, t=90, b=30))
+                  height=ROW_PX * len(keys) + 240, plot_bgcolor="white",
+                  margin=dict(l=9 * max(map(len, keys)) + 60, r=20, t=110, b=30))
 
 
 def output_plot(details):
@@ -180,10 +191,10 @@ def draw(served, inspection, kind, layer, head, query):
     if inspection is None:
         return layer_radio_update, gr.Radio(choices=[]), None, None, None, ""
     choices = query_choices(inspection, kind)
-    if query is None or int(query) >= len(choices):  # none yet, a shorter sentence, or the other side's tokens
+    if query is None or not 0 <= query < len(choices):  # none yet, a shorter sentence, or the other side's tokens
         query, query_radio = 0, gr.Radio(choices=choices, value=0)
     else:
-        query, query_radio = int(query), gr.Radio(choices=choices)
+        query_radio = gr.Radio(choices=choices)
     details = served.head_details(inspection, kind, layer, int(head) - 1, query)
     return (layer_radio_update, query_radio, vectors_plot(details), score_plot(details), output_plot(details),
             head_markdown(details, inspection))
@@ -198,7 +209,7 @@ def build(served, inspection, draw_in_view):
         layer = layer_radio(served, "head-layer")
         head = gr.Radio([str(h) for h in range(1, served.cfg.n_heads + 1)], value="1", label="Head", scale=1,
                         elem_id="head-number")
-    query = gr.Radio([], label="Query token (click one)", elem_id="query")
+    query = NumberRadio([], label="Query token (click one)", elem_id="query")  # its tokens change with the kind
     with gr.Row():
         with gr.Column(scale=3):
             vectors = gr.Plot(show_label=False, elem_id="head-vectors")
@@ -209,3 +220,4 @@ def build(served, inspection, draw_in_view):
     outputs = [layer, query, vectors, scores, output, formula]
     draw_in_view(served.bind(draw), [inspection, *controls], outputs)
     gr.on([control.input for control in controls], served.bind(draw), [inspection, *controls], outputs, **QUIET)
+    clamp_layer_on_kind_change(served, kind, layer, **QUIET)

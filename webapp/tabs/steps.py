@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 
 from interpretability.attribution import DEFAULT_METHOD
 
+from ..controls import StepSlider
 from ..events import QUIET
 from ..plots import BLUE, ORANGE, ROW_PX, escaped, finish, heatmap, token_axis
 from ..texts import ATTRIBUTION_HELP, BEAM_HELP, SAMPLING_HELP, STEPS_HELP
@@ -157,7 +158,7 @@ def move_step_js(slider_id, delta):
 
 
 def reset_step(inspection):
-    """The step slider of a new translation: at step 1, one stop per decoder step."""
+    """The step slider of a new translation: at step 1, one stop per decoder step (value and maximum set together)."""
     steps = decoding_steps(inspection) if inspection is not None else 1
     return gr.Slider(value=1, maximum=max(steps, 2))  # a slider needs two ends; step_view clamps
 
@@ -180,6 +181,12 @@ def step_view(inspection, step):
     return chips, candidates, step_attention_plot(inspection, step), beam
 
 
+def new_sentence(inspection):
+    """A new translation: the step slider back to step 1 of it (`reset_step`) and that step drawn, in one answer, so
+    the panel never shows a step of the sentence before (the slider's old value is not read)."""
+    return (reset_step(inspection), *step_view(inspection, 1))
+
+
 def attribution_view(served, inspection, method, step, panel_open, cached):
     """Gradient attribution beside cross-attention at this step, computed only while its panel is open, once per
     sentence and method (`cached`: (sentence tokens and method, Attribution)); step changes redraw from it."""
@@ -197,15 +204,15 @@ def step_panel(name, inspection):
     Returns the step slider."""
     with gr.Row():
         previous_step = gr.Button("◀ Previous", size="sm", scale=1)
-        step = gr.Slider(1, 2, value=1, step=1, label="Step (one per generated token)", scale=6, elem_id=name)
+        step = StepSlider(1, 2, value=1, step=1, label="Step (one per generated token)", scale=6, elem_id=name)
         next_step = gr.Button("Next ▶", size="sm", scale=1)
     prefix = gr.HTML()
     attention = gr.Plot(show_label=False, elem_id=f"{name}-attention")  # full width: every token legible
     candidates = gr.Plot(show_label=False, elem_id=f"{name}-candidates")
     beam = gr.HTML(visible=False, elem_id=f"{name}-beam")
-    inspection.change(reset_step, inspection, step, **QUIET)
-    gr.on([step.change, inspection.change], step_view, [inspection, step], [prefix, candidates, attention, beam],
-          **QUIET)
+    views = [prefix, candidates, attention, beam]
+    inspection.change(new_sentence, inspection, [step, *views], **QUIET)
+    step.change(step_view, [inspection, step], views, **QUIET)  # moved by hand, by ◀/▶, or back to 1 by a translation
     for button, delta in [(previous_step, -1), (next_step, 1)]:  # moved in the browser; step.change draws
         button.click(None, step, step, js=move_step_js(name, delta), **QUIET)
     return step
@@ -224,9 +231,8 @@ def attribution_panel(served, inspection, step):
     cached = gr.State(None)  # (what it was computed for, Attribution): step changes reuse it
     draw = dict(fn=served.bind(attribution_view), inputs=[inspection, method, step, panel_open, cached],
                 outputs=[figure, cached])
-    panel.expand(lambda: True, None, panel_open, queue=False, api_visibility="private").then(
-        **draw, api_visibility="private")
-    panel.collapse(lambda: False, None, panel_open, queue=False, api_visibility="private")
+    panel.expand(lambda: True, None, panel_open, api_visibility="private").then(**draw, api_visibility="private")
+    panel.collapse(lambda: False, None, panel_open, api_visibility="private")
     gr.on([inspection.change, method.input, step.change], **draw, **QUIET)
 
 
