@@ -258,9 +258,10 @@ def history_markdown(history, reference, heading="### How it learned"):
                      f"sentences, with the train loss and dev BLEU of that moment.")
     if reference:
         minutes = reference["snapshots"][-1]["minutes"]
-        lines.append(f"`{REFERENCE_SNAPSHOTS}` holds the same for a model of the same architecture and data trained "
-                     f"from scratch for {minutes:.0f} minutes by `training.train` ({len(reference['snapshots'])} "
-                     f"snapshots from step 0) — not this model's own history, but how such a model learns.")
+        lines.append(f"`{REFERENCE_SNAPSHOTS}` holds, at each of {len(reference['snapshots'])} evaluations from step 0, "
+                     f"the greedy translation and cross-attention of {len(reference['probes'])} probe sentences for a "
+                     f"model of the same architecture and data trained from scratch for {minutes:.0f} minutes by "
+                     f"`training.train` — not this model's own history, but how such a model learns.")
     if not lines:
         return ""
     lines.append("The app's *How it learned* tab plays them: the translations going from noise to sentences, and the "
