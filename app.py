@@ -3,10 +3,12 @@
     pip install -r requirements.txt
     python app.py                          # http://127.0.0.1:7860 (GRADIO_SERVER_NAME / GRADIO_SERVER_PORT apply)
     MODEL_DIR=runs/cpu/model python app.py # another model directory
-    MODEL_DTYPE=float32 python app.py      # run the model in float32 (default: float16 where the CPU has fast kernels)
+    MODEL_DTYPE=float16 python app.py      # the model's precision (default on a CPU: float32, or float16 where the CPU
+                                           # has fast kernels with BATCH_SIZE=1; on a GPU bfloat16 or float16)
     MODEL_DIR=user/name python app.py      # a model repository on the Hugging Face Hub (fetched once, then cached)
     MODEL_DEVICE=cpu python app.py         # the CPU even where there is a CUDA GPU (default: the GPU, in bf16/fp16)
     BATCH_SIZE=1 python app.py             # decode each request alone (default: up to 16 concurrent ones together)
+    MODEL_THREADS=2 python app.py          # torch threads per operation (default: 1, as a server under load wants)
     HEAVY_SLOTS=2 HEAVY_BUDGET_S=60 python app.py  # heavy work two at a time, a minute each (default: 1, 30 s)
     STATE_TTL_S=300 python app.py          # a session's translation kept 5 minutes (default: 10)
 
@@ -35,27 +37,34 @@ except ImportError:  # not on a Space
     on_gpu = lambda fn: fn  # noqa: E731
 
 import gradio as gr  # noqa: E402 (after the environment it reads)
+import torch  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
-from serving.device import fast_dtype, pick_device
+from serving.device import pick_device
 from serving.model_dir import open_model
 from transformer import ModelLoadError
 from webapp import api, no_model, translation
 from webapp.downloads import Downloads
 from webapp.events import PublicRoutesOnly, TabsInView, check_inputs, make_private
 from webapp.page_script import page_script
-from webapp.served import ServedModel
+from webapp.served import ServedModel, serving_dtype
 from webapp.style import CSS
 from webapp.tabs import attention, heads, how_it_learned, inside_head, model_card, positions, steps
 from webapp.texts import INTRO
 
 MODEL_DIR = Path(os.environ.get("MODEL_DIR", Path(__file__).parent / "assets" / "model"))  # or a Hub id, user/name
 MODEL_DEVICE = pick_device(os.environ.get("MODEL_DEVICE"))  # a CUDA GPU when there is one
-# On a CPU, one sentence at a time, a decoder step waits on reading the weights: float16 halves that (README,
-# Benchmarks); on a GPU, bfloat16 or float16 (serving.device).
-MODEL_DTYPE = os.environ.get("MODEL_DTYPE") or fast_dtype(MODEL_DEVICE)
 # Concurrent translations decoded together, at most this many at once (1: each alone). README, Benchmarks.
 BATCH_SIZE = int(os.environ.get("BATCH_SIZE", 16))
+# On a CPU decoding in batches, float32: batched float16 is slower there and may change an answer; one sentence at a
+# time, float16 (a decoder step waits on reading the weights, float16 halves that); on a GPU, bfloat16 or float16
+# (webapp.served.serving_dtype, serving.device).
+MODEL_DTYPE = os.environ.get("MODEL_DTYPE") or serving_dtype(MODEL_DEVICE, BATCH_SIZE)
+# Torch threads per operation. The server runs a batch of light requests, a heavy one and Gradio's event loop at once:
+# with two threads per operation on two cores they wait on each other (a float16 decode on 2 threads beside one other
+# busy process: 2,150 ms of CPU per sentence, against 14 ms on one thread). docs/benchmarks.md, Serving under load.
+MODEL_THREADS = int(os.environ.get("MODEL_THREADS") or os.environ.get("OMP_NUM_THREADS") or 1)
+torch.set_num_threads(MODEL_THREADS)
 # Heavy work (beam search, sampling, long inputs, heads switched off, attribution, /inspect): this many at once, each
 # within this many seconds of its arrival, so that it never holds up short greedy translations (webapp.served).
 HEAVY_SLOTS = int(os.environ.get("HEAVY_SLOTS", 1))

@@ -15,9 +15,10 @@ the load is the server's and not a heavy client library's. For each client count
 distinct English sentences of 6-15 words of test-tatoeba.tsv) are sent, client k sending sentences k, k + n, ... one
 after another. Sentences per second: sentences / wall time from the first request to the last answer. Server CPU per
 request: the app process's CPU time (user + system, /proc/PID/stat) over the load / requests; the clients' CPU is
-counted apart (this process). Alone: the model's own CPU per sentence in this process, one by one and in batches of
-16, the floor under the server's. Ceiling (`--ceiling`): the same app with a model that costs nothing (its
-translation is the input), the most sentences per second Gradio itself can serve here.
+counted apart (this process). Alone: the model's own CPU per sentence in this process (float16 and float32, one
+torch thread unless `--threads`), one by one and in batches of 16, the floor under the server's. Ceiling
+(`--ceiling`): the same app with a model that costs nothing (its translation is the input), the most sentences per
+second Gradio itself can serve here.
 
 Sessions (`--sessions N`): N new page sessions (each translating one sentence through the page's own event, as a
 browser does, so that each keeps its translation's Inspection) and N API calls (each a new session), then the growth
@@ -264,28 +265,28 @@ def measure_mode(args, batch_size, sentences, warmup, null_model=False):
 
 
 def model_alone(args, sentences):
-    """The model's CPU milliseconds per sentence in this process (the app's precision and threads): one by one, and
-    in batches of 16."""
+    """The model's CPU milliseconds per sentence in this process, in float16 and float32 (or `--dtype`) on `--threads`
+    torch threads (default 1): one by one, and in batches of 16. The floor under the server's."""
     import torch
 
-    from serving.device import fast_dtype, pick_device
+    from serving.device import pick_device
     from serving.model_dir import open_model
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    device = pick_device(None)
-    translator = open_model(args.model, dtype=args.dtype or fast_dtype(device), device=device).translator
-    translator.translate_ids(sentences[:16])
-    start = time.process_time()
-    for text in sentences:
-        translator.translate_ids([text])
-    alone = (time.process_time() - start) / len(sentences)
-    start = time.process_time()
-    for i in range(0, len(sentences), 16):
-        translator.translate_ids(sentences[i : i + 16])
-    batched = (time.process_time() - start) / len(sentences)
-    return {"one_by_one_cpu_ms": round(1000 * alone, 2), "batch16_cpu_ms": round(1000 * batched, 2),
-            "threads": torch.get_num_threads()}
+    torch.set_num_threads(args.threads or 1)
+    result = {"threads": torch.get_num_threads()}
+    for dtype in [args.dtype] if args.dtype else ["float16", "float32"]:
+        translator = open_model(args.model, dtype=dtype, device=pick_device(None)).translator
+        translator.translate_ids(sentences[:16])
+        start = time.process_time()
+        for text in sentences:
+            translator.translate_ids([text])
+        alone = (time.process_time() - start) / len(sentences)
+        start = time.process_time()
+        for i in range(0, len(sentences), 16):
+            translator.translate_ids(sentences[i : i + 16])
+        batched = (time.process_time() - start) / len(sentences)
+        result[dtype] = {"one_by_one_cpu_ms": round(1000 * alone, 2), "batch16_cpu_ms": round(1000 * batched, 2)}
+    return result
 
 
 def measure_sessions(args, sentences, n):

@@ -44,6 +44,7 @@ def parse_args(argv=None):
     p.add_argument("--seconds", type=float, default=60, help="how long the clients send")
     p.add_argument("--max-requests", type=int, default=2000, help="the most requests one client sends")
     p.add_argument("--threads", type=int, default=0, help="torch threads of the app (0: its default)")
+    p.add_argument("--dtype", help="MODEL_DTYPE of the app (default: the app's)")
     p.add_argument("--startup-timeout", type=float, default=300)
     args = p.parse_args(argv)
     args.model = find_model_dir(args.model)
@@ -87,7 +88,7 @@ def main(argv=None):
     latencies, errors, lock = defaultdict(list), defaultdict(list), threading.Lock()
     with tempfile.TemporaryDirectory() as copy:
         model = shutil.copytree(args.model, Path(copy) / "model") if Path(args.model).is_dir() else args.model
-        with running_app(args.app_dir, model, 16, args.threads, startup_timeout=args.startup_timeout) as (url, pid):
+        with running_app(args.app_dir, model, 16, args.threads, args.dtype, args.startup_timeout) as (url, pid):
             with httpx.Client() as warm:
                 for kind in KINDS:
                     call(warm, url, *request_for(kind, 0, short, long))
@@ -137,8 +138,9 @@ def main(argv=None):
           f"server CPU {server_cpu:.1f} s over {wall:.1f} s ({100 * server_cpu / wall:.0f}% of one core), "
           f"{answered} answers")
     print_json({"benchmark": "mixed_load", "app_dir": args.app_dir, "model": str(args.model), "clients": args.clients,
-                "seconds": args.seconds, "threads": args.threads, "kinds": rows, "server_cpu_s": round(server_cpu, 1),
-                "wall_s": round(wall, 1), "goal_p50_s": GOAL_P50_S, "goal_met": met,
+                "seconds": args.seconds, "threads": args.threads, "dtype": args.dtype, "kinds": rows,
+                "server_cpu_s": round(server_cpu, 1), "wall_s": round(wall, 1), "goal_p50_s": GOAL_P50_S,
+                "goal_met": met,
                 "wall_seconds": round(time.perf_counter() - started, 1)})
 
 

@@ -12,13 +12,15 @@ lanes of `served.ServedModel`. Each endpoint has its own Gradio concurrency grou
 requests waiting for their turn never fill the light ones' (`register`).
 
 Sessions (`lighter_sessions`): Gradio 6 opens a session for every API call made without one (each REST call) and,
-for every new session, builds the configuration of every component of the page (5 ms of CPU, 200 kB kept), used only
-for deep links, which this app has not; it never forgets a session (up to 10,000), and keeps a closed page's state
-for an hour whatever its time_to_live. Here the configuration is built if ever asked for, an API call's session is
-forgotten seconds after it ends, and any session idle for `state_ttl` goes with its state.
+for every new session, builds the configuration of every component of the page (5 ms of CPU, 200 kB kept), and at
+every event that of each component it reads or writes, with its value, used only for deep links, which this app has
+not; it never forgets a session (up to 10,000), and keeps a closed page's state for an hour whatever its
+time_to_live. Here a configuration is built only if asked for (a deep link would show the components' first values),
+an API call's session is forgotten seconds after it ends, and any session idle for `state_ttl` goes with its state.
 """
 
 import copy
+import datetime
 import math
 import numbers
 import time
@@ -260,7 +262,6 @@ def lighter_sessions(state_ttl):
     if getattr(SessionState, "lighter", False):
         SessionState.state_ttl = state_ttl
         return True
-    original = SessionState.__init__
 
     def __init__(self, blocks):
         self.blocks_config = copy.copy(blocks.default_config)
@@ -270,15 +271,36 @@ def lighter_sessions(state_ttl):
         self.is_closed = False
         self.STATE_TTL_WHEN_CLOSED = SessionState.state_ttl  # Gradio's: an hour, whatever the State's time_to_live
 
+    def __setitem__(self, key, value):  # Gradio's, but a component's configuration is built when asked for
+        block = self.blocks_config.blocks.get(key)
+        if isinstance(block, gr.State):
+            self._state_ttl[key] = (block.time_to_live, datetime.datetime.now())
+            self.state_data[key] = value
+        else:
+            self.blocks_config.blocks[key] = value
+        dict.pop(self.config_values, key, None)
+
+    def _update_config(self, key):
+        dict.pop(self.config_values, key, None)  # built again, from the block as it now is, when asked for
+
+    def _update_value_in_config(self, key, value):
+        """Gradio records each value a component receives, for deep links only: not kept here."""
+
     with gr.Blocks() as probe:
         gr.Textbox()
     expected = set(vars(SessionState(probe)))
-    SessionState.__init__, SessionState.state_ttl = __init__, state_ttl
+    lighter = {"__init__": __init__, "__setitem__": __setitem__, "_update_config": _update_config,
+               "_update_value_in_config": _update_value_in_config}
+    originals = {name: getattr(SessionState, name) for name in lighter}
+    for name, method in lighter.items():
+        setattr(SessionState, name, method)
+    SessionState.state_ttl = state_ttl
     try:
         if set(vars(SessionState(probe))) != expected:
             raise TypeError(f"gradio.state_holder.SessionState holds {sorted(expected)}")
     except Exception:
-        SessionState.__init__ = original
+        for name, method in originals.items():
+            setattr(SessionState, name, method)
         return False
     SessionState.lighter = True
     expire = StateHolder.delete_all_expired_state  # Gradio's lifespan task calls it every second
