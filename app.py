@@ -18,8 +18,6 @@ page makes, and the page is built from `webapp.translation` (the box above the t
 events are private (`webapp.events`); the API is `webapp.api`'s endpoints (/translate, /inspect, /sample, /ablate).
 """
 
-import contextlib
-import ctypes
 import os
 import signal
 import sys
@@ -30,10 +28,6 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # the app needs no n
 # event: 15 ms of CPU per request once 10,000 have been served. Every 1,000 events, over the last 1,000, is plenty.
 os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
 os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
-# glibc gives each thread that allocates (the server's pool has dozens) a memory arena of its own, up to 8 per core, and
-# keeps what they free: 500 sessions grew the server by 60 MB, 28 MB with two arenas (as MALLOC_ARENA_MAX=2 would).
-with contextlib.suppress(OSError, AttributeError):
-    ctypes.CDLL("libc.so.6").mallopt(-8, int(os.environ.get("MALLOC_ARENA_MAX", 2)))  # -8: M_ARENA_MAX
 
 try:  # On a Hugging Face Space: imported before torch places the model, so that on ZeroGPU hardware the model goes
     import spaces  # to the GPU that `spaces.GPU` lends each call it wraps (elsewhere spaces.GPU changes nothing)

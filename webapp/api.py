@@ -117,7 +117,7 @@ def translate(served, text: str, decoding: str = "greedy", beam: int = 4, temper
     """English -> Italian, the translation only (the page's translation of the same text and settings). `decoding`:
     "greedy", "beam" (with `beam`, the width, 1-8) or "sampling" (with `temperature` 0.01-100, `top_k` (0: all
     tokens) and `seed`: the same seed gives the same translation)."""
-    _answered_without_state(served, request)
+    _answered_without_state(request)
     text = text_argument(text)
     beam, sampling = decoding_arguments(served, decoding, beam, temperature, top_k, seed)
     if not text.strip():
@@ -129,7 +129,7 @@ def sample(served, text: str, temperature: float = 1.0, top_k: int = 0, seed: in
            request: gr.Request = None) -> str:
     """English -> Italian by sampling: each token drawn from the model's distribution at `temperature` (0.01-100)
     among the `top_k` most probable (0: all); the same seed gives the same translation."""
-    _answered_without_state(served, request)
+    _answered_without_state(request)
     text = text_argument(text)
     sampling = sampling_argument(temperature, top_k, seed, served.cfg.vocab_size)
     if not text.strip():
@@ -141,7 +141,7 @@ def ablate(served, text: str, heads: list[str], beam: int = 1, request: gr.Reque
     """English -> Italian with the attention heads `heads` switched off (their output zeroed before W_O), each named
     "<kind> L<layer> H<head>", kind encoder, decoder or cross, e.g. ["cross L2 H3", "encoder L1 H1"]; `beam`: the
     beam width, 1-8 (1: greedy)."""
-    _answered_without_state(served, request)
+    _answered_without_state(request)
     text = text_argument(text)
     chosen = heads_argument(served, heads)
     beam = whole_argument("beam", beam, 1, MAX_BEAM)
@@ -157,7 +157,7 @@ def inspect(served, text: str, decoding: str = "greedy", beam: int = 4, temperat
     each layers x heads x queries x keys, rows adding up to 1, rounded to 4 decimals), the `candidates` most probable
     next tokens at each step ([token, probability]; 1-100) and what of the input the model may not read well
     (`input`). Decoding settings as for /translate."""
-    _answered_without_state(served, request)
+    _answered_without_state(request)
     text = text_argument(text)
     beam, sampling = decoding_arguments(served, decoding, beam, temperature, top_k, seed)
     candidates = whole_argument("candidates", candidates, 1, MAX_CANDIDATES)
@@ -212,7 +212,7 @@ def register(served):
 # --- Sessions --------------------------------------------------------------------------------------------------------
 
 
-def _answered_without_state(served, request):
+def _answered_without_state(request):
     """Mark the session of this API call as one that holds nothing, to be forgotten once idle (`lighter_sessions`)."""
     if request is not None and request.session_hash:
         _api_sessions[request.session_hash] = time.monotonic()
