@@ -1,8 +1,9 @@
 """Shared fixtures: the toy corpus (tests/helpers.py) on disk, and a tiny model trained on it with the real
 training script (a few seconds on CPU). Tests import plain helpers from `helpers`, fixtures come from here."""
 
-import pytest
+import json
 
+import pytest
 from helpers import toy_pairs, write_tsv
 
 
@@ -44,3 +45,49 @@ def translator(tiny_model_dir):
     from transformer import Translator
 
     return Translator.load(tiny_model_dir)
+
+
+# --- The browser tests' app (tests/browser_helpers.py) ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def deep_model_dir(toy_corpus, tmp_path_factory):
+    """The tiny config with 2 encoder and 3 decoder layers: layer radios that change with the kind of attention."""
+    from training.configs import CONFIGS
+
+    model, train = CONFIGS["tiny"]
+    out = tmp_path_factory.mktemp("deep_run")
+    config = out / "deep.json"
+    config.write_text(json.dumps({"model": {**model, "n_encoder_layers": 2, "n_decoder_layers": 3}, "train": train}))
+    return train_toy_model(toy_corpus, out, config)
+
+
+@pytest.fixture(scope="session")
+def deep_translator(deep_model_dir):
+    """The library's translator of the model the page runs, in the same precision."""
+    from transformer import Translator
+
+    return Translator.load(deep_model_dir)
+
+
+@pytest.fixture(scope="module")
+def browser(deep_model_dir):
+    from browser_helpers import CHROMIUM, sync_api
+    from test_app import start_app
+
+    with start_app(deep_model_dir, MODEL_DTYPE="float32") as app, sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        browser.app_url = app.url
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    from browser_helpers import open_app
+
+    page = open_app(browser, browser.app_url)
+    yield page
+    page.close()

@@ -18,143 +18,31 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import train_toy_model
+from browser_helpers import (
+    WAIT,
+    choose,
+    choose_decoding,
+    click_cell,
+    click_middle,
+    expect,
+    hover_until_labelled,
+    no_error_shown,
+    open_app,
+    open_tab,
+    option,
+    title,
+    translate,
+    wait_until_clickable,
+)
 from test_app import start_app
+
 from interpretability import head_details, inspect
 from webapp.tokens import decoding_steps, step_tokens
 
-CHROMIUM = "/usr/bin/chromium"
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
-if not Path(CHROMIUM).exists():
-    pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)", allow_module_level=True)
-expect = sync_api.expect
-WAIT = 60_000  # ms: a loaded CI machine answers slowly, which is not what is tested here
-
 
 @pytest.fixture(scope="module")
-def deep_model_dir(toy_corpus, tmp_path_factory):
-    """The tiny config with 2 encoder and 3 decoder layers: layer radios that change with the kind of attention."""
-    from training.configs import CONFIGS
-
-    model, train = CONFIGS["tiny"]
-    out = tmp_path_factory.mktemp("deep_run")
-    config = out / "deep.json"
-    config.write_text(json.dumps({"model": {**model, "n_encoder_layers": 2, "n_decoder_layers": 3}, "train": train}))
-    return train_toy_model(toy_corpus, out, config)
-
-
-@pytest.fixture(scope="module")
-def translator(deep_model_dir):
-    """The library's translator of the model the page runs, in the same precision."""
-    from transformer import Translator
-
-    return Translator.load(deep_model_dir)
-
-
-@pytest.fixture(scope="module")
-def browser(deep_model_dir):
-    with start_app(deep_model_dir, MODEL_DTYPE="float32") as app, sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        browser.app_url = app.url
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-def open_app(browser, url):
-    """A fresh page of the app at `url`, after the example it translates on load."""
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(url)
-    expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
-    return page
-
-
-@pytest.fixture
-def page(browser):
-    page = open_app(browser, browser.app_url)
-    yield page
-    page.close()
-
-
-def title(page, elem_id):
-    return page.locator(f"#{elem_id} .gtitle").first
-
-
-def option(page, radio_id, name):
-    return page.locator(f'#{radio_id} label[data-testid="{name}-radio-label"]')
-
-
-def choose(page, radio_id, name):
-    option(page, radio_id, name).click()
-
-
-def open_tab(page, name):
-    """Open a tab by its name, from the tab bar or, on a narrow screen, from the menu of the tabs left out of it."""
-    tab = page.get_by_role("tab", name=name, exact=True)
-    if not tab.is_visible():
-        page.get_by_role("button", name="More tabs").click()
-        tab = page.locator(".overflow-dropdown button").filter(has_text=name)
-    tab.click()
-
-
-def choose_decoding(page, name):
-    """Choose a decoding in the decoding settings (an accordion, opened first when closed)."""
-    if not page.locator("#decoding").is_visible():
-        page.locator("#decoding-settings .label-wrap").click()
-    choose(page, "decoding", name)
-
-
-def no_error_shown(page, wait_ms=1500):
-    """No error pop-up now, nor within `wait_ms` (a late answer's error would land then)."""
-    page.wait_for_timeout(wait_ms)
-    expect(page.locator(".toast-body")).to_have_count(0)
-
-
-def translate(page, sentence, expected):
-    page.locator("#english textarea").fill(sentence)
-    page.locator("#translate").click()
-    expect(page.locator("#italian textarea")).to_have_value(expected, timeout=WAIT)
-
-
-def middle(locator):
-    """The middle of a plotly plot area, scrolled into view, in page coordinates (Playwright cannot hover or click
-    the area itself: being transparent, it counts as invisible)."""
-    locator.evaluate("e => e.scrollIntoView({block: 'center'})")
-    box = locator.evaluate("e => { const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; }")
-    return box[0] + box[2] / 2, box[1] + box[3] / 2
-
-
-def click_middle(page, locator):
-    page.mouse.click(*middle(locator))
-
-
-def click_cell(page, area, row, column, n_rows, n_columns):
-    """Click cell (row, column), 0-based from the top left, of a heatmap filling the plot area `area` (its
-    `.nsewdrag`) with n_rows x n_columns cells."""
-    area.evaluate("e => e.scrollIntoView({block: 'center'})")
-    x, y, width, height = area.evaluate(
-        "e => { const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; }")
-    page.mouse.click(x + (column + 0.5) * width / n_columns, y + (row + 0.5) * height / n_rows)
-
-
-def hover_until_labelled(page, plot, tries=5):
-    """Move the mouse onto the middle cell of `plot` until plotly shows its hover label: on a loaded machine a
-    figure may still be redrawn (a translation's views arrive in several events), which drops a label shown before."""
-    for _ in range(tries):
-        x, y = middle(plot.locator(".nsewdrag").first)
-        page.mouse.move(x - 20, y - 20)
-        page.mouse.move(x, y, steps=5)
-        with contextlib.suppress(AssertionError):
-            expect(plot.locator(".hovertext")).to_have_count(1, timeout=4_000)
-            return
-    pytest.fail(f"no hover label after {tries} tries")
-
-
-def wait_until_clickable(page, elem_id):
-    """Wait until page.js has hooked its click handler on the plot `elem_id` (a click before that does nothing)."""
-    page.wait_for_function(f"() => {{ const gd = document.querySelector('#{elem_id} .js-plotly-plot'); "
-                           "return !!(gd && gd._ev && gd.__hooked === gd._ev); }", timeout=WAIT)
+def translator(deep_translator):
+    return deep_translator
 
 
 def test_translate_in_the_browser(page, translator, tmp_path):
@@ -371,7 +259,7 @@ def test_sampling_controls_are_active_under_sampling_only_and_sample_as_the_libr
     temperature, top_k = 1.5, 5
     # A seed whose draw differs from the greedy one and from the default seed's (0): the page's answer shows that
     # the settings were used.
-    draw = lambda seed: translator.translate(sentence, sampling=Sampling(temperature, top_k, seed))  # noqa: E731
+    draw = lambda seed: translator.translate(sentence, sampling=Sampling(temperature, top_k, seed))
     seed = next((s for s in range(1, 50) if draw(s) not in (greedy, draw(0))), 1)
     choose_decoding(page, "Sampling")
     expect(controls[0]).to_be_enabled(timeout=WAIT)
@@ -649,8 +537,8 @@ def test_inside_one_head_numbers_stay_in_their_panels(browser, width):
 @pytest.fixture(scope="module")
 def importance_app(deep_model_dir, tmp_path_factory):
     """A second app on a copy of the deep model with a head_importance.json (distinct drops: cells are told apart)."""
-    from transformer import Translator
     from interpretability.ablation import head_grid
+    from transformer import Translator
 
     model_dir = tmp_path_factory.mktemp("importance") / "model"
     shutil.copytree(deep_model_dir, model_dir)

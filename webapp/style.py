@@ -59,6 +59,15 @@ input:disabled, button:disabled {{ opacity: 0.5; cursor: not-allowed; }}
 #attention-controls fieldset .wrap {{ gap: 4px; }}
 #attention-controls fieldset label {{ padding: 4px 10px; }}
 
+/* A group of choices inside a view drawn in the browser (views.js, radioGroup), as Gradio draws a radio. */
+.view-radio {{ display: inline-flex; flex-wrap: wrap; align-items: center; gap: 4px; margin: 0 8px 6px 0;
+  padding: 4px 8px; border: 1px solid var(--border-color-primary); border-radius: 8px; }}
+.view-radio legend {{ float: left; margin-right: 6px; font-size: 0.9em; color: {ACCENT_INK}; font-weight: 600; }}
+.view-radio label {{ display: inline-flex; align-items: center; gap: 4px; padding: 3px 9px; border-radius: 6px;
+  cursor: pointer; background: var(--checkbox-label-background-fill); border: 1px solid var(--border-color-primary); }}
+.view-radio label:has(input:checked) {{ background: {ACCENT_FILL}; color: white; }}
+.view-radio input {{ accent-color: {ACCENT_FILL}; margin: 0; }}
+
 .chips {{ display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: 4px 0; }}
 .chips-label {{ font-weight: 600; min-width: 5.5em; }}
 .chip {{ font-family: var(--font-mono); font-size: 1.05em; padding: 2px 8px; border-radius: 6px;

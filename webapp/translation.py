@@ -17,8 +17,10 @@ from interpretability import input_report
 from transformer import Sampling
 from transformer.tokenizer import EOS
 
+from .payload import translation_payload
 from .texts import EMPTY_MESSAGE
 from .tokens import output_tokens, token_chips
+from .views import carrier
 
 MAX_BEAM = 8  # the widest beam the page offers, and the API accepts: each beam adds to every decoding step
 EXAMPLES = [  # short enough to fit one row on a projector (1024 px)
@@ -103,19 +105,22 @@ def translation_status(seconds, decoding, report, italian_tokens, max_tokens, jo
 
 
 def translate(served, text, decoding, beam, temperature, top_k, seed):
-    """English -> Italian. Outputs: translation, status, token chips, and the Inspection the views are drawn from."""
+    """English -> Italian. Outputs: translation, status, token chips, the Inspection kept for the experiments (heads
+    switched off, attribution, inside one head), and the payload every view is drawn from (`webapp.payload`)."""
     if not text or not text.strip():
-        return "", EMPTY_MESSAGE, "", None
+        return "", EMPTY_MESSAGE, "", None, None
     text, lines = one_line(text)
     beam, sampling = decoding_settings(decoding, beam, temperature, top_k, seed)
     start = time.perf_counter()
     inspection = served.inspect(text, beam, sampling)
     seconds = time.perf_counter() - start
     outputs = output_tokens(inspection)
-    status = translation_status(seconds, decoding_label(beam, sampling), input_report(inspection), len(outputs) - 1,
+    decoding = decoding_label(beam, sampling)
+    status = translation_status(seconds, decoding, input_report(inspection), len(outputs) - 1,
                                 served.translator.max_source_tokens, lines)
     chips = token_chips(inspection.source_tokens, "English") + token_chips(outputs, "Italian")
-    return inspection.translation, status, chips, inspection
+    return (inspection.translation, status, chips, inspection,
+            translation_payload(served.translator, inspection, decoding))
 
 
 def decoding_controls_for(decoding):
@@ -170,7 +175,8 @@ def build(served, demo):
     status = gr.Markdown(label="Status", elem_id="status")
     chips = gr.HTML(label="Tokens", elem_id="chips")
     inspection = gr.State(None, time_to_live=3600)
-    io = dict(fn=served.bind(translate), inputs=[text, *controls], outputs=[italian, status, chips, inspection],
+    payload = carrier()
+    io = dict(fn=served.bind(translate), inputs=[text, *controls], outputs=[italian, status, chips, inspection, payload],
               **served.queue)
     translated = [gr.on([button.click, text.submit, demo.load], api_name="translate", **io)]
     for example, sentence in zip(examples, EXAMPLES):  # the sentence put in the box by the browser, then translated

@@ -1,0 +1,104 @@
+"""What the browser tests share (their fixtures are in conftest.py: `browser`, the app on a tiny model with 2
+encoder and 3 decoder layers, served once per test module; `page`, a fresh page of it): ways to act on the page as a
+person would. Importing this skips a module where Playwright or Chromium is missing."""
+
+
+import contextlib
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+if not Path(CHROMIUM).exists():
+    pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)", allow_module_level=True)
+expect = sync_api.expect
+WAIT = 60_000  # ms: a loaded CI machine answers slowly, which is not what is tested here
+
+
+def open_app(browser, url):
+    """A fresh page of the app at `url`, after the example it translates on load."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(url)
+    expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
+    return page
+
+
+def title(page, elem_id):
+    return page.locator(f"#{elem_id} .gtitle").first
+
+
+def option(page, radio_id, name):
+    return page.locator(f'#{radio_id} label[data-testid="{name}-radio-label"]')
+
+
+def choose(page, radio_id, name):
+    option(page, radio_id, name).click()
+
+
+def open_tab(page, name):
+    """Open a tab by its name, from the tab bar or, on a narrow screen, from the menu of the tabs left out of it."""
+    tab = page.get_by_role("tab", name=name, exact=True)
+    if not tab.is_visible():
+        page.get_by_role("button", name="More tabs").click()
+        tab = page.locator(".overflow-dropdown button").filter(has_text=name)
+    tab.click()
+
+
+def choose_decoding(page, name):
+    """Choose a decoding in the decoding settings (an accordion, opened first when closed)."""
+    if not page.locator("#decoding").is_visible():
+        page.locator("#decoding-settings .label-wrap").click()
+    choose(page, "decoding", name)
+
+
+def no_error_shown(page, wait_ms=1500):
+    """No error pop-up now, nor within `wait_ms` (a late answer's error would land then)."""
+    page.wait_for_timeout(wait_ms)
+    expect(page.locator(".toast-body")).to_have_count(0)
+
+
+def translate(page, sentence, expected):
+    page.locator("#english textarea").fill(sentence)
+    page.locator("#translate").click()
+    expect(page.locator("#italian textarea")).to_have_value(expected, timeout=WAIT)
+
+
+def middle(locator):
+    """The middle of a plotly plot area, scrolled into view, in page coordinates (Playwright cannot hover or click
+    the area itself: being transparent, it counts as invisible)."""
+    locator.evaluate("e => e.scrollIntoView({block: 'center'})")
+    box = locator.evaluate("e => { const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; }")
+    return box[0] + box[2] / 2, box[1] + box[3] / 2
+
+
+def click_middle(page, locator):
+    page.mouse.click(*middle(locator))
+
+
+def click_cell(page, area, row, column, n_rows, n_columns):
+    """Click cell (row, column), 0-based from the top left, of a heatmap filling the plot area `area` (its
+    `.nsewdrag`) with n_rows x n_columns cells."""
+    area.evaluate("e => e.scrollIntoView({block: 'center'})")
+    x, y, width, height = area.evaluate(
+        "e => { const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; }")
+    page.mouse.click(x + (column + 0.5) * width / n_columns, y + (row + 0.5) * height / n_rows)
+
+
+def hover_until_labelled(page, plot, tries=5):
+    """Move the mouse onto the middle cell of `plot` until plotly shows its hover label: on a loaded machine a
+    figure may still be redrawn (a translation's views arrive in several events), which drops a label shown before."""
+    for _ in range(tries):
+        x, y = middle(plot.locator(".nsewdrag").first)
+        page.mouse.move(x - 20, y - 20)
+        page.mouse.move(x, y, steps=5)
+        with contextlib.suppress(AssertionError):
+            expect(plot.locator(".hovertext")).to_have_count(1, timeout=4_000)
+            return
+    pytest.fail(f"no hover label after {tries} tries")
+
+
+def wait_until_clickable(page, elem_id):
+    """Wait until page.js has hooked its click handler on the plot `elem_id` (a click before that does nothing)."""
+    page.wait_for_function(f"() => {{ const gd = document.querySelector('#{elem_id} .js-plotly-plot'); "
+                           "return !!(gd && gd._ev && gd.__hooked === gd._ev); }", timeout=WAIT)

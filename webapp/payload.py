@@ -1,0 +1,103 @@
+"""One payload per translation: everything the page's views of one sentence need, shipped with the translation so
+that every click after it (kind, layer, head, step, measure...) is drawn in the browser with no round trip, as bertviz
+ships its numbers once to the JavaScript that draws them (`webapp/views.js` reads it, each tab's script draws).
+
+Attention weights are the bulk: (layers, heads, queries, keys) for three kinds. Each map travels as bytes, a weight
+w as round(255 w) (base64 of uint8, row-major): the colour scale has 256 steps anyway, every weight is within 1/510 of
+the model's, and a 40-token sentence's maps fit in about 100 kB of JSON, uncompressed (`bench/app_latency.py` reports
+the size). Everything else is small and rounded to 4 decimals.
+"""
+
+import base64
+import itertools
+import math
+
+import numpy as np
+
+from interpretability import embedding_norms, input_report
+from interpretability.diagnostics import head_diagnostics
+
+from .attention_kinds import ATTENTION_KINDS, attention_maps
+from .tokens import output_tokens
+
+LEVELS = 255  # a weight w travels as round(LEVELS * w), one byte
+DECIMALS = 4
+_ids = itertools.count(1)  # each payload's id: a view can tell a new translation from the one it shows
+
+
+def packed(maps):
+    """{"shape": [layers, heads, queries, keys], "bytes": base64 of round(255 w) as uint8, row-major}."""
+    maps = np.nan_to_num(np.asarray(maps, dtype=np.float64))
+    levels = np.clip(np.rint(maps * LEVELS), 0, LEVELS).astype(np.uint8)
+    return {"shape": list(maps.shape), "bytes": base64.b64encode(levels.tobytes()).decode("ascii")}
+
+
+def unpacked(packed_maps):
+    """The float array of `packed` (the page does the same in views.js)."""
+    levels = np.frombuffer(base64.b64decode(packed_maps["bytes"]), dtype=np.uint8)
+    return levels.reshape(packed_maps["shape"]).astype(np.float64) / LEVELS
+
+
+def rounded(values):
+    """Numbers as JSON: rounded to DECIMALS, None where not a number (NaN: a statistic that does not apply)."""
+    if isinstance(values, (list, tuple, np.ndarray)):
+        return [rounded(v) for v in values]
+    value = float(values)
+    return round(value, DECIMALS) if math.isfinite(value) else None
+
+
+def candidates(steps):
+    """Per decoding step, [[token, probability], ...]."""
+    return [[[token, round(float(p), DECIMALS)] for token, p in step] for step in steps]
+
+
+def hypothesis(h):
+    return {"tokens": h.tokens, "text": h.text, "score": rounded(h.score),
+            "normalised": None if h.normalised is None else rounded(h.normalised), "rank": h.rank}
+
+
+def beam_json(trace):
+    """A `BeamTrace` as JSON: per step the hypotheses kept (`live`, best first) and those finished at it."""
+    if trace is None:
+        return None
+    return {"beam": trace.beam, "alpha": trace.alpha, "winner": hypothesis(trace.winner),
+            "steps": [{"live": [hypothesis(h) for h in step.live], "finished": [hypothesis(h) for h in step.finished]}
+                      for step in trace.steps]}
+
+
+def diagnostics_json(inspection):
+    """Per kind, each head statistic as (layers, heads) numbers (None where it does not apply) and the labels."""
+    return {kind: {name: (value if name == "labels" else rounded(value)) for name, value in vars(stats).items()}
+            for kind, stats in head_diagnostics(inspection).items()}
+
+
+def translation_payload(translator, inspection, decoding):
+    """The payload of one translation (`inspection`, an `Inspection` of `translator`; `decoding`: its words, e.g.
+    "greedy"). Fields: id, translation, decoding, source_tokens, target_tokens (decoder inputs: <s> then the output),
+    output_tokens (what each step wrote, </s> last), kinds (title, and which tokens label rows and columns), attention
+    (kind -> `packed` maps), candidates (per step, the most probable next tokens), sampled_from and sampling (when
+    sampled), beam (`beam_json`, when beam search), diagnostics (`diagnostics_json`), input (`input_report`), norms
+    (per English token, the size of its embedding and of its position's encoding)."""
+    report = input_report(inspection)
+    embedding, position = embedding_norms(translator, inspection.source_tokens)
+    sampling = inspection.sampling
+    return {
+        "id": next(_ids),
+        "translation": inspection.translation,
+        "decoding": decoding,
+        "source_tokens": inspection.source_tokens,
+        "target_tokens": inspection.target_tokens,
+        "output_tokens": output_tokens(inspection),
+        "kinds": {kind: {"title": spec.title, "rows": spec.query_side, "columns": spec.key_side}
+                  for kind, spec in ATTENTION_KINDS.items()},
+        "attention": {kind: packed(attention_maps(inspection, kind)[0]) for kind in ATTENTION_KINDS},
+        "candidates": candidates(inspection.top_candidates),
+        "sampled_from": candidates(inspection.tempered_candidates) if sampling else None,
+        "sampling": None if sampling is None else {"temperature": sampling.temperature, "top_k": sampling.top_k,
+                                                   "seed": sampling.seed},
+        "beam": beam_json(inspection.beam_trace),
+        "diagnostics": diagnostics_json(inspection),
+        "input": {"tokens": report.tokens, "unreadable": report.unreadable, "long": report.long,
+                  "truncated": report.truncated},
+        "norms": {"embedding": rounded(embedding), "position": rounded(position)},
+    }

@@ -1,0 +1,162 @@
+// Shared by the views of the page: put before each tab's own script in its gr.HTML's js_on_load (webapp/views.py).
+// The translation's payload (webapp/payload.py) reaches every view through `views`: the translation box publishes it
+// once per translation, each view draws it when it arrives (or at once, when one came before the view was drawn);
+// null when the box was emptied: the views clear, so that none shows a sentence other than the one in the box.
+const views = (window.translatorViews ??= {payload: null, listeners: new Set()});
+views.publish ??= (payload) => {
+  views.payload = payload;
+  for (const draw of views.listeners) draw(payload);
+};
+// What one view asks of another, by name (the heads tab's diagnostics open a head in the attention view:
+// views.commands.showHead?.({kind, layer, head})); `openTab` opens a tab as a click on its button would.
+views.commands ??= {};
+const openTab = (id) => document.getElementById(`tab-${id}-button`)?.click();
+const onTranslation = (draw) => {
+  views.listeners.add(draw);
+  if (views.payload) draw(views.payload);
+};
+
+// A kind's maps as the payload packs them (one byte per weight, round(255 w), row-major): map(layer, head) is the
+// (queries, keys) weights as rows of numbers, mean(layer) the mean over heads.
+const unpack = (packed) => {
+  const bytes = Uint8Array.from(atob(packed.bytes), (c) => c.charCodeAt(0));
+  const [layers, heads, rows, cols] = packed.shape;
+  const map = (layer, head) => Array.from({length: rows}, (_, i) => {
+    const start = ((layer * heads + head) * rows + i) * cols;
+    return Array.from(bytes.subarray(start, start + cols), (b) => b / 255);
+  });
+  const mean = (layer) => {
+    const maps = Array.from({length: heads}, (_, h) => map(layer, h));
+    return maps[0].map((row, i) => row.map((_, j) => maps.reduce((s, m) => s + m[i][j], 0) / heads));
+  };
+  return {layers, heads, rows, cols, map, mean};
+};
+
+const escapeHtml = (text) => String(text).replace(/[&<>"']/g,
+  (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"})[c]);
+
+// Viridis (matplotlib's default colour scale, readable in grey and by most colour-blind readers), 9 stops.
+const VIRIDIS = [[68, 1, 84], [72, 40, 120], [62, 73, 137], [49, 104, 142], [38, 130, 142], [31, 158, 137],
+  [53, 183, 121], [110, 206, 88], [181, 222, 43], [253, 231, 37]];
+const viridis = (t) => {
+  const x = Math.max(0, Math.min(1, t)) * (VIRIDIS.length - 1), i = Math.min(Math.floor(x), VIRIDIS.length - 2);
+  const [a, b] = [VIRIDIS[i], VIRIDIS[i + 1]];
+  return `rgb(${a.map((v, k) => Math.round(v + (b[k] - v) * (x - i))).join(",")})`;
+};
+const MASKED = "#d9d9d9";  // a cell the query may not see (the decoder's future): grey, not a zero
+const ORANGE = "#ff9f43";
+
+// A heatmap drawn on a canvas: `matrix` rows x columns (null: masked), labelled by `rowLabels` and `colLabels`, with
+// optional `title`, `xTitle`, `yTitle`, `vmax` (default: the largest value), `outline` ({row} or {col} or {row, col}:
+// drawn in orange) and `cell` (pixels per cell, default from the sizes). Returns the layout, for `cellAt`. The same
+// canvas is what the PNG download saves: the file is the view on the screen.
+const drawHeatmap = (canvas, matrix, rowLabels, colLabels, options = {}) => {
+  const ctx = canvas.getContext("2d");
+  const font = (px, weight = "") => `${weight} ${px}px system-ui, sans-serif`;
+  const labelPx = Math.max(9, Math.min(14, 16 - Math.max(rowLabels.length, colLabels.length) / 6));
+  ctx.font = font(labelPx);
+  const widest = (labels) => Math.max(0, ...labels.map((l) => ctx.measureText(l).width));
+  const cell = options.cell ?? Math.max(10, Math.min(34, 640 / Math.max(colLabels.length, 1)));
+  const top = options.title ? 30 : 8;
+  const left = widest(rowLabels) + (options.yTitle ? 30 : 10);
+  const bottom = widest(colLabels) * 0.75 + (options.xTitle ? 34 : 14);
+  const [width, height] = [left + cell * colLabels.length + 70, top + cell * rowLabels.length + bottom];
+  const scale = window.devicePixelRatio || 1;
+  canvas.width = Math.ceil(width * scale);
+  canvas.height = Math.ceil(height * scale);
+  canvas.style.width = `${width}px`;
+  canvas.style.height = `${height}px`;
+  ctx.setTransform(scale, 0, 0, scale, 0, 0);
+  ctx.fillStyle = "#fff";
+  ctx.fillRect(0, 0, width, height);
+  const values = matrix.flat().filter((v) => v !== null);
+  const vmax = options.vmax ?? Math.max(1e-9, ...values);
+  matrix.forEach((row, i) => row.forEach((v, j) => {
+    ctx.fillStyle = v === null ? MASKED : viridis(v / vmax);
+    ctx.fillRect(left + j * cell, top + i * cell, cell + 0.5, cell + 0.5);
+  }));
+  ctx.fillStyle = "#222";
+  ctx.font = font(labelPx);
+  ctx.textAlign = "right";
+  ctx.textBaseline = "middle";
+  rowLabels.forEach((label, i) => ctx.fillText(label, left - 4, top + (i + 0.5) * cell));
+  colLabels.forEach((label, j) => {
+    ctx.save();
+    ctx.translate(left + (j + 0.5) * cell, top + rowLabels.length * cell + 4);
+    ctx.rotate(-Math.PI / 4);
+    ctx.fillText(label, 0, 0);
+    ctx.restore();
+  });
+  const box = {left, top, cell, rows: rowLabels.length, cols: colLabels.length};
+  const {outline} = options;
+  if (outline) {
+    ctx.strokeStyle = ORANGE;
+    ctx.lineWidth = 3;
+    if (outline.row !== undefined) ctx.strokeRect(left, top + outline.row * cell, cell * box.cols, cell);
+    if (outline.col !== undefined) ctx.strokeRect(left + outline.col * cell, top, cell, cell * box.rows);
+  }
+  ctx.textAlign = "center";
+  if (options.title) {
+    ctx.font = font(15, "600");
+    ctx.fillText(options.title, width / 2, 15);
+  }
+  ctx.font = font(12);
+  if (options.xTitle) ctx.fillText(options.xTitle, left + cell * box.cols / 2, height - 10);
+  if (options.yTitle) {
+    ctx.save();
+    ctx.translate(12, top + cell * box.rows / 2);
+    ctx.rotate(-Math.PI / 2);
+    ctx.fillText(options.yTitle, 0, 0);
+    ctx.restore();
+  }
+  const barX = left + cell * box.cols + 16, barH = cell * box.rows;  // the colour bar, 0 to vmax
+  for (let y = 0; y < barH; y++) {
+    ctx.fillStyle = viridis(1 - y / barH);
+    ctx.fillRect(barX, top + y, 12, 1.5);
+  }
+  ctx.fillStyle = "#222";
+  ctx.textAlign = "left";
+  ctx.fillText(vmax.toFixed(2), barX + 15, top + 6);
+  ctx.fillText("0", barX + 15, top + barH - 4);
+  return box;
+};
+
+// The cell under a mouse event on a heatmap drawn with layout `box`: {row, col}, or a row or column label's
+// {row} / {col}, or null.
+const cellAt = (box, event) => {
+  const {left, top, cell, rows, cols} = box;
+  const rect = event.target.getBoundingClientRect();
+  const [x, y] = [event.clientX - rect.left, event.clientY - rect.top];
+  const [row, col] = [Math.floor((y - top) / cell), Math.floor((x - left) / cell)];
+  const inRows = row >= 0 && row < rows, inCols = col >= 0 && col < cols;
+  if (inRows && inCols) return {row, col};
+  if (inRows && x < left) return {row};
+  if (inCols && y > top + rows * cell) return {col};
+  return null;
+};
+
+// Save a file made in the page (a canvas's PNG, the payload's numbers as JSON): no file is written on the server.
+const saveFile = (name, blob) => {
+  const link = Object.assign(document.createElement("a"), {href: URL.createObjectURL(blob), download: name});
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+};
+const saveCanvas = (canvas, name) => canvas.toBlob((blob) => saveFile(name, blob), "image/png");
+const saveJson = (value, name) => saveFile(name, new Blob([JSON.stringify(value)], {type: "application/json"}));
+
+// A group of choices drawn in a view, as Gradio draws a gr.Radio (a <fieldset> of native radios: page.js makes it one
+// Tab stop with the arrow keys moving within it; style.py's .view-radio styles it): `options` are [value, label]
+// pairs. `chosen(root, name)` reads the value checked.
+const radioGroup = (name, legend, options, value) => `<fieldset class="view-radio" data-name="${name}">
+  <legend>${escapeHtml(legend)}</legend>${options.map(([v, label]) => `<label><input type="radio" name="${name}"
+  value="${escapeHtml(v)}"${String(v) === String(value) ? " checked" : ""}><span>${escapeHtml(label)}</span></label>`)
+  .join("")}</fieldset>`;
+const chosen = (root, name) => root.querySelector(`input[name="${name}"]:checked`)?.value;
+
+// Token chips, as the translation box draws them (webapp/tokens.py): special tokens greyed, the token at `highlight`
+// marked, those at the indices `changed` in another colour.
+const SPECIAL = new Set(["<pad>", "<s>", "</s>", "<unk>"]);
+const chipsHtml = (tokens, label, highlight = -1, changed = []) => `<div class="chips"><span class="chips-label">${
+  escapeHtml(label)}</span>${tokens.map((t, i) => `<span class="chip${SPECIAL.has(t) ? " special" : ""}${
+  i === highlight ? " chosen" : ""}${changed.includes(i) ? " changed" : ""}" title="position ${i}">${escapeHtml(t)
+  }</span>`).join("")}</div>`;

@@ -1,0 +1,33 @@
+"""Views drawn in the browser. The translate event writes the translation's payload (`webapp.payload`) into one
+component, the `carrier`, whose script hands it to every view (`views.js`: `onTranslation`); each view is a gr.HTML
+with its own script (the `.js` beside its tab's module, run after `views.js`), which draws the payload and answers
+every control in the page, as bertviz pairs `head_view.py` with `head_view.js`. Why not plotly: Gradio loads
+plotly.js only with a gr.Plot, a plotly redraw of a 40-token map takes longer than the 50 ms a click may, and a canvas
+the page draws is also the PNG the download button saves (the file is the view on screen)."""
+
+from pathlib import Path
+
+import gradio as gr
+
+VIEWS_JS = (Path(__file__).parent / "views.js").read_text(encoding="utf-8")
+PUBLISH_JS = """
+watch("value", () => views.publish(props.value || null));
+if (props.value) views.publish(props.value);
+"""
+
+
+def view_script(module_file):
+    """The script of a view: `views.js`, then the `.js` file named as the view's module."""
+    return VIEWS_JS + "\n" + Path(module_file).with_suffix(".js").read_text(encoding="utf-8")
+
+
+def browser_view(module_file, elem_id, html_template, css_template="", server_functions=None):
+    """A gr.HTML drawn by the script beside `module_file` (`view_script`), answering in the page."""
+    return gr.HTML(html_template=html_template, css_template=css_template, js_on_load=view_script(module_file),
+                   server_functions=server_functions, elem_id=elem_id, apply_default_css=True, padding=False)
+
+
+def carrier():
+    """The component the translate event writes the payload into (drawn as nothing): it publishes it to the views."""
+    return gr.HTML(None, html_template="", js_on_load=VIEWS_JS + PUBLISH_JS, elem_id="translation-payload",
+                   padding=False, container=False)
