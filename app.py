@@ -14,8 +14,9 @@
 
 Wiring only: `serving.model_dir.open_model` loads the model, `webapp.served.ServedModel` holds it with the calls the
 page makes, and the page is built from `webapp.translation` (the box above the tabs) and one module per tab
-(`webapp/tabs/`), each drawing its views from the translation's `Inspection` kept in the session state. The page's
-events are private (`webapp.events`); the API is `webapp.api`'s endpoints (/translate, /inspect, /sample, /ablate).
+(`webapp/tabs/`). Each translation ships one payload of numbers to the page, whose views draw every control's answer
+there (`webapp.views`); the experiments (heads switched off, attribution, one head's arithmetic) ask the server, from
+the translation's `Inspection` kept in the session state. The page's events are private (`webapp.events`); the API is `webapp.api`'s endpoints (/translate, /inspect, /sample, /ablate).
 """
 
 import os
@@ -44,8 +45,7 @@ from serving.device import pick_device
 from serving.model_dir import open_model
 from transformer import ModelLoadError
 from webapp import api, no_model, translation
-from webapp.downloads import Downloads
-from webapp.events import PublicRoutesOnly, TabsInView, check_inputs, make_private
+from webapp.events import PublicRoutesOnly, check_inputs, make_private
 from webapp.page_script import page_script
 from webapp.served import ServedModel, serving_dtype
 from webapp.style import CSS
@@ -73,9 +73,6 @@ HEAVY_BUDGET_S = float(os.environ.get("HEAVY_BUDGET_S", 30))
 # session idle this long is forgotten (webapp.api.lighter_sessions).
 STATE_TTL_S = int(os.environ.get("STATE_TTL_S", 600))
 
-downloads = Downloads()  # removed at exit, on SIGTERM too (see the end of this file)
-
-
 def load_model():
     """(model directory, None), or (None, why not): the page explains, and so does the terminal that started the app."""
     try:
@@ -91,31 +88,34 @@ served = ServedModel(model_directory, MODEL_DIR, BATCH_SIZE, wrap=on_gpu, heavy_
 api.lighter_sessions(STATE_TTL_S)
 
 
+def tab(label, tab_id):
+    """A tab whose button the page's scripts find by its id: Gradio names it "tab-<id>-button" (views.js, openTab)."""
+    return gr.Tab(label, id=tab_id, elem_id=f"tab-{tab_id}")
+
+
 def build_demo():
-    """The page: the translation box, then the tabs (the inside-one-head and positional tabs drawn only while in view,
-    the others after every translation), all its events private; then the API's endpoints (`webapp.api`)."""
+    """The page: the translation box, whose translate event ships the translation's payload to the tabs' views
+    (`webapp.views`), then the tabs, drawn in the browser; all its events private; then the API's endpoints
+    (`webapp.api`)."""
     with gr.Blocks(title="Transformer translator (English → Italian)", analytics_enabled=False,
                    delete_cache=(3600, 3600)) as demo:
         gr.Markdown(INTRO)
         box = translation.build(served, demo)
-        tabs = TabsInView("attention")
         with gr.Tabs():
-            with tabs.tab("Attention", "attention"):
-                attention.build(served, box.inspection, downloads)
-            with tabs.tab("Inside one head", "head") as draw_in_view:
-                inside_head.build(served, box.inspection, draw_in_view)
-            with tabs.tab("Decoding step by step", "steps"):
+            with tab("Attention", "attention"):
+                attention.build(served)
+            with tab("Inside one head", "head"):
+                inside_head.build(served, box.inspection)
+            with tab("Decoding step by step", "steps"):
                 steps.build(served, box.inspection)
-            with tabs.tab("Heads: switch off", "heads"):
-                heads.build(served, box.inspection, box.text, box.decoding_controls)
-            with tabs.tab("Positional encoding", "positions") as draw_in_view:
-                positions.build(served, box.inspection, draw_in_view)
-            with tabs.tab("How it learned", "learned"):
+            with tab("Heads: switch off", "heads"):
+                heads.build(served, box.text, box.decoding_controls)
+            with tab("Positional encoding", "positions"):
+                positions.build(served)
+            with tab("How it learned", "learned"):
                 how_it_learned.build(served)
-            with tabs.tab("Model card", "model"):
+            with tab("Model card", "model"):
                 model_card.build(served)
-        for event in box.translated:
-            tabs.follow(event)
         make_private(demo, reserved=api.ENDPOINTS)
         check_inputs(demo)
         api.register(served)
@@ -130,7 +130,7 @@ demo.queue(default_concurrency_limit=4, max_size=128)
 def launch(**options):
     """Serve the page. Threads: enough for every concurrency group at its limit (webapp.api.register), so that one
     kind of work waiting never takes another's; only the API's routes called by name (`PublicRoutesOnly`)."""
-    demo.launch(theme=gr.themes.Soft(), css=CSS, js=page_script(attention.SCRIPT, heads.SCRIPT),
+    demo.launch(theme=gr.themes.Soft(), css=CSS, js=page_script(heads.SCRIPT),
                 footer_links=["api", "gradio"], max_threads=12 * BATCH_SIZE + 64,
                 app_kwargs={"middleware": [Middleware(PublicRoutesOnly, blocks=demo)]}, **options)
 

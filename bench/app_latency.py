@@ -1,22 +1,20 @@
-"""How long the web app makes a learner wait: server side, the time to translate a sentence and draw every view of
-the visible tab, and to answer each control change inside a tab; browser side (with `--browser`), the time from a
-click to the new figure on the page.
+"""How long the web app makes a learner wait. Server side: the one event of a translation (the translation with
+the payload every view draws from, `webapp.payload`) and each experiment that asks the server (switching heads off,
+sampling, beam search traced, attribution, one head's numbers), and the payload's size. Browser side (`--browser`):
+from a click to the figure on the page, and the requests the page sent the server meanwhile.
 
     python -m bench.app_latency --threads 2                     # server side, about a minute on 2 idle cores
     python -m bench.app_latency --threads 2 --browser           # and in headless Chromium (Playwright)
     python -m bench.app_latency --repeats 1 --browser-repeats 1 --browser   # a smoke run
 
-Server side calls the app's own event handlers (`webapp.translation.translate`, `webapp.tabs.attention.view`, ...,
-given the app's `served` model) in this process, each
-followed by the Gradio postprocessing of its outputs (plotly figures to JSON, images to PNG files), which is the
-work the server does per event; not the network, queue or browser. A translation is timed with the views the app
-draws after every translation (attention and decoding steps, whatever tab is shown; the app runs them as separate
-events, here one after the other), and with the positional tab, drawn when it is the tab in view. The PNG/JSON
-downloads are timed apart: the app prepares them after the view is on screen. Goals (issue 10): translate + visible
-tab <= 500 ms, a control change <= 150 ms, on 2 cores; (issue 11) each experiment (switching heads off, sampling,
-beam search traced, head diagnostics, gradient attribution) <= 1 s for a 12-word sentence. Browser side runs
-`python app.py` on a free port and measures, in Chromium, the click to the moment the figure shows what was clicked
-(Playwright's own round trips included, a few ms).
+Server side calls the app's own handlers (`webapp.translation.translate`, `webapp.tabs.heads.switch_heads_off`, ...,
+given the app's `served` model) in this process, their outputs serialised to JSON as Gradio sends them; not the
+network, the queue or the browser. Goals (issue 17): in Chromium on 2 cores, a control change (attention kind, layer,
+head; a decoding step; a query token of one head; a diagnostics measure) draws its figure within 50 ms and sends no
+request; Translate shows the translation and its heatmap within 400 ms, with at most one queue join and one stream;
+the payload of a 40-token sentence is at most 150 kB. Browser side runs `python app.py` on a free port; a case's time
+runs from the click to the first frame where the figure shows what was clicked (Playwright's own round trip
+included, a few ms), its requests are those the page sent from the click until 300 ms after the figure.
 
 Model: `--model` (default assets/model) in the app's precision (`MODEL_DTYPE` applies, as in the app). Each case
 runs `--repeats` times after one untimed warm-up; p50 and max milliseconds are reported. The last line of the
@@ -25,18 +23,24 @@ output is a JSON summary.
 
 import argparse
 import contextlib
+import gzip
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
+import types
 import urllib.request
 
 from bench.common import ROOT, percentile, print_json, print_table, set_threads
 
 SENTENCE = "We are going to the beach tomorrow with all of our friends."  # 12 words
 OTHER_SENTENCE = "She bought a new car last week because the old one was broken."  # 12 words, for the browser
-GOALS_MS = {"translate": 500.0, "change": 150.0, "experiment": 1000.0}
+LONG_SENTENCE = ("The committee decided yesterday that the new school will be built near the old railway station, "
+                 "despite the protests of the many residents who live nearby.")  # 40 tokens with </s>: the size goal
+GOALS_MS = {"translate": 400.0, "change": 50.0, "experiment": 1000.0}
+PAYLOAD_GOAL_KB = 150.0
 CHROMIUM = "/usr/bin/chromium"
 
 
@@ -62,91 +66,67 @@ def load_app(model_dir):
     return app
 
 
-def postprocess(values):
-    """What Gradio does with a handler's outputs before sending them: plotly figures to JSON, images to PNG."""
-    import gradio as gr
-    import numpy as np
-    from plotly.graph_objects import Figure
-
-    for value in values if isinstance(values, tuple) else (values,):
-        if isinstance(value, Figure):
-            gr.Plot().postprocess(value)
-        elif isinstance(value, np.ndarray):
-            gr.Image(format="png").postprocess(value)
+def as_sent(value):
+    """What Gradio does with a handler's outputs before sending them: JSON."""
+    return json.dumps(value, default=lambda _: None)
 
 
 def timed(fn, repeats):
-    """Milliseconds of `fn()` (its outputs postprocessed) over `repeats` runs after one warm-up run."""
-    postprocess(fn())
+    """Milliseconds of `fn()` (its outputs serialised) over `repeats` runs after one warm-up run."""
+    as_sent(fn())
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        postprocess(fn())
+        as_sent(fn())
         times.append((time.perf_counter() - start) * 1000)
     return times
 
 
+def event(**data):
+    """A stand-in for the gr.EventData of a view's custom event (its data as the page sends it)."""
+    return types.SimpleNamespace(_data=data, **data)
+
+
 def server_cases(app, sentence):
     """(case, kind of goal, function) for every event the app answers on the server."""
-    from webapp import tokens, translation
-    from webapp.tabs import attention, heads, positions, steps
+    from webapp import translation
+    from webapp.tabs import heads, inside_head, steps
 
     served = app.served
-    translate, attention_view = served.bind(translation.translate), served.bind(attention.view)
-    positions_tab, attribution_view = served.bind(positions.draw), served.bind(steps.attribution_view)
+    translate = served.bind(translation.translate)
     settings = {  # the decoding controls: decoding, beam width, temperature, top-k, seed
         "greedy": ("greedy", 4, 1.0, 0, 0), "beam": ("beam", 4, 1.0, 0, 0), "sampling": ("sampling", 4, 0.8, 10, 1)}
-    inspection = translate(sentence, *settings["greedy"])[-1]
-    n_steps = tokens.decoding_steps(inspection)
-    drawn = positions_tab(inspection, None)[-1]
-    d_model = served.cfg.d_model
-    view = lambda kind="cross", layer=1, head="mean", rows="input", style="heatmap": (
-        lambda: attention_view(inspection, kind, layer, head, rows, style))
-
-    def translate_then(*tab_views, decoding="greedy"):
-        def run():
-            outputs = translate(sentence, *settings[decoding])
-            return outputs[:3] + tuple(v for draw in tab_views for v in draw(outputs[-1]))
-        return run
-
-    follow = [lambda insp: attention_view(insp, "cross", 1, "mean", "input", "heatmap"),  # after every
-              lambda insp: (steps.reset_step(insp), *steps.step_view(insp, 1)),  # translation, whatever tab is shown
-              lambda insp: (heads.diagnostics_view(insp, "cross", "entropy"),)]
+    inspection = translate(sentence, *settings["greedy"])[3]
     heads_off = ([], [], ["cross L1 H1", "cross L2 H2"])  # ticked per kind: encoder, decoder, cross
-
-    def switch_heads_off():
-        html, off = heads.switch_heads_off(served, sentence, *settings["greedy"], *heads_off)
-        return html, *steps.step_view(off, 1)
-
-    def attribution(method, step=1, cached=None):
-        return lambda: attribution_view(inspection, method, step, True, cached)[0]
-
-    cached = attribution_view(inspection, "gradient_x_input", 1, True, None)[1]
+    attribute = lambda method: lambda: steps.attribute(served, inspection, event(method=method, request=1))  # noqa: E731
     return [
-        ("translate + attention and step views", "translate", translate_then(*follow)),
-        ("translate + those + positional tab", "translate", translate_then(
-            *follow, lambda insp: positions_tab(insp, None))),
-        ("attention: kind", "change", view(kind="encoder")),
-        ("attention: layer", "change", view(layer=2)),
-        ("attention: head", "change", view(head="2")),
-        ("attention: all heads (grid)", "change", view(head="all")),
-        ("attention: rows by produced token", "change", view(rows="produced")),
-        ("attention: lines view", "change", view(style="lines")),
-        ("attention: lines, all heads", "change", view(head="all", style="lines")),
-        ("steps: step", "change", lambda: steps.step_view(inspection, min(3, n_steps))),
-        ("positional: dimensions", "change", lambda: positions.curves(served, [0, d_model // 8, d_model // 4])),
-        ("positional: tab reopened", "change", lambda: positions_tab(inspection, drawn)),
-        ("heads: diagnostics, another kind or measure", "change",
-         lambda: heads.diagnostics_view(inspection, "encoder", "previous")),
-        ("experiment: 2 heads off (both translations + step view)", "experiment", switch_heads_off),
-        ("experiment: sampling (translate + views)", "experiment", translate_then(*follow, decoding="sampling")),
-        ("experiment: beam 4 traced (translate + views)", "experiment", translate_then(*follow, decoding="beam")),
-        ("experiment: attribution, gradient × input", "experiment", attribution("gradient_x_input")),
-        ("experiment: attribution, integrated gradients", "experiment", attribution("integrated_gradients")),
-        ("attribution: next step (computed once)", "change", attribution("gradient_x_input", 2, cached)),
-        ("downloads (after the view): PNG + JSON", None,
-         lambda: attention.download_files(app.downloads, inspection, "cross", 1, "mean")),
+        ("translate: translation, status, chips and payload", "translate",
+         lambda: translate(sentence, *settings["greedy"])),
+        ("experiment: sampling (translation and payload)", "experiment", lambda: translate(sentence,
+                                                                                           *settings["sampling"])),
+        ("experiment: beam 4 traced (translation and payload)", "experiment", lambda: translate(sentence,
+                                                                                                *settings["beam"])),
+        ("experiment: 2 heads off (both translations, payload)", "experiment",
+         lambda: heads.switch_heads_off(served, sentence, *settings["greedy"], *heads_off)),
+        ("experiment: attribution, gradient × input, every step", "experiment", attribute("gradient_x_input")),
+        ("experiment: attribution, integrated gradients, every step", "experiment",
+         attribute("integrated_gradients")),
+        ("one head's numbers, every query token", "experiment", lambda: inside_head.head_numbers(
+            served, inspection, event(translation=1, kind="cross", layer=2, head=2))),
     ]
+
+
+def payload_sizes(app):
+    """{sentence: (tokens, kB of JSON, kB gzip-compressed)} of the translate event's payload."""
+    from webapp import translation
+
+    sizes = {}
+    for name, text in [("12 words", SENTENCE), ("40 tokens", LONG_SENTENCE)]:
+        payload = app.served.bind(translation.translate)(text, "greedy", 4, 1.0, 0, 0)[4]
+        sent = as_sent(payload).encode()
+        sizes[name] = {"source_tokens": len(payload["source_tokens"]), "target_tokens": len(payload["target_tokens"]),
+                       "kB": round(len(sent) / 1000, 1), "kB_gzip": round(len(gzip.compress(sent)) / 1000, 1)}
+    return sizes
 
 
 def free_port():
@@ -181,49 +161,76 @@ def serve(model_dir, timeout=300):
         proc.wait(timeout=30)
 
 
-def click_until(page, click, predicate, arg):
-    """Milliseconds from `click()` until the page's JS `predicate(arg)` holds."""
-    start = time.perf_counter()
-    click()
-    page.wait_for_function(predicate, arg=arg, timeout=120_000, polling="raf")
-    return (time.perf_counter() - start) * 1000
+# Browser side. Each case: (tab to open first, the click, what the figure shows once the click is drawn).
+ATTENTION = "document.querySelector('#attention-heatmap')"
+DRAWN = {
+    "attention": f"([key, value]) => {ATTENTION}?.dataset[key] === value",
+    "step": "(step) => document.querySelector('#step-panel')?.dataset.step === step",
+    "query": "(query) => document.querySelector('#inside-head .inside-head')?.dataset.query === query",
+    "measure": "(m) => !!document.querySelector(`#head-diagnostics .diagnostics-table[data-measure='${m}']`)",
+    # the new payload drawn: its id published, and the heatmap's rows are its Italian tokens
+    "translation": "(old) => { const p = window.translatorViews?.payload; const c = document.querySelector("
+                   "'#attention-heatmap canvas'); return !!p && p.id !== old && c?.__matrix?.length === "
+                   "p.target_tokens.length; }",
+}
 
 
-TITLE_HAS = "([id, text]) => (document.querySelector(`#${id} .gtitle`)?.textContent || '').includes(text)"
-TICKS_DIFFER = "([id, old]) => { const t = [...document.querySelectorAll(`#${id} .xtick text`)]" \
-               ".map(e => e.textContent).join(' '); return t && t !== old; }"
+# From a click, dispatched in the page, to the frame after the one where the figure shows it (what a person sees),
+# timed by the page's own clock: Playwright's round trips are not in it.
+CLICK_TO_FIGURE = """async ([selector, predicate, arg]) => {
+  const drawn = eval(predicate);
+  const start = performance.now();
+  document.querySelector(selector).click();
+  while (!drawn(arg)) await new Promise(requestAnimationFrame);
+  await new Promise(requestAnimationFrame);
+  return performance.now() - start;
+}"""
 
 
-def browser_cases(page, sentences, repeats):
-    """{case: milliseconds per run}: translations, then attention controls, then decoding steps."""
-    radio = lambda elem_id, name: lambda: page.locator(f'#{elem_id} label[data-testid="{name}-radio-label"]').click()
-    ticks = lambda: page.locator("#attention-heatmap .xtick text").evaluate_all(
-        "e => e.map(x => x.textContent).join(' ')")
-    times = {"translate (click to heatmap)": [], "attention: layer": [], "attention: head": [], "steps: Next": []}
-
-    def translate(sentence):
-        page.locator("#english textarea").fill(sentence)
-        return click_until(page, page.locator("#translate").click, TICKS_DIFFER, ["attention-heatmap", ticks()])
-
-    for i in range(repeats + 1):  # the first round warms up
-        runs = {"translate (click to heatmap)": translate(sentences[i % 2]),
-                "attention: layer": click_until(page, radio("layer", "2"), TITLE_HAS, ["attention-heatmap", "layer 2"]),
-                "attention: head": click_until(page, radio("head", "1"), TITLE_HAS, ["attention-heatmap", "head 1"])}
-        radio("layer", "1")()
-        radio("head", "mean")()
-        page.wait_for_function(TITLE_HAS, arg=["attention-heatmap", "layer 1 · mean"], timeout=120_000)
-        page.get_by_role("tab", name="Decoding step by step").click()
-        page.wait_for_function(TITLE_HAS, arg=["step-candidates", "Step 1:"], timeout=120_000)
-        runs["steps: Next"] = click_until(page, page.get_by_role("button", name="Next ▶").click, TITLE_HAS,
-                                          ["step-candidates", "Step 2:"])
-        page.get_by_role("tab", name="Attention").click()
-        if i:
-            for case, ms in runs.items():
-                times[case].append(ms)
-    return times
+def click_until(page, selector, predicate, arg):
+    """(milliseconds from a click on `selector` until the page's JS `predicate(arg)` holds and a frame is drawn, the
+    URLs the page requested from the click until 300 ms after)."""
+    sent = []
+    listener = lambda request: sent.append(request.url)  # noqa: E731 (one object: added, then removed)
+    page.on("request", listener)
+    ms = page.evaluate(CLICK_TO_FIGURE, [selector, predicate, arg])
+    page.wait_for_timeout(300)
+    page.remove_listener("request", listener)
+    return ms, [url for url in sent if not url.endswith((".woff2", ".woff", ".ttf"))]
 
 
-def run_browser(model_dir, sentence, repeats):
+def radio(name, value):
+    """The selector of the view's radio `name` (an input's name) choosing `value`."""
+    return f'input[name="{name}"][value="{value}"]'
+
+
+def browser_round(page, sentence):
+    """{case: (ms, requests)} of one round: a translation, then each control."""
+    old = page.evaluate("() => window.translatorViews?.payload?.id ?? null")
+    page.locator("#english textarea").fill(sentence)
+    runs = {"translate (click to heatmap)": click_until(page, "#translate", DRAWN["translation"], old)}
+    for case, name, value, key in [("attention: layer", "attention-layer", "2", "layer"),
+                                   ("attention: head", "attention-head", "1", "head"),
+                                   ("attention: kind", "attention-kind", "encoder", "kind")]:
+        runs[case] = click_until(page, radio(name, value), DRAWN["attention"], [key, value])
+    for name, value in [("attention-kind", "cross"), ("attention-layer", "1"), ("attention-head", "mean")]:
+        page.locator(radio(name, value)).click()
+    page.locator("#tab-steps-button").click()
+    runs["steps: Next"] = click_until(page, "#step-panel .step-next", DRAWN["step"], "2")
+    page.locator("#tab-head-button").click()
+    page.wait_for_function("() => document.querySelector('#inside-head .inside-head')?.dataset.state === 'drawn'",
+                           timeout=120_000)
+    runs["inside one head: another query token"] = click_until(page, radio("ih-query", "2"), DRAWN["query"], "2")
+    page.locator("#tab-heads-button").click()
+    runs["heads: diagnostics measure"] = click_until(page, radio("measure", "previous"), DRAWN["measure"],
+                                                     "previous")
+    page.locator(radio("measure", "entropy")).click()
+    page.locator("#tab-attention-button").click()
+    return runs
+
+
+def run_browser(model_dir, sentences, repeats):
+    """{case: [(ms, requests), ...]} over `repeats` rounds after one warm-up round, alternating `sentences`."""
     from playwright.sync_api import sync_playwright
 
     with serve(model_dir) as url, sync_playwright() as p:
@@ -231,10 +238,21 @@ def run_browser(model_dir, sentence, repeats):
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(url)
-            page.wait_for_function(TITLE_HAS, arg=["attention-heatmap", "layer 1"], timeout=120_000)
-            return browser_cases(page, [sentence, OTHER_SENTENCE], repeats)
+            page.wait_for_function(DRAWN["translation"], arg=None, timeout=120_000)
+            rounds = [browser_round(page, sentences[i % 2]) for i in range(repeats + 1)][1:]
+            return {case: [r[case] for r in rounds] for case in rounds[0]}
         finally:
             browser.close()
+
+
+def requests_summary(runs):
+    """The requests of a case's runs: the most any run sent, and those of the run that sent the most, by kind."""
+    most = max((sent for _, sent in runs), key=len)
+    kinds = {}
+    for url in most:
+        kind = url.split("?")[0].rsplit("/gradio_api/", 1)[-1]
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return len(most), kinds
 
 
 def summary(results):
@@ -257,10 +275,21 @@ def main(argv=None):
           f"({len(args.sentence.split())} words)\n\nserver side ({args.repeats} runs per case):")
     server = {case: (goal, timed(fn, args.repeats)) for case, goal, fn in server_cases(app, args.sentence)}
     result = {"model": args.model, "dtype": app.MODEL_DTYPE, "threads": threads, "server": summary(server)}
+    sizes = payload_sizes(app)
+    print(f"\npayload of one translation (JSON as sent; goal <= {PAYLOAD_GOAL_KB:g} kB for 40 tokens):")
+    print_table(["sentence", "tokens (English / Italian)", "kB", "kB gzip"],
+                [[name, f"{s['source_tokens']} / {s['target_tokens']}", f"{s['kB']}", f"{s['kB_gzip']}"]
+                 for name, s in sizes.items()])
+    result["payload"] = sizes
     if args.browser:
         print(f"\nbrowser side, click to figure ({args.browser_repeats} runs per case):")
-        clicks = run_browser(args.model, args.sentence, args.browser_repeats)
-        result["browser"] = summary({case: (None, times) for case, times in clicks.items()})
+        runs = run_browser(args.model, [args.sentence, OTHER_SENTENCE], args.browser_repeats)
+        goals = {case: "translate" if case.startswith("translate") else "change" for case in runs}
+        result["browser"] = summary({case: (goals[case], [ms for ms, _ in r]) for case, r in runs.items()})
+        for case, r in runs.items():
+            result["browser"][case]["requests"], result["browser"][case]["requests_by_kind"] = requests_summary(r)
+        print_table(["case", "requests (most in a run)", "by kind"],
+                    [[case, str(v["requests"]), json.dumps(v["requests_by_kind"])] for case, v in result["browser"].items()])
     print_json(result)
 
 

@@ -4,6 +4,7 @@ person would. Importing this skips a module where Playwright or Chromium is miss
 
 
 import contextlib
+import re
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,8 @@ def title(page, elem_id):
 
 
 def option(page, radio_id, name):
-    return page.locator(f'#{radio_id} label[data-testid="{name}-radio-label"]')
+    """The choice `name` of the radio group `radio_id`, by its exact label: a Gradio radio or a view's own."""
+    return page.locator(f"#{radio_id} label").filter(has_text=re.compile(rf"^\s*{re.escape(name)}\s*$"))
 
 
 def choose(page, radio_id, name):

@@ -1,13 +1,10 @@
 """The HTTP API's functions (webapp/api.py) and what keeps the server lean, in this process: every answer equals the
 page's translation of the same text and settings, every bad argument is refused in words that name it and its range,
 /inspect's JSON is the inspection's, the page's events are private and refuse inputs the page never sends, heavy
-work waits its turn within a budget, sessions are built on demand and forgotten, and a killed server's download
-folder goes at the next start. Through a running app: tests/test_app.py."""
+work waits its turn within a budget, and sessions are built on demand and forgotten. Through a running app:
+tests/test_app.py."""
 
 import math
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import gradio as gr
@@ -19,7 +16,6 @@ from interpretability.ablation import ablated
 from transformer import Sampling
 from web_helpers import served_translator  # noqa: F401 (fixture: served)
 from webapp import api, translation
-from webapp.downloads import Downloads, remove_abandoned
 from webapp.events import check_inputs, make_private
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -187,36 +183,3 @@ def test_sessions_are_built_on_demand_and_forgotten_when_idle():
     holder.time_last_used["old-page"] = holder.time_last_used["old-page"].replace(year=2000)
     assert api.forget_idle_sessions(holder, 600, now=api.API_SESSION_IDLE_S) == 2
     assert list(holder.session_data) == ["page"]
-
-
-KILLED_APP = """
-import sys, time
-sys.path.insert(0, {root!r})
-from webapp.downloads import Downloads
-print(Downloads(parent={parent!r}).root, flush=True)
-time.sleep(60)
-"""
-
-
-def test_download_folders_of_killed_servers_go_at_the_next_start(tmp_path):
-    def start():
-        process = subprocess.Popen([sys.executable, "-c", KILLED_APP.format(root=str(ROOT), parent=str(tmp_path))],
-                                   stdout=subprocess.PIPE, text=True)
-        return process, Path(process.stdout.readline().strip())
-
-    (killed, killed_root), (running, running_root) = start(), start()
-    try:
-        killed.send_signal(signal.SIGKILL)
-        killed.wait(10)
-        (killed_root / "abc").mkdir()
-        (killed_root / "abc" / "attention.png").write_bytes(b"png")
-        (tmp_path / "transformer-app-older").mkdir()  # no lock file: not known to be abandoned, left alone
-        downloads = Downloads(parent=tmp_path)
-        assert downloads.removed == [killed_root] and not killed_root.exists()
-        assert running_root.is_dir() and (tmp_path / "transformer-app-older").is_dir()
-        assert remove_abandoned(tmp_path, "transformer-app-") == []  # the new one and the running one are in use
-        downloads.close()
-        assert not downloads.root.exists()
-    finally:
-        running.kill()
-        running.wait(10)

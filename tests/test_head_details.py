@@ -1,6 +1,7 @@
 """Inside one head (`interpretability.head_details`): the intermediates are the model's own. The softmax of q·K/√d_k and
 the mask gives back the head's attention map of `inspect`, masked keys weigh nothing, the heads' shares through
-W_O add up to the sub-layer's output as the model computes it, and decoder self-attention hides the future."""
+W_O add up to the sub-layer's output as the model computes it, and decoder self-attention hides the future;
+every query at once (query "all") is each query alone, and exp(s − max) ÷ Σ exp is the weights."""
 
 import threading
 
@@ -10,7 +11,7 @@ import torch
 
 from interpretability import HeadDetails
 from transformer import Translator
-from interpretability.head_details import attention_module, capture_attention
+from interpretability.head_details import ALL_QUERIES, HeadQueries, attention_module, capture_attention
 from interpretability import head_details, inspect
 
 MAPS = {"encoder": "encoder_attention", "decoder": "decoder_attention", "cross": "cross_attention"}
@@ -121,3 +122,30 @@ def test_capture_leaves_no_hooks_and_ignores_other_threads(translator, inspectio
         assert seen == {}
     head_details(translator, inspection, "encoder", 0, 0, 0)
     assert not attn.w_q._forward_hooks and not attn.w_k._forward_hooks and not attn.w_o._forward_hooks
+
+
+@pytest.mark.parametrize("kind", list(MAPS))
+def test_every_query_at_once_is_each_query_alone(translator, inspection, kind):
+    """query "all": one pass gives every query token's numbers, each those of the query alone."""
+    every = head_details(translator, inspection, kind, 0, 1, ALL_QUERIES)
+    assert isinstance(every, HeadQueries) and (every.kind, every.layer, every.head) == (kind, 0, 1)
+    n_queries = getattr(inspection, MAPS[kind]).shape[2]
+    assert len(every.query_tokens) == len(every.q) == len(every.weights) == n_queries
+    for query in range(n_queries):
+        alone, at = head_details(translator, inspection, kind, 0, 1, query), every.at(query)
+        assert (at.query, at.query_token, at.key_tokens) == (alone.query, alone.query_token, alone.key_tokens)
+        for name in ("x", "q", "k", "v", "scores", "scaled", "masked", "exps", "weights", "output", "concat",
+                     "contribution", "attention_output"):
+            np.testing.assert_allclose(getattr(at, name), getattr(alone, name), atol=1e-6, err_msg=name)
+
+
+def test_the_softmax_taken_apart_gives_the_weights(translator, inspection):
+    """exp(s − max) over the visible keys: at most 1, exactly 1 at the largest score, 0 where hidden; divided by
+    their sum, the weights."""
+    for query in range(len(inspection.target_tokens)):
+        d = head_details(translator, inspection, "decoder", 0, 1, query)
+        visible = ~d.masked
+        assert d.top_scaled == pytest.approx(d.scaled[visible].max())
+        np.testing.assert_allclose(d.exps[visible], np.exp(d.scaled[visible] - d.top_scaled), rtol=1e-5)
+        assert np.all(d.exps[d.masked] == 0) and d.exps.max() == pytest.approx(1) and np.all(d.exps <= 1)
+        np.testing.assert_allclose(d.exps / d.exp_sum, d.weights, atol=1e-6)

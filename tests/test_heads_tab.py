@@ -1,11 +1,14 @@
 """The "Heads: switch off" tab (webapp/tabs/heads.py) draws what the library computes: heads named as the page names
-them and parsed back within the model's range, head diagnostics and importance as layers × heads heatmaps the page's
-clicks can read, the translation with heads switched off marked token by token; and its handlers refuse what is not a
-head of the model, in words."""
+them and parsed back within the model's range, the diagnostics view's kinds and measures (drawn in the page:
+tests/test_browser_heads.py), importance as layers × heads heatmaps the page's clicks can read, the translation with
+heads switched off marked token by token with the payload of its run; no event of the tab on a translation; and its
+handlers refuse what is not a head of the model, in words."""
 
 import html
+import json
 import re
 from dataclasses import replace
+from pathlib import Path
 
 import gradio as gr
 import numpy as np
@@ -14,13 +17,14 @@ import pytest
 from helpers import tiny_config
 from interpretability import inspect
 from interpretability.ablation import ablated, every_head, head_grid
-from interpretability.diagnostics import HeadStats, head_diagnostics
+from interpretability.diagnostics import head_diagnostics
 from web_helpers import changed_indices, chips, plain, served_translator  # noqa: F401 (fixture: served)
 from webapp.attention_kinds import ATTENTION_KINDS
 from webapp.tabs import heads
 from webapp.tokens import output_tokens
 
 SENTENCE = "I see the cat."
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -77,43 +81,35 @@ def test_head_choices_cover_every_head_once():
             assert value == f"{kind} {label}"
 
 
-# --- Head diagnostics ----------------------------------------------------------------------------------------------
+# --- The views drawn in the page ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ATTENTION_KINDS)
-@pytest.mark.parametrize("measure", ["entropy", "same", "eos", "alignment"])
-def test_diagnostics_plot_has_a_cell_per_head_with_the_measure(inspection, grid, kind, measure):
-    stats = head_diagnostics(inspection)[kind]
-    fig = heads.diagnostics_plot(stats, kind, measure)
-    (trace,) = fig.data
-    z = np.array(trace.z, dtype=float)
-    assert z.shape == grid[kind]
-    assert np.allclose(z, getattr(stats, measure), equal_nan=True)  # NaN where the measure does not apply
-    assert list(trace.x) == list(range(1, grid[kind][1] + 1)) and list(trace.y) == list(range(1, grid[kind][0] + 1))
-    assert trace.name == kind  # heads.js clicks the kind radio's choice of this value
-    assert (trace.zmin, trace.zmax) == (0.0, 1.0)
-    assert fig.layout.title.text.startswith(f"{ATTENTION_KINDS[kind].title}: {heads.MEASURES[measure]}")
-    for i, row in enumerate(trace.text):
-        for h, cell in enumerate(row):
-            value = getattr(stats, measure)[i, h]
-            assert cell.startswith("–" if np.isnan(value) else f"{value:.2f}")
-            assert html.unescape(cell.split("<br>", 1)[1]) == stats.labels[i][h]
+def test_the_diagnostics_view_names_every_kind_and_measure_for_its_script(inspection):
+    template = heads.diagnostics_template()
+    kinds = json.loads(html.unescape(re.search(r'data-kinds="([^"]*)"', template).group(1)))
+    measures = json.loads(html.unescape(re.search(r'data-measures="([^"]*)"', template).group(1)))
+    assert kinds == [[kind, spec.title] for kind, spec in ATTENTION_KINDS.items()]
+    assert measures == [list(item) for item in heads.MEASURES.items()]
+    assert set(heads.MEASURES) <= set(vars(head_diagnostics(inspection)["cross"]))  # payload.diagnostics' names
 
 
-def test_diagnostics_hover_shows_every_measure_and_labels_show_as_written():
-    labels = [["looks at </s>", ""]]  # a label with a token plotly would read as markup
-    values = lambda *v: np.array([v], dtype=float)  # noqa: E731
-    stats = HeadStats(entropy=values(0.2, 0.9), same=values(0.1, 0.0), previous=values(0.0, 0.3),
-                      eos=values(0.8, 0.05), punctuation=values(0.0, 0.1), alignment=values(np.nan, np.nan),
-                      labels=labels)
-    (trace,) = heads.diagnostics_plot(stats, "encoder", "eos").data
-    assert "</s>" not in "".join(trace.text[0]) and "&lt;/s&gt;" in trace.text[0][0]
-    assert [plain(c.split("<br>", 1)[0]) for c in trace.text[0]] == ["0.80", "0.05"]
-    hover = trace.customdata[0][0]
-    for measure, words in heads.MEASURES.items():
-        shown = "–" if measure == "alignment" else f"{getattr(stats, measure)[0, 0]:.2f}"
-        assert f"{words}: {shown}" in hover
-    assert "<b>looks at &lt;/s&gt;</b>" in hover and "<b>" not in trace.customdata[0][1]
+def test_no_event_of_the_tab_runs_on_a_translation(served):
+    """The tab's only Python event is the switch-off button's: its views draw each translation in the page."""
+    with gr.Blocks() as demo:
+        text = gr.Textbox()
+        controls = [gr.Radio(["greedy"]), gr.Slider(), gr.Slider(), gr.Slider(), gr.Number()]
+        heads.build(served, text, controls)
+    triggers = [(demo.blocks[block_id].elem_id, name) for fn in demo.fns.values() for block_id, name in fn.targets]
+    assert triggers == [("ablate", "click")]
+    for view_id in ("head-diagnostics", "ablation-result"):
+        view = next(b for b in demo.blocks.values() if b.elem_id == view_id)
+        script = view.js_on_load
+        assert script.index("const onTranslation") < script.index("const stepPanel") < script.index(".heads-off-view")
+    assert "plotly" not in (ROOT / "webapp" / "tabs" / "heads.js").read_text(encoding="utf-8")
+
+
+def test_the_page_script_ticks_a_box_from_the_importance_heatmap():
+    assert heads.SCRIPT.startswith("(page) => {") and '"head-importance"' in heads.SCRIPT
 
 
 # --- Head importance -----------------------------------------------------------------------------------------------
@@ -230,22 +226,30 @@ def test_switching_every_head_off_is_reported_as_marked(translator, inspection):
 
 
 def test_switch_heads_off_translates_both_ways(served, translator):
-    page, off, steps_column = heads.switch_heads_off(served, SENTENCE, "greedy", 4, 1.0, 0, 0, [], [], ["cross L1 H1"])
-    assert off.translation == ablated(translator, [("cross", 0, 0)]).translate(SENTENCE)
+    answer = heads.switch_heads_off(served, SENTENCE, "greedy", 4, 1.0, 0, 0, [], [], ["cross L1 H1"])
+    off = ablated(translator, [("cross", 0, 0)])
+    page = answer["comparison"]
     assert "Heads switched off:</b> cross L1 H1." in page and f"<b>Normal:</b> {translator.translate(SENTENCE)}" in page
-    assert steps_column.visible  # the new run's steps shown
-    _, off, steps_column = heads.switch_heads_off(served, "  ", "greedy", 4, 1.0, 0, 0, [], [], [])
-    assert off is None and not steps_column.visible
-    page, _, _ = heads.switch_heads_off(served, "I see\nthe cat.", "greedy", 4, 1.0, 0, 0, [], [], [])
-    assert f"<b>Normal:</b> {translator.translate(SENTENCE)}" in page  # its lines read as one, as the box reads them
+    assert answer["heads"] == ["cross L1 H1"]
+    payload = answer["payload"]  # the run with the heads off, for its step panel in the page
+    assert payload["translation"] == off.translate(SENTENCE) and payload["decoding"] == "greedy"
+    assert payload["target_tokens"] == inspect(off, SENTENCE).target_tokens
+    assert len(payload["candidates"]) == len(payload["target_tokens"])
+    again = heads.switch_heads_off(served, SENTENCE, "greedy", 4, 1.0, 0, 0, [], [], ["cross L1 H1"])
+    assert again["answer"] != answer["answer"]  # a new value each time: the page draws every answer
+    empty = heads.switch_heads_off(served, "  ", "greedy", 4, 1.0, 0, 0, [], [], [])
+    assert empty["payload"] is None and "Type an English sentence" in empty["comparison"]
+    joined = heads.switch_heads_off(served, "I see\nthe cat.", "greedy", 4, 1.0, 0, 0, [], [], [])
+    assert f"<b>Normal:</b> {translator.translate(SENTENCE)}" in joined["comparison"]  # its lines read as one
 
 
-def test_a_new_translation_clears_the_switch_off_result():
-    """Before any switch-off, and after a new translation, a sentence says what to do; no result, no steps."""
-    message, off, steps_column = heads.cleared()
-    assert off is None and not steps_column.visible
+def test_before_a_switch_off_the_result_says_what_to_do():
+    """Before any switch-off (and, in the page, after a new translation) a sentence says what to do; no steps."""
+    template = heads.result_template()
+    message = re.search(r'<div class="heads-off-message">(.*?)</div>', template, re.S).group(1)
     words = " ".join(plain(message).split())
     assert "Tick one or more heads above" in words and "Translate with these heads switched off" in words
+    assert 'id="ablation-steps" hidden' in template
 
 
 def test_a_head_the_model_lacks_is_refused_in_words(served):

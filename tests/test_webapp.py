@@ -13,9 +13,8 @@ from interpretability import inspect
 from transformer import Sampling
 from web_helpers import changed_indices, chips, served_translator  # noqa: F401 (fixture: served)
 from webapp import texts, translation
-from webapp.downloads import Downloads
 from webapp.page_script import page_script
-from webapp.tabs import attention, heads
+from webapp.tabs import heads
 from webapp.tokens import output_tokens, token_chips
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,17 +76,20 @@ def test_line_breaks_are_read_as_spaces_and_said():
 
 
 def test_a_text_of_two_lines_is_translated_as_one(served, translator):
-    italian, status, chips_html, inspection = translation.translate(served, "I see\nthe cat.", "greedy", 2, 1.0, 0, 0)
+    italian, status, _, inspection, payload = translation.translate(served, "I see\nthe cat.", "greedy", 2, 1.0, 0, 0)
     assert italian == translator.translate("I see the cat.") and "2 lines were joined" in status
     assert not any("0x0A" in token for token in inspection.source_tokens)
     assert "never learnt" not in status  # no warning blaming characters the model lacks
 
 
-def test_translate_gives_the_text_status_chips_and_inspection(served, translator):
-    italian, status, chips_html, inspection = translation.translate(served, "I see the cat.", "beam", 2, 1.0, 0, 0)
+def test_translate_gives_the_text_status_chips_inspection_and_payload(served, translator):
+    italian, status, chips_html, inspection, payload = translation.translate(served, "I see the cat.", "beam", 2, 1.0,
+                                                                             0, 0)
     assert italian == translator.translate("I see the cat.", beam=2) == inspection.translation
     assert "beam search (2 beams)" in status and "▁cat" in chips_html and inspection.beam_trace is not None
-    assert translation.translate(served, " ", "greedy", 2, 1.0, 0, 0) == ("", texts.EMPTY_MESSAGE, "", None)
+    assert payload["translation"] == italian and payload["decoding"] == "beam search (2 beams)"
+    assert payload["source_tokens"] == inspection.source_tokens and len(payload["beam"]["steps"]) > 0
+    assert translation.translate(served, " ", "greedy", 2, 1.0, 0, 0) == ("", texts.EMPTY_MESSAGE, "", None, None)
 
 
 def test_output_tokens_end_the_sentence(translator):
@@ -114,14 +116,6 @@ def test_token_chips_mark_exactly_the_changed_indices():
 def test_train_help_commands_work_as_written():
     assert "../shared/data/en-it/train.tsv" in texts.TRAIN_HELP and " data/en-it" not in texts.TRAIN_HELP
     assert "rm -rf assets/model && cp -r runs/cpu/model assets/model" in texts.TRAIN_HELP  # replace, not copy into
-
-
-def test_downloads_are_named_by_content():
-    downloads = Downloads()
-    first = downloads.file(b"one", "a.json")
-    assert Path(first).read_bytes() == b"one" and Path(first).name == "a.json"
-    assert downloads.file(b"one", "a.json") == first and downloads.file(b"two", "a.json") != first
-    assert Path(first).is_relative_to(downloads.root)
 
 
 def python_files(*folders):
@@ -181,10 +175,12 @@ def test_each_tab_has_a_module_with_a_build_function():
 
 def test_page_script_relies_on_the_pages_own_ids():
     """No Gradio test id, no tab found by its text: the page's elem_ids, and the tabs' scripts plugged in."""
-    script = page_script(attention.SCRIPT, heads.SCRIPT)
-    assert "data-testid" not in script and "textContent" not in script and "TAB SCRIPTS" not in script
-    for elem_id in ["attention-heatmap", "attention-overview", "head-diagnostics", "head-importance", "tab-attention"]:
-        assert f'"{elem_id}"' in script
+    script = page_script(heads.SCRIPT)
+    assert '"head-importance"' in script and "TAB SCRIPTS" not in script
+    for path in [ROOT / "webapp" / "page.js", *sorted((ROOT / "webapp").rglob("*.js"))]:
+        code = path.read_text(encoding="utf-8")
+        assert "data-testid" not in code and 'role="tab"][' not in code, path  # Gradio's test ids, a tab by its text
+    assert "tab-${id}-button" in (ROOT / "webapp" / "views.js").read_text(encoding="utf-8")
     assert script.startswith("() => {") and script.rstrip().endswith("}")
 
 

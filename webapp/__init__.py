@@ -1,9 +1,11 @@
 """What only the web page (app.py) needs, one module per tab (`tabs/`) plus the few things several tabs share.
 
-The model library (`transformer/`, `interpretability/`) computes; this package shows. `tabs/` holds one module per tab
-(its figures, HTML, JavaScript and event handlers); `translation` is the box above the tabs (the sentence, decoding
-controls, translation and status); `served` is the loaded model as the handlers call it; `attention_kinds`, `tokens`
-and `plots` are the view metadata, token chips and plotly helpers several tabs use; `events` says how events run and
-which tab is in view; `texts`, `style` and `page_script` are the page's prose, CSS and script; `downloads` keeps the
-files of the download buttons; `no_model` is the page shown when no model loads.
+The model library (`transformer/`, `interpretability/`) computes; this package shows. `translation` is the box above
+the tabs (the sentence, decoding controls, translation and status), whose translate event ships the translation's
+`payload` (every number the views draw) to the page; `views` (+ `views.js`) hands it to the views, which draw in the
+browser; `tabs/` holds one module per tab (its view's HTML, JavaScript, and the handlers of its experiments); `served`
+is the loaded model as the handlers call it; `api` the HTTP API; `attention_kinds` and `tokens` are the kinds of
+attention and the tokens as the tabs name them; `plots` the plotly helpers of the one figure drawn by plotly (the
+heads' importance); `events` says how events run and what the outside world reaches; `texts`, `style` and
+`page_script` are the page's prose, CSS and script; `no_model` is the page shown when no model loads.
 """

@@ -1,25 +1,10 @@
 () => {
-  // The plotly views answer the mouse in the browser, without a round trip. Each tab's script (webapp/tabs/*.js)
-  // registers what its plots do with `page.plot(elem_id, handlers)`; this hooks them on every plot as it is drawn.
+  // The page's own plumbing: the keyboard (below), and the one plotly figure (the heads' importance, whose script
+  // registers what a click does with `page.plot(elem_id, handlers)`; this hooks it on each plot as it is drawn). The
+  // views of a translation are drawn by their own scripts (webapp/views.js).
   const plots = [];  // [elem_id, {click, hover, unhover, redrawn}]
-  // Gradio's public structure: a gr.Radio is native <input type="radio"> elements whose value is their choice's.
-  const radio = (id, value) => document.querySelector(`#${id} input[type="radio"][value="${value}"]`);
   const page = {
     plot: (id, handlers) => plots.push([id, handlers]),
-    // Click a radio's choice; with `waitMs`, wait that long at most for the choice to appear (a radio whose choices
-    // follow another control gets them from the server). Resolves to whether it was clicked.
-    clickRadio: (id, value, waitMs = 0) => new Promise((resolve) => {
-      const start = Date.now();
-      const attempt = () => {
-        const input = radio(id, value);
-        if (input) { input.click(); resolve(true); return; }
-        if (Date.now() - start >= waitMs) { resolve(false); return; }
-        setTimeout(attempt, 50);
-      };
-      attempt();
-    }),
-    // Gradio names a tab's button after the tab's elem_id, plus "-button" (documented in gr.Tab).
-    openTab: (id) => document.getElementById(`${id}-button`)?.click(),
   };
   [/* TAB SCRIPTS */].forEach((register) => register(page));
 

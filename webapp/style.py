@@ -65,7 +65,8 @@ input:disabled, button:disabled {{ opacity: 0.5; cursor: not-allowed; }}
 .view-radio legend {{ float: left; margin-right: 6px; font-size: 0.9em; color: {ACCENT_INK}; font-weight: 600; }}
 .view-radio label {{ display: inline-flex; align-items: center; gap: 4px; padding: 3px 9px; border-radius: 6px;
   cursor: pointer; background: var(--checkbox-label-background-fill); border: 1px solid var(--border-color-primary); }}
-.view-radio label:has(input:checked) {{ background: {ACCENT_FILL}; color: white; }}
+.view-radio label:has(input:checked), .view-radio label:has(input:checked) span {{ background: {ACCENT_FILL};
+  color: white; }}
 .view-radio input {{ accent-color: {ACCENT_FILL}; margin: 0; }}
 
 .chips {{ display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin: 4px 0; }}

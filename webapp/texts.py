@@ -23,20 +23,6 @@ rm -rf assets/model && cp -r runs/cpu/model assets/model && python app.py
 
 EMPTY_MESSAGE = "Type an English sentence (or click an example), then press **Translate**."
 
-ATTENTION_HELP = """Each **row** is a query token, each **column** a key token; a row's colours show how much that query
-attends to each key (every row sums to 1). *Encoder self-attention*: English words looking at English words.
-*Decoder self-attention*: each Italian position looks only at itself and earlier positions (the causal mask).
-*Cross-attention*: each Italian position looks at the English sentence; row `<s>` is where the first Italian token
-was chosen, row `▁x` where the token after `▁x` was chosen (or name the rows by the *token produced* there). Hover a
-cell for its numbers, click it (or a token's label) to outline its row and column, drag to zoom (double-click: back); *lines* draws a line
-per pair instead, as opaque as its weight (hover a query to light up its lines); click a cell of the overview below
-to show that layer and head."""
-
-HEAD_HELP = """One head, one query token, the model's real numbers for your sentence, in the order it computes them:
-① the query's vector **q** and every key token's **k** and **v**; ② per key token, the score q·k, the score ÷ √d_k,
-the mask and the softmax weight (hover a row for its whole chain); ③ the weighted sum of the v's and where it goes
-next. Pick the kind, layer and head, then click a query token."""
-
 STEPS_HELP = """The decoder writes one token at a time. At step *t* it sees the tokens so far (starting with `<s>`),
 gives every token of the vocabulary a probability, and keeps one: the most probable with greedy decoding, the one
 on the best path with beam search (which can be a less probable one)."""

@@ -60,7 +60,10 @@ const drawHeatmap = (canvas, matrix, rowLabels, colLabels, options = {}) => {
   const top = options.title ? 30 : 8;
   const left = widest(rowLabels) + (options.yTitle ? 30 : 10);
   const bottom = widest(colLabels) * 0.75 + (options.xTitle ? 34 : 14);
-  const [width, height] = [left + cell * colLabels.length + 70, top + cell * rowLabels.length + bottom];
+  ctx.font = font(12);
+  const yTitleWidth = options.yTitle ? ctx.measureText(options.yTitle).width : 0;  // the canvas is at least as tall
+  const width = left + cell * colLabels.length + 70;
+  const height = Math.max(top + cell * rowLabels.length + bottom, yTitleWidth + 16);
   const scale = window.devicePixelRatio || 1;
   canvas.width = Math.ceil(width * scale);
   canvas.height = Math.ceil(height * scale);
@@ -104,7 +107,8 @@ const drawHeatmap = (canvas, matrix, rowLabels, colLabels, options = {}) => {
   if (options.xTitle) ctx.fillText(options.xTitle, left + cell * box.cols / 2, height - 10);
   if (options.yTitle) {
     ctx.save();
-    ctx.translate(12, top + cell * box.rows / 2);
+    const middle = Math.min(Math.max(top + cell * box.rows / 2, yTitleWidth / 2 + 8), height - yTitleWidth / 2 - 8);
+    ctx.translate(12, middle);
     ctx.rotate(-Math.PI / 2);
     ctx.fillText(options.yTitle, 0, 0);
     ctx.restore();

@@ -1,20 +1,75 @@
-(page) => {
-  // The heads tab: a head of the diagnostics clicked opens it in the Attention tab (its kind, layer and head radios
-  // clicked, so the usual event draws); one of the importance heatmap ticks its box among the heads to switch off.
-  page.plot("head-diagnostics", {
-    click: async (gd, point) => {  // the trace is named by its kind's id; x and y are the 1-based head and layer
-      page.clickRadio("kind", point.data.name);
-      // A deeper kind's last layers appear on the layer radio once the server has answered the kind's click.
-      await page.clickRadio("layer", point.y, 10000);
-      page.clickRadio("head", point.x);
-      page.openTab("tab-attention");
-    },
+// The heads tab's two views, drawn in the page (after views.js and step_panel.js; heads.py builds them):
+// - the diagnostics: one kind's heads as a layers × heads grid, each cell its number for the measure chosen and its
+//   plain-words pattern, from the payload (kind and measure answered here, no request); a head clicked opens it in the
+//   Attention tab (views.commands.showHead);
+// - the switch-off result: the comparison and the step panel of the run with heads switched off, which the server sends
+//   as this view's value (heads.switch_heads_off); a new translation clears it here (it was another sentence's).
+(() => {
+  const diagnostics = element.querySelector(".diagnostics-view");
+  if (diagnostics) {
+    const kinds = JSON.parse(diagnostics.dataset.kinds), measures = JSON.parse(diagnostics.dataset.measures);
+    diagnostics.querySelector(".diagnostics-controls").innerHTML =
+      radioGroup("diagnosed-kind", "Attention", kinds, "cross") + radioGroup("measure", "Colour by", measures, "entropy");
+    const grid = diagnostics.querySelector(".diagnostics-grid");
+    const number = (v) => (v === null || v === undefined ? "–" : v.toFixed(2));
+    let payload = null;
+
+    const draw = () => {
+      if (!payload) {
+        grid.innerHTML = "<p><i>Translate a sentence above: its heads appear here.</i></p>";
+        return;
+      }
+      const kind = chosen(diagnostics, "diagnosed-kind"), measure = chosen(diagnostics, "measure");
+      const stats = payload.diagnostics[kind], values = stats[measure];
+      const title = Object.fromEntries(kinds)[kind], label = Object.fromEntries(measures);
+      const cell = (layer, head) => {
+        const v = values[layer][head], words = stats.labels[layer][head];
+        const hover = measures.map(([m, name]) => `${name}: ${number(stats[m]?.[layer]?.[head])}`).join("\n");
+        const colour = v === null ? MASKED : viridis(v);
+        return `<td><button type="button" class="diagnostics-cell" data-layer="${layer + 1}" data-head="${head + 1}"
+          style="background: ${colour}; color: ${v !== null && v > 0.6 ? "#111" : v === null ? "#111" : "#fff"}"
+          title="layer ${layer + 1} · head ${head + 1} (click to open)\n${escapeHtml(hover)}${words ? `\n${
+          escapeHtml(words)}` : ""}"><span class="diagnostics-number">${number(v)}</span><span
+          class="diagnostics-label">${escapeHtml(words)}</span></button></td>`;
+      };
+      grid.innerHTML = `<table class="diagnostics-table" data-kind="${kind}" data-measure="${measure}"><caption>${
+        escapeHtml(title)}: ${escapeHtml(label[measure])}, per head, for this sentence<br><small>click a head to open it
+        in the Attention tab</small></caption><tr><th></th>${values[0].map((_, h) => `<th scope="col">head ${h + 1}</th>`)
+        .join("")}</tr>${values.map((row, l) => `<tr><th scope="row">layer ${l + 1}</th>${
+        row.map((_, h) => cell(l, h)).join("")}</tr>`).join("")}</table>`;
+    };
+
+    diagnostics.addEventListener("change", draw);
+    grid.addEventListener("click", (event) => {
+      const button = event.target.closest(".diagnostics-cell");
+      if (!button) return;
+      views.commands.showHead?.({kind: chosen(diagnostics, "diagnosed-kind"), layer: +button.dataset.layer,
+                                 head: +button.dataset.head});
+      openTab("attention");
+    });
+    onTranslation((next) => {
+      payload = next;
+      draw();
+    });
+    return;
+  }
+
+  const result = element.querySelector(".heads-off-view");
+  const message = result.querySelector(".heads-off-message"), stepsRoot = result.querySelector(".heads-off-steps");
+  const notYet = message.innerHTML;
+  const panel = stepPanel(stepsRoot, "ablation-step");
+  const clear = () => {
+    message.innerHTML = notYet;
+    stepsRoot.hidden = true;
+    panel.clear();
+  };
+  watch("value", () => {  // a switch-off's answer: the comparison, and the steps of the run with the heads off
+    const answer = props.value;
+    if (!answer) return clear();
+    message.innerHTML = answer.comparison;
+    stepsRoot.hidden = !answer.payload;
+    if (answer.payload) panel.show(answer.payload);
+    else panel.clear();
   });
-  page.plot("head-importance", {
-    click: (gd, point) => {  // one trace per kind, named by its id; a box's name is the head's "<kind> L<y> H<x>"
-      // Gradio's public structure: a gr.CheckboxGroup is native checkboxes, each named after its choice's value.
-      document.querySelector(`#off-${point.data.name} input[type="checkbox"][name="${point.data.name} `
-                             + `L${point.y} H${point.x}"]`)?.click();
-    },
-  });
-}
+  onTranslation(clear);
+})();

@@ -3,12 +3,20 @@
 beside the normal one (with its steps), and how much each head matters over many sentences (the model directory's
 head_importance.json). It shows that heads specialise, and that some matter far more than others.
 
+The diagnostics are drawn in the browser from the translation's payload (`heads.js`: kind and measure answered in the
+page, a head clicked opened in the Attention tab); the switch-off is the one request, its answer (the comparison and
+the new run's payload) drawn in the page too, its steps by the steps tab's panel (`step_panel.js`); a new translation
+clears it there. The importance heatmap is a plotly figure whose clicks tick boxes (`head_importance.js`, `SCRIPT`).
+
 A head is named on the page and in the API as "<kind> L<layer> H<head>" ("cross L2 H3"), 1-based like the radios.
 """
 
 import difflib
 import html
+import itertools
+import json
 import re
+from pathlib import Path
 
 import gradio as gr
 import numpy as np
@@ -16,19 +24,19 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from interpretability.ablation import head_grid
-from interpretability.diagnostics import head_diagnostics
 
-from ..attention_kinds import ATTENTION_KINDS, kind_radio
-from ..events import QUIET
+from ..attention_kinds import ATTENTION_KINDS
 from ..page_script import script_beside
+from ..payload import translation_payload
 from ..plots import finish
 from ..texts import ABLATION_HELP, ABLATION_NOT_YET, EMPTY_MESSAGE, HEADS_HELP, IMPORTANCE_MISSING
 from ..tokens import output_tokens, token_chips
-from ..translation import decoding_settings, one_line
-from .steps import step_panel
+from ..translation import decoding_label, decoding_settings, one_line
+from .steps import markdown_html, stepped_view
 
-SCRIPT = script_beside(__file__)
+SCRIPT = script_beside(Path(__file__).with_name("head_importance.py"))  # page.js's part: the importance heatmap
 HEAD_NAME = re.compile(r"(encoder|decoder|cross) L(\d+) H(\d+)")
+_answers = itertools.count(1)  # each switch-off answer differs from the one before, even for the same heads
 
 # What each diagnostic measures, in the words of the page; `alignment` exists for cross-attention only.
 MEASURES = {
@@ -66,38 +74,7 @@ def head_choices(kind, n_layers, n_heads):
     return [(f"L{i + 1} H{h + 1}", head_name(kind, i, h)) for i in range(n_layers) for h in range(n_heads)]
 
 
-# --- Head diagnostics and importance ---------------------------------------------------------------------------
-
-
-def diagnostics_plot(stats, kind, measure):
-    """One kind's heads (layers × heads), coloured by `measure`, each cell labelled with its plain-words pattern;
-    hover shows every measure. A cell clicked opens that head in the Attention tab (heads.js)."""
-    values = getattr(stats, measure)
-    n_layers, n_heads = values.shape
-    shown = [m for m in MEASURES if getattr(stats, m, None) is not None]
-    hover = np.array([[("<br>".join(f"{MEASURES[m]}: {_number(getattr(stats, m)[i, h])}" for m in shown)
-                        + (f"<br><b>{html.escape(stats.labels[i][h])}</b>" if stats.labels[i][h] else ""))
-                       for h in range(n_heads)] for i in range(n_layers)], dtype=object)
-    # Escaped: plotly reads "</s>" (in "looks at </s>") as markup and shows nothing of it.
-    text = [[f"{_number(values[i, h])}<br>{html.escape(stats.labels[i][h], quote=False)}" for h in range(n_heads)]
-            for i in range(n_layers)]
-    fig = go.Figure(go.Heatmap(
-        z=values, zmin=0.0, zmax=1.0, colorscale="Viridis", text=text, texttemplate="%{text}",
-        textfont=dict(size=12), customdata=hover, xgap=3, ygap=3,
-        hovertemplate="layer %{y} · head %{x} (click to open)<br>%{customdata}<extra></extra>",
-        colorbar=dict(title=dict(text=MEASURES[measure].split(" (")[0], side="right"), thickness=14),
-        x=list(range(1, n_heads + 1)), y=list(range(1, n_layers + 1)),
-        name=kind))  # heads.js: a click chooses the kind radio's choice of this value
-    fig.update_xaxes(title=dict(text="head"), tickmode="array", tickvals=list(range(1, n_heads + 1)))
-    fig.update_yaxes(title=dict(text="layer"), tickmode="array", tickvals=list(range(1, n_layers + 1)),
-                     autorange="reversed")
-    return finish(fig, f"{ATTENTION_KINDS[kind].title}: {MEASURES[measure]}, per head, for this sentence"
-                       "<br><sup>click a head to open it in the Attention tab</sup>",
-                  height=90 * n_layers + 170)
-
-
-def _number(value):
-    return "–" if value is None or np.isnan(value) else f"{value:.2f}"
+# --- Head importance ----------------------------------------------------------------------------------------------
 
 
 def importance_plot(importance):
@@ -128,6 +105,19 @@ def importance_plot(importance):
     return finish(fig, title, height=90 * n_rows + 200)
 
 
+DIAGNOSTICS_CSS = """
+.diagnostics-table { border-collapse: separate; border-spacing: 4px; margin-top: 4px; }
+.diagnostics-table caption { text-align: left; font-weight: 600; padding-bottom: 4px; }
+.diagnostics-table th { font-weight: 500; padding: 0 6px; }
+.diagnostics-cell { display: flex; flex-direction: column; align-items: center; justify-content: center;
+  min-width: 8.5em; min-height: 3.4em; padding: 4px 8px; border-radius: 6px; border: none; cursor: pointer; }
+.diagnostics-table td, .diagnostics-table th { border: none !important; background: none; }
+.diagnostics-cell span { color: inherit !important; }
+.diagnostics-number { font-size: 1.1em; font-weight: 700; font-variant-numeric: tabular-nums; }
+.diagnostics-label { font-size: 0.85em; }
+"""
+
+
 # --- Heads switched off -----------------------------------------------------------------------------------------
 
 
@@ -151,13 +141,9 @@ def ablation_html(normal, ablated, heads):
             + token_chips(after, "heads off", changed=added) + "</div>")
 
 
-# --- Events ----------------------------------------------------------------------------------------------------------
 
 
-def diagnostics_view(inspection, kind, measure):
-    if inspection is None:
-        return None
-    return diagnostics_plot(head_diagnostics(inspection)[kind], kind, measure)
+# --- Events and layout -----------------------------------------------------------------------------------------------
 
 
 def chosen_heads(served, names):
@@ -171,22 +157,17 @@ def chosen_heads(served, names):
 
 def switch_heads_off(served, text, decoding, beam, temperature, top_k, seed, *ticked):
     """The sentence (its lines read as one, as the translation box reads them) translated as usual and with the
-    ticked heads (one list per kind) switched off: the two side by side with the changed tokens marked, the new run's
-    Inspection for its step view, and that view shown."""
+    ticked heads (one list per kind) switched off, as the result view's value: the two side by side with the changed
+    tokens marked (`comparison`), the heads, and the payload of the run with the heads off (its step panel)."""
     text, _ = one_line(text or "")
     if not text.strip():
-        return EMPTY_MESSAGE, None, gr.Column(visible=False)
+        return {"comparison": markdown_html(EMPTY_MESSAGE), "heads": [], "payload": None, "answer": next(_answers)}
     names = [name for group in ticked for name in group or []]
     beam, sampling = decoding_settings(decoding, beam, temperature, top_k, seed)
     normal = served.inspect(text, beam, sampling)
     off = served.inspect(text, beam, sampling, chosen_heads(served, names))
-    return ablation_html(normal, off, names), off, gr.Column(visible=True)
-
-
-def cleared():
-    """A new translation: the last run with heads switched off was another sentence's, so it goes, with its steps;
-    what to do instead takes its place."""
-    return ABLATION_NOT_YET, None, gr.Column(visible=False)
+    return {"comparison": ablation_html(normal, off, names), "heads": names, "answer": next(_answers),
+            "payload": translation_payload(served.translator, off, decoding_label(beam, sampling))}
 
 
 def importance_panel(served):
@@ -200,16 +181,26 @@ def importance_panel(served):
         gr.Markdown(IMPORTANCE_MISSING.format(model_dir=served.source))
 
 
-def build(served, inspection, text, decoding_controls):
-    """The tab, wired: the diagnostics of the translation in the State `inspection`, the heads to switch off and the
-    translation of `text` without them (decoded as the `decoding_controls` say), its steps, and the importance of each
-    head."""
+def diagnostics_template():
+    """The diagnostics view: its controls and grid are drawn by heads.js from the kinds and measures named here."""
+    kinds = [[kind, spec.title] for kind, spec in ATTENTION_KINDS.items()]
+    return (f'<div class="diagnostics-view" data-kinds="{html.escape(json.dumps(kinds))}" '
+            f'data-measures="{html.escape(json.dumps(list(MEASURES.items())))}">'
+            '<div class="diagnostics-controls"></div><div class="diagnostics-grid"></div></div>')
+
+
+def result_template():
+    """The switch-off result view: what to do (until a switch-off's answer), then the new run's step panel."""
+    return (f'<div class="heads-off-view"><div class="heads-off-message">{ABLATION_NOT_YET}</div>'
+            '<div class="heads-off-steps" id="ablation-steps" hidden></div></div>')
+
+
+def build(served, text, decoding_controls):
+    """The tab, wired: the diagnostics of each translation (drawn in the page), the heads to switch off and the
+    translation of `text` without them (decoded as the `decoding_controls` say) with its steps, and the importance of
+    each head. No event of the tab runs on a translation."""
     gr.Markdown(HEADS_HELP)
-    with gr.Row():
-        kind = kind_radio("diagnosed-kind", scale=2)
-        measure = gr.Radio([(label, m) for m, label in MEASURES.items()], value="entropy", label="Colour by", scale=3,
-                           elem_id="measure")
-    diagnostics = gr.Plot(show_label=False, elem_id="head-diagnostics")
+    stepped_view(__file__, "head-diagnostics", diagnostics_template(), DIAGNOSTICS_CSS)
     gr.Markdown(ABLATION_HELP)
     with gr.Row():  # each kind's boxes a grid, one row per layer, one column per head (style.py: .head-grid)
         heads_off = [gr.CheckboxGroup(head_choices(kind_id, *shape), label=ATTENTION_KINDS[kind_id].title,
@@ -217,13 +208,7 @@ def build(served, inspection, text, decoding_controls):
                                       min_width=76 * shape[1] + 40)  # a layer's heads on one line
                      for kind_id, shape in head_grid(served.cfg).items()]
     button = gr.Button("Translate with these heads switched off", variant="primary", elem_id="ablate")
-    comparison = gr.HTML(ABLATION_NOT_YET, elem_id="ablation-result")
-    switched_off = gr.State(None, time_to_live=3600)  # the Inspection of the run with the heads off
-    with gr.Column(visible=False, elem_id="ablation-steps") as ablation_steps:  # shown once there is a run
-        step_panel("ablation-step", switched_off)
+    result = stepped_view(__file__, "ablation-result", result_template())
     importance_panel(served)
-    gr.on([kind.input, measure.input, inspection.change], diagnostics_view, [inspection, kind, measure], diagnostics,
-          **QUIET)
-    inspection.change(cleared, None, [comparison, switched_off, ablation_steps], **QUIET)
-    button.click(served.bind(switch_heads_off), [text, *decoding_controls, *heads_off],
-                 [comparison, switched_off, ablation_steps], api_visibility="private", **served.queue)
+    button.click(served.bind(switch_heads_off), [text, *decoding_controls, *heads_off], result,
+                 api_visibility="private", **served.queue)

@@ -1,245 +1,122 @@
 """The "Decoding step by step" tab: the decoder writes one token at a time, and this shows each step, the tokens so
 far, where the decoder looked in the English sentence, the next-token candidates (at two temperatures when sampled),
 the beam under beam search, and, in a panel, a gradient attribution beside the cross-attention ("attention is not
-explanation"). The step panel is also the heads tab's view of a run with heads switched off.
+explanation").
+
+Drawn in the browser from the translation's payload (`step_panel.js`, shared with the heads tab's run with heads
+switched off, and `steps.js`): the step slider, ◀ and ▶ are answered in the page, with no request. The attribution
+is computed on the server when its panel opens or its method changes (`attribute`), for every step at once, so that
+moving the step afterwards redraws in the page too.
 """
 
-import html
+from pathlib import Path
 
 import gradio as gr
 import numpy as np
-import plotly.graph_objects as go
+from markdown_it import MarkdownIt
 
-from interpretability.attribution import DEFAULT_METHOD
+from interpretability.attribution import METHODS
 
-from ..controls import StepSlider
 from ..events import QUIET
-from ..plots import BLUE, ORANGE, ROW_PX, escaped, finish, heatmap, token_axis
+from ..payload import rounded
 from ..texts import ATTRIBUTION_HELP, BEAM_HELP, SAMPLING_HELP, STEPS_HELP
-from ..tokens import decoding_steps, step_tokens, token_chips
+from ..views import VIEWS_JS
 
-# --- Figures and HTML --------------------------------------------------------------------------------------------
-
-
-def top_k_plot(inspection, step):
-    """Bars of the most probable next tokens at 1-based `step`, the chosen one in orange. With beam search the
-    chosen token need not be the most probable one: the beam looks ahead."""
-    _, chosen = step_tokens(inspection, step)
-    tokens, probs = zip(*inspection.top_candidates[step - 1])
-    fig = go.Figure(go.Bar(x=probs, y=list(range(len(tokens))), orientation="h", text=[f"{p:.0%}" for p in probs],
-                           textposition="outside", customdata=escaped(tokens),
-                           marker_color=[ORANGE if t == chosen else BLUE for t in tokens],
-                           hovertemplate="<b>%{customdata}</b>: %{x:.1%}<extra></extra>"))
-    fig.update_yaxes(token_axis(tokens, autorange="reversed"))
-    fig.update_xaxes(range=[0, 1.18], title=dict(text="probability of the next token"), tickformat=".0%")
-    note = "" if chosen in tokens else f" ({escaped([chosen])[0]} is not among them)"
-    return finish(fig, f"Step {step}: top {len(tokens)} next tokens, chosen in orange{note}",
-                  height=ROW_PX * len(tokens) + 200, plot_bgcolor="white")
-
-
-def step_attention_plot(inspection, step):
-    """Where the decoder looked in the English sentence while choosing the token of 1-based `step`: that query's
-    cross-attention row, averaged over heads, one row per decoder layer."""
-    weights = inspection.cross_attention[:, :, step - 1, :].mean(axis=1)  # (layers, S)
-    sources = inspection.source_tokens
-    _, chosen = step_tokens(inspection, step)
-    layers = [f"layer {i + 1}" for i in range(len(weights))]
-    fig = go.Figure(heatmap(weights, layers, sources, colorbar=dict(title=dict(text="weight"), thickness=14)))
-    fig.update_xaxes(token_axis(sources, "Key: English source token (columns)", tickangle=-60))
-    fig.update_yaxes(token_axis(layers, "decoder layer (mean over heads)", autorange="reversed"))
-    return finish(fig, f"Step {step}: cross-attention while choosing {escaped([chosen])[0]}",
-                  height=ROW_PX * len(layers) + 260)
-
-
-def tempered_plot(inspection, step):
-    """The most probable next tokens at 1-based `step`, each with two bars: its probability at temperature 1 and at
-    the sampling temperature after top-k (what the sampler drew from). Dividing the logits by a temperature keeps
-    their order, so both bars belong to the same tokens: a low temperature sharpens, a high one flattens."""
-    _, chosen = step_tokens(inspection, step)
-    at_one = dict(inspection.top_candidates[step - 1])
-    tempered = dict(inspection.tempered_candidates[step - 1])
-    tokens = sorted(set(at_one) | set(tempered), key=lambda t: -at_one.get(t, tempered.get(t, 0.0)))
-    y = list(range(len(tokens)))
-    sampling = inspection.sampling
-    label = f"temperature {sampling.temperature:g}" + (f", top-{sampling.top_k}" if sampling.top_k else "")
-    fig = go.Figure([
-        go.Bar(x=[at_one.get(t, 0.0) for t in tokens], y=y, orientation="h", name="temperature 1",
-               marker_color="#9aa5b1", customdata=escaped(tokens), hovertemplate="<b>%{customdata}</b>: %{x:.1%}"),
-        go.Bar(x=[tempered.get(t, 0.0) for t in tokens], y=y, orientation="h", name=f"{label} (drawn from)",
-               marker_color=[ORANGE if t == chosen else BLUE for t in tokens], customdata=escaped(tokens),
-               text=[f"{tempered.get(t, 0.0):.0%}" for t in tokens], textposition="outside",
-               hovertemplate="<b>%{customdata}</b>: %{x:.1%}"),
-    ])
-    fig.update_yaxes(token_axis(tokens, autorange="reversed"))
-    fig.update_xaxes(range=[0, 1.18], title=dict(text="probability of the next token"), tickformat=".0%")
-    return finish(fig, f"Step {step}: the next token drawn at {label} (orange: the one drawn)",
-                  height=ROW_PX * 2 * len(tokens) + 220, plot_bgcolor="white", barmode="group",
-                  legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"))
-
-
-def beam_html(trace, step):
-    """The beam after 1-based `step` (`interpretability.beam_trace`): the hypotheses kept, best first, with their summed
-    log-probabilities and the rank their last token had at its step (a rank above 1: kept though not the most probable
-    there), those that ended at this step with their length-normalised scores, and the winner. Rows on the winner's
-    path are marked."""
-    shown = trace.steps[min(step, len(trace.steps)) - 1]
-    winner = trace.winner.tokens
-    on_path = lambda h: h.tokens == winner[: len(h.tokens)]  # noqa: E731
-    rows = "".join(
-        f'<tr class="{"on-path" if on_path(h) else ""}"><td>{i}</td><td>{_hypothesis(h.tokens)}</td>'
-        f"<td>{h.score:.2f}</td><td>{_rank(h.rank)}</td></tr>"
-        for i, h in enumerate(shown.live, start=1))
-    ended = "".join(
-        f'<tr class="{"winner" if h.tokens == winner else ""}"><td>{_hypothesis(h.tokens)} &lt;/s&gt;</td>'
-        f"<td>{h.score:.2f}</td><td>{h.normalised:.3f}</td></tr>" for h in shown.finished)
-    finished_table = (f'<table class="beam"><tr><th>ended here</th><th>score</th><th>score ÷ length penalty</th></tr>'
-                      f"{ended}</table>" if ended else "<p>No hypothesis ended at this step.</p>")
-    return (f'<div class="beam-view"><p><b>Winner</b> (best score ÷ length penalty, α = {trace.alpha:g}): '
-            f"{html.escape(trace.winner.text)} — {trace.winner.normalised:.3f}</p>"
-            f"<p><b>Beam after step {min(step, len(trace.steps))}</b> ({len(shown.live)} of {trace.beam} kept, best "
-            "first; score = sum of the log-probabilities; marked: on the winner's path)</p>"
-            f'<table class="beam"><tr><th>#</th><th>hypothesis</th><th>score</th><th>its last token was</th></tr>'
-            f"{rows}</table>{finished_table}</div>")
-
-
-def _hypothesis(tokens):
-    if not tokens:
-        return "<i>(empty)</i>"
-    *prefix, last = [html.escape(t) for t in tokens]
-    return " ".join(prefix + [f"<b>{last}</b>"])
-
-
-def _rank(rank):
-    if rank == 1:
-        return "the most probable"
-    return f'<span class="not-top">number {rank} at its step</span>'
-
-
+STEP_PANEL_JS = Path(__file__).with_name("step_panel.js").read_text(encoding="utf-8")
 METHOD_NAMES = {"gradient_x_input": "gradient × input", "integrated_gradients": "integrated gradients"}
 
+# The step panel's look (step_panel.js), in every view that draws one.
+STEP_PANEL_CSS = """
+.step-controls { display: flex; align-items: center; gap: 10px; margin: 6px 0; }
+.step-controls input[type=range] { flex: 1; min-width: 10em; }
+.step-controls button { padding: 3px 12px; border-radius: 6px; border: 1px solid var(--border-color-primary);
+  background: var(--button-secondary-background-fill); }
+.step-label { min-width: 7em; font-variant-numeric: tabular-nums; }
+.step-figures { display: flex; flex-wrap: wrap; gap: 18px; align-items: flex-start; }
+.step-figures figure, .attribution-figure { margin: 4px 0; max-width: 100%; overflow-x: auto; }
+.step-figures figcaption, .attribution-figure figcaption { font-weight: 600; margin-bottom: 4px; }
+.step-candidates { flex: 1 1 320px; }
+.bars-table { border-collapse: collapse; width: 100%; }
+.bars-table th { font-family: var(--font-mono); font-weight: 500; text-align: right; padding: 1px 8px;
+  white-space: pre; }
+.bars-table td { width: 100%; padding: 1px 0; }
+.bars-table th, .bars-table td { border: none !important; background: none !important; }
+.bar-line { display: flex; align-items: center; gap: 6px; }
+.bar { display: inline-block; height: 14px; min-width: 1px; border-radius: 2px; }
+.bar.blue { background: #1f77b4; }
+.bar.grey { background: #9aa5b1; }
+.bar.chosen { background: #ff9f43; }
+.bar-row.chosen th { font-weight: 700; }
+.bar-value { font-size: 0.85em; font-variant-numeric: tabular-nums; }
+.bar-legend { font-size: 0.9em; margin-bottom: 4px; }
+.bar-legend .bar { width: 14px; vertical-align: middle; margin: 0 4px 0 8px; }
+"""
 
-def attribution_plot(attribution, source_tokens, step):
-    """For the token chosen at 1-based `step`: the cross-attention row (mean over layers and heads) above the gradient
-    attribution row over the same source tokens, each row summing to 1, with their rank agreement."""
-    row = min(step, len(attribution.output_tokens)) - 1
-    method = METHOD_NAMES[attribution.method]
-    names = ["cross-attention (mean)", method]
-    weights = np.stack([attribution.attention[row], attribution.scores[row]])  # (2, S)
-    fig = go.Figure(go.Heatmap(
-        z=weights, zmin=0.0, colorscale="Viridis", x=list(range(len(source_tokens))), y=[0, 1],
-        customdata=np.stack(np.broadcast_arrays(np.array(names, dtype=object)[:, None],
-                                                np.array(escaped(source_tokens), dtype=object)), -1),
-        hovertemplate="%{customdata[0]}<br>source <b>%{customdata[1]}</b>: %{z:.3f}<extra></extra>",
-        colorbar=dict(title=dict(text="share", side="right"), thickness=14), xgap=1, ygap=4))
-    fig.update_xaxes(token_axis(source_tokens, "English source token", tickangle=-60))
-    fig.update_yaxes(tickmode="array", tickvals=[0, 1], ticktext=names, autorange="reversed")
-    rho = attribution.agreement[row]
-    agreement = _agreement(rho) + (" (one source token)" if np.isnan(rho) else "")
-    token = escaped([attribution.output_tokens[row]])[0]
-    return finish(fig, f"Step {step}: where the decoder looked vs what the choice of {token} depended on<br>"
-                       f"<sup>rank agreement (Spearman ρ) {agreement} · over the sentence "
-                       f"{_agreement(attribution.mean_agreement)} · {attribution.seconds:.2f} s</sup>",
-                  height=330, plot_bgcolor="white")
-
-
-def _agreement(rho):
-    """A Spearman ρ in words: NaN where no order exists to compare (`attribution.spearman`)."""
-    return "undefined" if np.isnan(rho) else f"{rho:+.2f}"
-
-
-# --- Events ----------------------------------------------------------------------------------------------------------
-
-
-def move_step_js(slider_id, delta):
-    """Browser code for ◀/▶: the step slider moves at once, within its ends, with no round trip to the server (Gradio's
-    public structure: a gr.Slider holds a native range input, whose max is the slider's)."""
-    return (f"(step) => {{ const r = document.querySelector('#{slider_id} input[type=range]'); "
-            f"return Math.max(1, Math.min(step + ({delta}), r ? Number(r.max) : step)); }}")
+CSS = STEP_PANEL_CSS + """
+.attribution-panel { margin-top: 12px; border: 1px solid var(--border-color-primary); border-radius: 8px;
+  padding: 6px 10px; }
+.attribution-panel summary { cursor: pointer; font-weight: 600; }
+"""
 
 
-def reset_step(inspection):
-    """The step slider of a new translation: at step 1, one stop per decoder step (value and maximum set together)."""
-    steps = decoding_steps(inspection) if inspection is not None else 1
-    return gr.Slider(value=1, maximum=max(steps, 2))  # a slider needs two ends; step_view clamps
+def markdown_html(text):
+    """Markdown as HTML, for the prose inside a view drawn in the browser."""
+    return MarkdownIt().render(text)
 
 
-def clamped_step(inspection, step):
-    return max(1, min(int(step), decoding_steps(inspection)))
+def stepped_view(module_file, elem_id, html_template, css_template=""):
+    """A view drawn in the browser whose script (the `.js` beside `module_file`) draws step panels: views.js, then
+    step_panel.js, then its own (`views.browser_view` with the step panel's code between)."""
+    script = "\n".join([VIEWS_JS, STEP_PANEL_JS, Path(module_file).with_suffix(".js").read_text(encoding="utf-8")])
+    return gr.HTML(html_template=html_template, css_template=STEP_PANEL_CSS + css_template, js_on_load=script,
+                   elem_id=elem_id, apply_default_css=True, padding=False)
 
 
-def step_view(inspection, step):
-    """One decoding step: the tokens so far, the next-token candidates (at two temperatures when sampled), where the
-    decoder looked, and the beam (under beam search)."""
+def attribution_json(attribution, inspection):
+    """An `attribution.Attribution` as the page draws it: every step's two rows (cross-attention, mean over layers
+    and heads; the attribution), the tokens it is about (the page draws it only over the sentence it shows), and the
+    rank agreement per step (None where undefined: one source token) and over the sentence."""
+    mean = attribution.mean_agreement
+    return {"method": attribution.method, "method_name": METHOD_NAMES[attribution.method],
+            "source_tokens": inspection.source_tokens, "target_tokens": inspection.target_tokens,
+            "output_tokens": attribution.output_tokens, "scores": rounded(attribution.scores),
+            "attention": rounded(attribution.attention), "agreement": rounded(attribution.agreement),
+            "mean_agreement": None if np.isnan(mean) else rounded(mean), "seconds": round(attribution.seconds, 3)}
+
+
+def attribute(served, inspection, evt: gr.EventData):
+    """The page's "attribute" event (its panel opened, or its method changed): the attribution of the translation in
+    the session's State, every step at once, as the view's new value."""
+    data = evt._data if isinstance(evt._data, dict) else {}
+    method = data.get("method")
+    if method not in METHODS:
+        raise gr.Error(f"Attribution: the method must be one of {', '.join(METHODS)}, got {method!r}")
     if inspection is None:
-        return "", None, None, gr.HTML(visible=False)
-    step = clamped_step(inspection, step)
-    prefix, chosen = step_tokens(inspection, step)
-    chips = token_chips(prefix + [chosen], f"step {step}", highlight=len(prefix))
-    candidates = (tempered_plot if inspection.sampling else top_k_plot)(inspection, step)
-    trace = inspection.beam_trace
-    beam = gr.HTML(beam_html(trace, step), visible=True) if trace else gr.HTML(visible=False)
-    return chips, candidates, step_attention_plot(inspection, step), beam
+        return gr.skip()
+    return {"attribution": attribution_json(served.attribute(inspection, method), inspection),
+            "request": data.get("request")}
 
 
-def new_sentence(inspection):
-    """A new translation: the step slider back to step 1 of it (`reset_step`) and that step drawn, in one answer, so
-    the panel never shows a step of the sentence before (the slider's old value is not read)."""
-    return (reset_step(inspection), *step_view(inspection, 1))
-
-
-def attribution_view(served, inspection, method, step, panel_open, cached):
-    """Gradient attribution beside cross-attention at this step, computed only while its panel is open, once per
-    sentence and method (`cached`: (sentence tokens and method, Attribution)); step changes redraw from it."""
-    if not panel_open or inspection is None:
-        return gr.skip(), gr.skip()
-    key = (tuple(inspection.source_tokens), tuple(inspection.target_tokens), method)
-    if cached is None or cached[0] != key:
-        cached = key, served.attribute(inspection, method)
-    return attribution_plot(cached[1], inspection.source_tokens, clamped_step(inspection, step)), cached
-
-
-def step_panel(name, inspection):
-    """The step-by-step view of the translation in the State `inspection`: ◀ slider ▶, the tokens so far, where the
-    decoder looked, the next-token candidates and the beam; wired to follow the State. Element ids start `name`.
-    Returns the step slider."""
-    with gr.Row():
-        previous_step = gr.Button("◀ Previous", size="sm", scale=1)
-        step = StepSlider(1, 2, value=1, step=1, label="Step (one per generated token)", scale=6, elem_id=name)
-        next_step = gr.Button("Next ▶", size="sm", scale=1)
-    prefix = gr.HTML()
-    attention = gr.Plot(show_label=False, elem_id=f"{name}-attention")  # full width: every token legible
-    candidates = gr.Plot(show_label=False, elem_id=f"{name}-candidates")
-    beam = gr.HTML(visible=False, elem_id=f"{name}-beam")
-    views = [prefix, candidates, attention, beam]
-    inspection.change(new_sentence, inspection, [step, *views], **QUIET)
-    step.change(step_view, [inspection, step], views, **QUIET)  # moved by hand, by ◀/▶, or back to 1 by a translation
-    for button, delta in [(previous_step, -1), (next_step, 1)]:  # moved in the browser; step.change draws
-        button.click(None, step, step, js=move_step_js(name, delta), **QUIET)
-    return step
-
-
-def attribution_panel(served, inspection, step):
-    """The "Attention is not explanation" panel under the step view, wired to follow the translation and the step
-    while it is open (closed, it computes nothing)."""
-    with gr.Accordion("Attention is not explanation: compare with a gradient attribution", open=False,
-                      elem_id="attribution-panel") as panel:
-        gr.Markdown(ATTRIBUTION_HELP)
-        method = gr.Radio([(name, m) for m, name in METHOD_NAMES.items()], value=DEFAULT_METHOD,
-                          label="Attribution", elem_id="attribution-method")
-        figure = gr.Plot(show_label=False, elem_id="attribution")
-    panel_open = gr.State(False)
-    cached = gr.State(None)  # (what it was computed for, Attribution): step changes reuse it
-    draw = dict(fn=served.bind(attribution_view), inputs=[inspection, method, step, panel_open, cached],
-                outputs=[figure, cached])
-    panel.expand(lambda: True, None, panel_open, api_visibility="private").then(**draw, api_visibility="private")
-    panel.collapse(lambda: False, None, panel_open, api_visibility="private")
-    gr.on([inspection.change, method.input, step.change], **draw, **QUIET)
+def view_template():
+    """The tab's view: the step panel (drawn by step_panel.js), then the attribution panel, closed."""
+    return f"""<div class="steps-view">
+<p class="steps-empty"><i>Translate a sentence above: its decoding steps appear here.</i></p>
+<div class="step-root"></div>
+<details class="attribution-panel" id="attribution-panel">
+<summary>Attention is not explanation: compare with a gradient attribution</summary>
+<div class="attribution-help">{markdown_html(ATTRIBUTION_HELP)}</div>
+<div class="attribution-controls"></div>
+<p class="attribution-status" aria-live="polite"></p>
+<figure class="attribution-figure" id="attribution" hidden><figcaption></figcaption><canvas></canvas></figure>
+</details></div>"""
 
 
 def build(served, inspection):
-    """The tab: how decoding works, the step panel of the translation in the State `inspection`, and the attribution
-    panel."""
+    """The tab: how decoding works, the step view of each translation (drawn in the page), and the attribution
+    panel, computed for the translation in the State `inspection` when asked."""
     gr.Markdown(STEPS_HELP)
     with gr.Accordion("Sampling and beam search, explained", open=False):
         gr.Markdown(SAMPLING_HELP + "\n\n" + BEAM_HELP)
-    attribution_panel(served, inspection, step_panel("step", inspection))
+    view = stepped_view(__file__, "step-view", view_template(), CSS)
+    view.attribute(served.bind(attribute), inspection, view, **QUIET)
+    return view
