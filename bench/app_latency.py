@@ -220,6 +220,7 @@ def browser_round(page, sentence):
     page.locator("#tab-head-button").click()
     page.wait_for_function("() => document.querySelector('#inside-head .inside-head')?.dataset.state === 'drawn'",
                            timeout=120_000)
+    page.wait_for_timeout(500)  # the head's request, answered, may still close its stream: not the click's
     runs["inside one head: another query token"] = click_until(page, radio("ih-query", "2"), DRAWN["query"], "2")
     page.locator("#tab-heads-button").click()
     runs["heads: diagnostics measure"] = click_until(page, radio("measure", "previous"), DRAWN["measure"],
