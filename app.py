@@ -46,7 +46,7 @@ from serving.model_dir import open_model
 from transformer import ModelLoadError
 from webapp import api, no_model, translation
 from webapp.events import PublicRoutesOnly, check_inputs, make_private
-from webapp.page_script import page_script
+from webapp.page_script import PAGE_SCRIPT
 from webapp.served import ServedModel, serving_dtype
 from webapp.style import CSS
 from webapp.tabs import attention, heads, how_it_learned, inside_head, model_card, positions, steps
@@ -130,7 +130,7 @@ demo.queue(default_concurrency_limit=4, max_size=128)
 def launch(**options):
     """Serve the page. Threads: enough for every concurrency group at its limit (webapp.api.register), so that one
     kind of work waiting never takes another's; only the API's routes called by name (`PublicRoutesOnly`)."""
-    demo.launch(theme=gr.themes.Soft(), css=CSS, js=page_script(heads.SCRIPT),
+    demo.launch(theme=gr.themes.Soft(), css=CSS, js=PAGE_SCRIPT,
                 footer_links=["api", "gradio"], max_threads=12 * BATCH_SIZE + 64,
                 app_kwargs={"middleware": [Middleware(PublicRoutesOnly, blocks=demo)]}, **options)
 

@@ -3,7 +3,6 @@ encoder and 3 decoder layers, served once per test module; `page`, a fresh page 
 person would. Importing this skips a module where Playwright or Chromium is missing."""
 
 
-import contextlib
 import re
 from pathlib import Path
 
@@ -66,41 +65,15 @@ def translate(page, sentence, expected):
     expect(page.locator("#italian textarea")).to_have_value(expected, timeout=WAIT)
 
 
-def middle(locator):
-    """The middle of a plotly plot area, scrolled into view, in page coordinates (Playwright cannot hover or click
-    the area itself: being transparent, it counts as invisible)."""
-    locator.evaluate("e => e.scrollIntoView({block: 'center'})")
-    box = locator.evaluate("e => { const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; }")
-    return box[0] + box[2] / 2, box[1] + box[3] / 2
+def server_requests(page):
+    """The requests the page sends the server from now on, as (url, body): not static files, nor the connection's
+    heartbeat."""
+    requests = []
+    page.on("request", lambda r: "/gradio_api/" in r.url and "heartbeat" not in r.url
+            and requests.append((r.url, r.post_data or "")))
+    return requests
 
 
-def click_middle(page, locator):
-    page.mouse.click(*middle(locator))
-
-
-def click_cell(page, area, row, column, n_rows, n_columns):
-    """Click cell (row, column), 0-based from the top left, of a heatmap filling the plot area `area` (its
-    `.nsewdrag`) with n_rows x n_columns cells."""
-    area.evaluate("e => e.scrollIntoView({block: 'center'})")
-    x, y, width, height = area.evaluate(
-        "e => { const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; }")
-    page.mouse.click(x + (column + 0.5) * width / n_columns, y + (row + 0.5) * height / n_rows)
-
-
-def hover_until_labelled(page, plot, tries=5):
-    """Move the mouse onto the middle cell of `plot` until plotly shows its hover label: on a loaded machine a
-    figure may still be redrawn (a translation's views arrive in several events), which drops a label shown before."""
-    for _ in range(tries):
-        x, y = middle(plot.locator(".nsewdrag").first)
-        page.mouse.move(x - 20, y - 20)
-        page.mouse.move(x, y, steps=5)
-        with contextlib.suppress(AssertionError):
-            expect(plot.locator(".hovertext")).to_have_count(1, timeout=4_000)
-            return
-    pytest.fail(f"no hover label after {tries} tries")
-
-
-def wait_until_clickable(page, elem_id):
-    """Wait until page.js has hooked its click handler on the plot `elem_id` (a click before that does nothing)."""
-    page.wait_for_function(f"() => {{ const gd = document.querySelector('#{elem_id} .js-plotly-plot'); "
-                           "return !!(gd && gd._ev && gd.__hooked === gd._ev); }", timeout=WAIT)
+def joins(requests):
+    """The queue joins among `server_requests`: one per event the page asks the server to run."""
+    return [url for url, _ in requests if "/queue/join" in url]

@@ -6,7 +6,7 @@ drawn in the page; a new translation clears it there."""
 import math
 
 import pytest
-from browser_helpers import WAIT, expect, translate
+from browser_helpers import WAIT, expect, joins, server_requests, translate
 
 from interpretability import inspect
 from interpretability.ablation import ablated
@@ -20,17 +20,6 @@ SENTENCE = "I see the cat."
 @pytest.fixture(scope="module")
 def translator(deep_translator):
     return deep_translator
-
-
-def server_requests(page):
-    """The list every request to the server is added to from now on (not the connection's heartbeat)."""
-    requests = []
-    page.on("request", lambda r: "/gradio_api/" in r.url and "heartbeat" not in r.url and requests.append(r.url))
-    return requests
-
-
-def joins(requests):
-    return [url for url in requests if "/queue/join" in url]
 
 
 def open_heads(page):

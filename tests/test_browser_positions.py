@@ -8,7 +8,7 @@ import re
 import httpx
 import numpy as np
 import pytest
-from browser_helpers import WAIT, expect, open_tab, translate
+from browser_helpers import WAIT, expect, open_tab, server_requests, translate
 
 from interpretability import embedding_norms, inspect, positional_encoding
 
@@ -24,15 +24,6 @@ def translator(deep_translator):
 @pytest.fixture(scope="module")
 def pe(translator):
     return positional_encoding(translator.model)
-
-
-def server_requests(page):
-    """The requests the page sends to the server from now on (not static files, nor the connection's heartbeat):
-    [(url, body)]."""
-    requests = []
-    page.on("request", lambda r: "/gradio_api/" in r.url and "heartbeat" not in r.url
-            and requests.append((r.url, r.post_data or "")))
-    return requests
 
 
 def open_positions(page):

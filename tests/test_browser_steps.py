@@ -8,7 +8,7 @@ import statistics
 
 import numpy as np
 import pytest
-from browser_helpers import WAIT, choose_decoding, expect, no_error_shown, translate
+from browser_helpers import WAIT, choose_decoding, expect, joins, no_error_shown, server_requests, translate
 
 from interpretability import beam_trace, inspect
 from interpretability.attribution import source_attribution
@@ -21,17 +21,6 @@ SENTENCE = "I see the cat."
 @pytest.fixture(scope="module")
 def translator(deep_translator):
     return deep_translator
-
-
-def server_requests(page):
-    """The list every request to the server is added to from now on (not the connection's heartbeat)."""
-    requests = []
-    page.on("request", lambda r: "/gradio_api/" in r.url and "heartbeat" not in r.url and requests.append(r.url))
-    return requests
-
-
-def joins(requests):
-    return [url for url in requests if "/queue/join" in url]
 
 
 def open_steps(page):

@@ -108,10 +108,6 @@ def test_no_event_of_the_tab_runs_on_a_translation(served):
     assert "plotly" not in (ROOT / "webapp" / "tabs" / "heads.js").read_text(encoding="utf-8")
 
 
-def test_the_page_script_ticks_a_box_from_the_importance_heatmap():
-    assert heads.SCRIPT.startswith("(page) => {") and '"head-importance"' in heads.SCRIPT
-
-
 # --- Head importance -----------------------------------------------------------------------------------------------
 
 
@@ -129,28 +125,26 @@ def importance_of(grid, bleu=30.0):
 
 
 @pytest.mark.parametrize("cfg", ["translator", tiny_config()])
-def test_importance_plot_has_a_heatmap_per_kind_on_one_symmetric_scale(translator, cfg):
+def test_importance_data_has_a_map_per_kind_on_one_symmetric_scale(translator, cfg):
     grid = head_grid(translator.model.cfg if cfg == "translator" else cfg)
     importance = importance_of(grid)
-    fig = heads.importance_plot(importance)
-    assert [trace.name for trace in fig.data] == list(ATTENTION_KINDS)  # heads.js ticks a box of #off-<name>
-    for trace in fig.data:
-        drop = np.array(importance["drop"][trace.name])
-        assert np.array(trace.z).shape == grid[trace.name] and np.allclose(trace.z, drop)
-        assert (trace.zmin, trace.zmax) == (-6.0, 6.0)  # centred on 0: red worse, blue better
-        assert np.allclose(trace.customdata, importance["bleu"] - drop)  # the BLEU without the head
-        assert "BLEU 30.0 → %{customdata:.1f} without it" in trace.hovertemplate
-        labels = {label for label, _ in heads.head_choices(trace.name, *grid[trace.name])}
-        assert {f"L{y} H{x}" for y in trace.y for x in trace.x} == labels  # a click finds its checkbox
-    assert [trace.showscale for trace in fig.data] == [True, False, False]
-    assert "dev BLEU 30.0 (40 sentences, greedy)" in fig.layout.title.text
+    data = json.loads(json.dumps(heads.importance_data(importance)))  # as the page reads it
+    assert [kind for kind, _, _ in data["kinds"]] == list(ATTENTION_KINDS)  # head_importance.js ticks #off-<kind>
+    assert data["limit"] == 6.0 and data["bleu"] == 30.0  # the scale: -6..6, centred on 0
+    for kind, title, drop in data["kinds"]:
+        assert title == ATTENTION_KINDS[kind].title
+        assert np.array(drop).shape == grid[kind] and np.allclose(drop, importance["drop"][kind])
+        labels = {label for label, _ in heads.head_choices(kind, *grid[kind])}
+        assert {f"L{layer} H{head}" for layer in range(1, grid[kind][0] + 1)
+                for head in range(1, grid[kind][1] + 1)} == labels  # a click finds its checkbox
+    script = (ROOT / "webapp" / "tabs" / "head_importance.js").read_text(encoding="utf-8")
+    assert '#off-${kind} input[type="checkbox"][name="${kind} L${cell.row + 1} H${cell.col + 1}"]' in script
 
 
-def test_importance_plot_of_no_drop_keeps_a_range():
+def test_importance_data_of_no_drop_keeps_a_range():
     importance = importance_of(head_grid(tiny_config()))
     importance["drop"] = {kind: np.zeros_like(table).tolist() for kind, table in importance["drop"].items()}
-    for trace in heads.importance_plot(importance).data:
-        assert (trace.zmin, trace.zmax) == (-1.0, 1.0)
+    assert heads.importance_data(importance)["limit"] == 1.0
 
 
 # --- Heads switched off --------------------------------------------------------------------------------------------

@@ -13,8 +13,7 @@ from interpretability import inspect
 from transformer import Sampling
 from web_helpers import changed_indices, chips, served_translator  # noqa: F401 (fixture: served)
 from webapp import texts, translation
-from webapp.page_script import page_script
-from webapp.tabs import heads
+from webapp.page_script import PAGE_SCRIPT
 from webapp.tokens import output_tokens, token_chips
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -173,15 +172,13 @@ def test_each_tab_has_a_module_with_a_build_function():
         assert "build" in {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
-def test_page_script_relies_on_the_pages_own_ids():
-    """No Gradio test id, no tab found by its text: the page's elem_ids, and the tabs' scripts plugged in."""
-    script = page_script(heads.SCRIPT)
-    assert '"head-importance"' in script and "TAB SCRIPTS" not in script
-    for path in [ROOT / "webapp" / "page.js", *sorted((ROOT / "webapp").rglob("*.js"))]:
+def test_page_scripts_rely_on_the_pages_own_ids():
+    """No Gradio test id, no tab found by its text: the page's elem_ids (a tab's button: "tab-<id>-button")."""
+    for path in sorted((ROOT / "webapp").rglob("*.js")):
         code = path.read_text(encoding="utf-8")
         assert "data-testid" not in code and 'role="tab"][' not in code, path  # Gradio's test ids, a tab by its text
     assert "tab-${id}-button" in (ROOT / "webapp" / "views.js").read_text(encoding="utf-8")
-    assert script.startswith("() => {") and script.rstrip().endswith("}")
+    assert "plotly" not in PAGE_SCRIPT and "fieldset" in PAGE_SCRIPT  # the keyboard's groups of choices
 
 
 def test_page_css_sets_a_focus_ring_and_a_grid_for_every_head_count():

@@ -1,4 +1,4 @@
-"""What the web layer's tests share: reading what the page shows (plotly tick labels, HTML text, token chips), and
+"""What the web layer's tests share: reading what the page shows (HTML text, token chips), and
 fixtures imported by the test modules that use them: `translator` (standing in for conftest's) is the tiny model in
 both precisions the app can run it in, `inspection` its inspection of one sentence, `served` the module's `translator`
 as the app serves it. Each fixture is imported by its function's name, so that a test's argument does not shadow an
@@ -15,13 +15,8 @@ from transformer import Translator
 PRECISIONS = ["float32", "float16"]  # the app's MODEL_DTYPE on a CPU
 
 
-def plotted_ticks(axis):
-    """The tokens a plotly axis shows (its tick texts, unescaped)."""
-    return [html.unescape(t) for t in axis.ticktext]
-
-
 def plain(fragment):
-    """The text an HTML fragment (or a plotly label) shows: tags dropped, entities read."""
+    """The text an HTML fragment shows: tags dropped, entities read."""
     return html.unescape(re.sub(r"<[^>]+>", "", fragment))
 
 

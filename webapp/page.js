@@ -1,27 +1,6 @@
 () => {
-  // The page's own plumbing: the keyboard (below), and the one plotly figure (the heads' importance, whose script
-  // registers what a click does with `page.plot(elem_id, handlers)`; this hooks it on each plot as it is drawn). The
-  // views of a translation are drawn by their own scripts (webapp/views.js).
-  const plots = [];  // [elem_id, {click, hover, unhover, redrawn}]
-  const page = {
-    plot: (id, handlers) => plots.push([id, handlers]),
-  };
-  [/* TAB SCRIPTS */].forEach((register) => register(page));
-
-  const hook = () => {
-    for (const [id, {click, hover, unhover, redrawn}] of plots) {
-      const gd = document.querySelector(`#${id} .js-plotly-plot`);
-      if (!gd) continue;
-      if (gd._ev && gd.__hooked !== gd._ev) {  // a new plot gets a new event emitter
-        gd.__hooked = gd._ev;
-        const first = (handler) => (event) => event.points.length && handler(gd, event.points[0]);
-        if (click) gd.on("plotly_click", first(click));
-        if (hover) gd.on("plotly_hover", first(hover));
-        if (unhover) gd.on("plotly_unhover", () => unhover(gd));
-      }
-      redrawn?.(gd);
-    }
-  };
+  // The page's own plumbing: the keyboard. The views are drawn by their own scripts (webapp/views.js and one script
+  // per tab, each in its view's js_on_load).
 
   // The keyboard: each group of choices is one Tab stop, the arrow keys move within it (WAI-ARIA's radio group and
   // tabs patterns). Gradio gives every radio of a group its own name, so the browser makes each one a Tab stop of its
@@ -59,7 +38,7 @@
   }, true);
 
   // Observers are called once per batch of changes; roving() only writes a tabindex that differs.
-  new MutationObserver(() => { hook(); roving(); }).observe(document.body, {childList: true, subtree: true});
+  new MutationObserver(roving).observe(document.body, {childList: true, subtree: true});
   new MutationObserver(roving).observe(document.body, {subtree: true, attributes: true,
                                                        attributeFilter: ["aria-selected", "aria-checked"]});
   roving();

@@ -43,13 +43,37 @@ const viridis = (t) => {
   const [a, b] = [VIRIDIS[i], VIRIDIS[i + 1]];
   return `rgb(${a.map((v, k) => Math.round(v + (b[k] - v) * (x - i))).join(",")})`;
 };
+// Red for +1, white for 0, blue for -1 (t in [-1, 1]): numbers with a sign, e.g. a vector's components.
+const diverging = (t) => {
+  const x = Math.max(-1, Math.min(1, t)), end = x > 0 ? [178, 24, 43] : [33, 102, 172];
+  return `rgb(${[247, 247, 247].map((w, k) => Math.round(w + (end[k] - w) * Math.abs(x))).join(",")})`;
+};
+// Dark text on a light cell, white on a dark one (a colour as viridis and diverging write it).
+const inkOn = (color) => {
+  const [r, g, b] = color.match(/\d+/g).map(Number);
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b > 140 ? "#111" : "#fff";
+};
 const MASKED = "#d9d9d9";  // a cell the query may not see (the decoder's future): grey, not a zero
 const ORANGE = "#ff9f43";
 
+// A canvas of `width` x `height` CSS pixels, drawn at the screen's pixel density (sharp on a projector or a phone),
+// cleared to white; returns its 2D context, scaled so that drawing is in CSS pixels.
+const sizedCanvas = (canvas, width, height) => {
+  const scale = window.devicePixelRatio || 1;
+  [canvas.width, canvas.height] = [Math.ceil(width * scale), Math.ceil(height * scale)];
+  [canvas.style.width, canvas.style.height] = [`${width}px`, `${height}px`];
+  const ctx = canvas.getContext("2d");
+  ctx.setTransform(scale, 0, 0, scale, 0, 0);
+  ctx.fillStyle = "#fff";
+  ctx.fillRect(0, 0, width, height);
+  return ctx;
+};
+
 // A heatmap drawn on a canvas: `matrix` rows x columns (null: masked), labelled by `rowLabels` and `colLabels`, with
-// optional `title`, `xTitle`, `yTitle`, `vmax` (default: the largest value), `outline` ({row} or {col} or {row, col}:
-// drawn in orange) and `cell` (pixels per cell, default from the sizes). Returns the layout, for `cellAt`. The same
-// canvas is what the PNG download saves: the file is the view on the screen.
+// optional `title`, `xTitle`, `yTitle`, `vmin` (default 0) and `vmax` (default: the largest value), `color` (a value's
+// colour; default viridis from vmin to vmax), `annotate` (decimals: each cell's value printed on it), `outline` ({row}
+// or {col} or {row, col}: drawn in orange) and `cell` (pixels per cell, default from the sizes). Returns the layout,
+// for `cellAt`. The same canvas is what the PNG download saves: the file is the view on the screen.
 const drawHeatmap = (canvas, matrix, rowLabels, colLabels, options = {}) => {
   const ctx = canvas.getContext("2d");
   const font = (px, weight = "") => `${weight} ${px}px system-ui, sans-serif`;
@@ -64,19 +88,20 @@ const drawHeatmap = (canvas, matrix, rowLabels, colLabels, options = {}) => {
   const yTitleWidth = options.yTitle ? ctx.measureText(options.yTitle).width : 0;  // the canvas is at least as tall
   const width = left + cell * colLabels.length + 70;
   const height = Math.max(top + cell * rowLabels.length + bottom, yTitleWidth + 16);
-  const scale = window.devicePixelRatio || 1;
-  canvas.width = Math.ceil(width * scale);
-  canvas.height = Math.ceil(height * scale);
-  canvas.style.width = `${width}px`;
-  canvas.style.height = `${height}px`;
-  ctx.setTransform(scale, 0, 0, scale, 0, 0);
-  ctx.fillStyle = "#fff";
-  ctx.fillRect(0, 0, width, height);
+  sizedCanvas(canvas, width, height);
   const values = matrix.flat().filter((v) => v !== null);
-  const vmax = options.vmax ?? Math.max(1e-9, ...values);
+  const vmin = options.vmin ?? 0, vmax = options.vmax ?? Math.max(vmin + 1e-9, ...values);
+  const color = options.color ?? ((v) => viridis((v - vmin) / (vmax - vmin)));
   matrix.forEach((row, i) => row.forEach((v, j) => {
-    ctx.fillStyle = v === null ? MASKED : viridis(v / vmax);
+    ctx.fillStyle = v === null ? MASKED : color(v);
     ctx.fillRect(left + j * cell, top + i * cell, cell + 0.5, cell + 0.5);
+    if (options.annotate !== undefined && v !== null) {
+      ctx.fillStyle = inkOn(color(v));
+      ctx.font = font(Math.min(14, cell / 3));
+      ctx.textAlign = "center";
+      ctx.textBaseline = "middle";
+      ctx.fillText(v.toFixed(options.annotate), left + (j + 0.5) * cell, top + (i + 0.5) * cell);
+    }
   }));
   ctx.fillStyle = "#222";
   ctx.font = font(labelPx);
@@ -115,13 +140,14 @@ const drawHeatmap = (canvas, matrix, rowLabels, colLabels, options = {}) => {
   }
   const barX = left + cell * box.cols + 16, barH = cell * box.rows;  // the colour bar, 0 to vmax
   for (let y = 0; y < barH; y++) {
-    ctx.fillStyle = viridis(1 - y / barH);
+    ctx.fillStyle = color(vmax - (vmax - vmin) * y / barH);
     ctx.fillRect(barX, top + y, 12, 1.5);
   }
   ctx.fillStyle = "#222";
+  ctx.font = font(12);
   ctx.textAlign = "left";
   ctx.fillText(vmax.toFixed(2), barX + 15, top + 6);
-  ctx.fillText("0", barX + 15, top + barH - 4);
+  ctx.fillText(vmin ? vmin.toFixed(2) : "0", barX + 15, top + barH - 4);
   return box;
 };
 
@@ -156,6 +182,21 @@ const radioGroup = (name, legend, options, value) => `<fieldset class="view-radi
   value="${escapeHtml(v)}"${String(v) === String(value) ? " checked" : ""}><span>${escapeHtml(label)}</span></label>`)
   .join("")}</fieldset>`;
 const chosen = (root, name) => root.querySelector(`input[name="${name}"]:checked`)?.value;
+// A radio group kept in `slot`: redrawn only when its choices change, else only its checked choice set (and the
+// chosen label's class "selected", as Gradio marks its own), so that a focused radio stays in the page and the
+// keyboard keeps its place. Returns the group's fieldset.
+const keepRadioGroup = (slot, name, legend, options, value) => {
+  const signature = JSON.stringify([legend, options]);
+  if (slot.dataset.options !== signature) {
+    slot.dataset.options = signature;
+    slot.innerHTML = radioGroup(name, legend, options, value);
+  }
+  for (const input of slot.querySelectorAll("input")) {
+    input.checked = input.value === String(value);
+    input.closest("label").classList.toggle("selected", input.checked);
+  }
+  return slot.querySelector("fieldset");
+};
 
 // Token chips, as the translation box draws them (webapp/tokens.py): special tokens greyed, the token at `highlight`
 // marked, those at the indices `changed` in another colour.

@@ -56,24 +56,15 @@
     view: () => ["View", [["heatmap", "heatmap"], ["lines", "lines"]]],
   };
   const IDS = {kind: "kind", layer: "layer", head: "head", rows: "rows", view: "style"};
-  const renderControl = (name) => {  // (re)drawn only when its choices change: a focused radio stays in the page
+  const renderControl = (name) => {
     const [legend, options] = CONTROLS[name]();
     const slot = controls.querySelector(`[data-control="${name}"]`);
-    const signature = JSON.stringify(options);
-    if (slot.dataset.options === signature) return;
-    slot.dataset.options = signature;
-    slot.innerHTML = radioGroup(`attention-${name}`, legend, options, state[name]);
-    slot.querySelector("fieldset").id = IDS[name];
+    keepRadioGroup(slot, `attention-${name}`, legend, options, state[name]).id = IDS[name];
   };
   const syncControls = () => {  // each control's choices and its checked radio as the state says
-    for (const name of Object.keys(CONTROLS)) {
-      renderControl(name);
-      for (const input of controls.querySelectorAll(`input[name="attention-${name}"]`)) {
-        input.checked = input.value === String(state[name]);
-        input.closest("label").classList.toggle("selected", input.checked);
-      }
-    }
+    for (const name of Object.keys(CONTROLS)) renderControl(name);
   };
+
   controls.innerHTML = Object.keys(CONTROLS).map((name) => `<span data-control="${name}"></span>`).join("");
 
   const setKind = (kind) => {  // a shallower kind: its last layer, never an error
@@ -93,16 +84,6 @@
   });
 
   // --- The heatmap, or one per head side by side ---------------------------------------------------------------------
-  const scaleCanvas = (target, width, height) => {
-    const scale = window.devicePixelRatio || 1;
-    [target.width, target.height] = [Math.ceil(width * scale), Math.ceil(height * scale)];
-    [target.style.width, target.style.height] = [`${width}px`, `${height}px`];
-    const ctx = target.getContext("2d");
-    ctx.setTransform(scale, 0, 0, scale, 0, 0);
-    ctx.fillStyle = "#fff";
-    ctx.fillRect(0, 0, width, height);
-    return ctx;
-  };
   const cssSize = (c) => [parseFloat(c.style.width), parseFloat(c.style.height)];
 
   const header = (ctx, width, lines) => {  // the title, then smaller lines under it; returns the height used
@@ -143,7 +124,7 @@
     const headHeight = 26 + 17 * (lines.length - 1) + 6;
     const width = Math.max(perRow * pw, headerWidth(lines));
     const height = headHeight + Math.ceil(panels.length / perRow) * ph;
-    const ctx = scaleCanvas(canvas, width, height);
+    const ctx = sizedCanvas(canvas, width, height);
     header(ctx, width, lines);
     panels.forEach((p, i) => {
       [p.x, p.y] = [(i % perRow) * pw, headHeight + Math.floor(i / perRow) * ph];
@@ -167,7 +148,7 @@
     const qx = LINE.pad + widest(rows) + 8, kx = qx + LINE.gap;
     const width = Math.max(kx + 8 + widest(cols) + LINE.pad, headerWidth(lines));
     const height = headHeight + LINE.rowPx * Math.max(rows.length, cols.length) + LINE.pad;
-    const ctx = scaleCanvas(canvas, width, height);
+    const ctx = sizedCanvas(canvas, width, height);
     header(ctx, width, lines);
     const y = (i) => headHeight + (i + 0.5) * LINE.rowPx;
     const lit = state.lit;
@@ -236,7 +217,7 @@
     const [w, h] = m.cols >= m.rows ? [size, size * m.rows / m.cols] : [size * m.cols / m.rows, size];
     const width = Math.max(OVERVIEW.left + m.heads * (w + OVERVIEW.gap) + 10, headerWidth([title]));
     const height = OVERVIEW.top + m.layers * (h + OVERVIEW.gap) + 6;
-    const ctx = scaleCanvas(overview, width, height);
+    const ctx = sizedCanvas(overview, width, height);
     header(ctx, width, [title]);
     ctx.imageSmoothingEnabled = false;
     ctx.font = "12px system-ui, sans-serif";

@@ -6,7 +6,7 @@ head_importance.json). It shows that heads specialise, and that some matter far 
 The diagnostics are drawn in the browser from the translation's payload (`heads.js`: kind and measure answered in the
 page, a head clicked opened in the Attention tab); the switch-off is the one request, its answer (the comparison and
 the new run's payload) drawn in the page too, its steps by the steps tab's panel (`step_panel.js`); a new translation
-clears it there. The importance heatmap is a plotly figure whose clicks tick boxes (`head_importance.js`, `SCRIPT`).
+clears it there. The importance heatmaps are a view of their own (`head_importance.js`), whose clicks tick boxes.
 
 A head is named on the page and in the API as "<kind> L<layer> H<head>" ("cross L2 H3"), 1-based like the radios.
 """
@@ -20,21 +20,17 @@ from pathlib import Path
 
 import gradio as gr
 import numpy as np
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from interpretability.ablation import head_grid
 
 from ..attention_kinds import ATTENTION_KINDS
-from ..page_script import script_beside
 from ..payload import translation_payload
-from ..plots import finish
 from ..texts import ABLATION_HELP, ABLATION_NOT_YET, EMPTY_MESSAGE, HEADS_HELP, IMPORTANCE_MISSING
 from ..tokens import output_tokens, token_chips
 from ..translation import decoding_label, decoding_settings, one_line
+from ..views import browser_view
 from .steps import markdown_html, stepped_view
 
-SCRIPT = script_beside(Path(__file__).with_name("head_importance.py"))  # page.js's part: the importance heatmap
 HEAD_NAME = re.compile(r"(encoder|decoder|cross) L(\d+) H(\d+)")
 _answers = itertools.count(1)  # each switch-off answer differs from the one before, even for the same heads
 
@@ -77,32 +73,20 @@ def head_choices(kind, n_layers, n_heads):
 # --- Head importance ----------------------------------------------------------------------------------------------
 
 
-def importance_plot(importance):
-    """The dev-BLEU drop when each head alone is switched off (`training.head_importance`), one heatmap of layers ×
-    heads per kind on one colour scale centred on 0 (red: the translation gets worse without the head)."""
-    drops = {kind: np.asarray(importance["drop"][kind], dtype=float) for kind in ATTENTION_KINDS}
+def importance_data(importance):
+    """What the importance view draws (`head_importance.js`) of a head_importance.json (`training.head_importance`):
+    the BLEU with every head, the largest drop (the colour scale runs from minus it to it, centred on 0), and per
+    kind its title and the BLEU drop of each head alone switched off (layers × heads)."""
+    drops = {kind: np.round(np.asarray(importance["drop"][kind], dtype=float), 2) for kind in ATTENTION_KINDS}
     limit = max(float(np.abs(d).max()) for d in drops.values()) or 1.0
-    fig = make_subplots(1, len(drops), subplot_titles=[ATTENTION_KINDS[k].title for k in drops],
-                        horizontal_spacing=0.06)
-    for col, (kind, drop) in enumerate(drops.items(), start=1):
-        n_layers, n_heads = drop.shape
-        fig.add_trace(go.Heatmap(
-            z=drop, zmin=-limit, zmax=limit, colorscale="RdBu", reversescale=True, showscale=col == 1,
-            x=list(range(1, n_heads + 1)), y=list(range(1, n_layers + 1)), xgap=3, ygap=3,
-            text=np.round(drop, 1), texttemplate="%{text}", name=kind,  # heads.js: a click ticks #off-<kind>
-            colorbar=dict(title=dict(text="BLEU drop", side="right"), thickness=14),
-            hovertemplate=f"{kind} layer %{{y}} · head %{{x}}: BLEU {importance['bleu']:.1f} → "
-                          f"%{{customdata:.1f}} without it (drop %{{z:.2f}})<extra></extra>",
-            customdata=importance["bleu"] - drop), 1, col)
-        fig.update_xaxes(title=dict(text="head"), tickmode="array", tickvals=list(range(1, n_heads + 1)), row=1,
-                         col=col)
-        fig.update_yaxes(title=dict(text="layer") if col == 1 else None, tickmode="array",
-                         tickvals=list(range(1, n_layers + 1)), autorange="reversed", row=1, col=col)
-    n = importance.get("n", "?")
-    title = (f"How much each head matters: {importance['data']} BLEU {importance['bleu']:.1f} ({n} sentences, "
-             f"{importance.get('decoding', 'greedy')}) minus the BLEU with that head alone switched off")
-    n_rows = max(d.shape[0] for d in drops.values())
-    return finish(fig, title, height=90 * n_rows + 200)
+    return {"bleu": float(importance["bleu"]), "limit": limit,
+            "kinds": [[kind, ATTENTION_KINDS[kind].title, drop.tolist()] for kind, drop in drops.items()]}
+
+
+IMPORTANCE_CSS = """
+.importance-maps { display: flex; flex-wrap: wrap; gap: 12px; }
+.importance-map { margin: 0; }
+"""
 
 
 DIAGNOSTICS_CSS = """
@@ -171,14 +155,20 @@ def switch_heads_off(served, text, decoding, beam, temperature, top_k, seed, *ti
 
 
 def importance_panel(served):
-    """The heatmap of how much each head matters, or how to measure it when the model directory has no
-    head_importance.json."""
+    """The heatmaps of how much each head matters (drawn in the page, a head clicked ticks its box), or how to measure
+    it when the model directory has no head_importance.json."""
     measured = served.directory.head_importance
-    if measured:
-        gr.Plot(importance_plot(measured), show_label=False, elem_id="head-importance")
-        gr.Markdown(f"Measured with `{measured['command']}`.")
-    else:
+    if not measured:
         gr.Markdown(IMPORTANCE_MISSING.format(model_dir=served.source))
+        return
+    gr.Markdown(f"**How much each head matters:** {measured['data']} BLEU {measured['bleu']:.1f} "
+                f"({measured.get('n', '?')} sentences, {measured.get('decoding', 'greedy')}) minus the BLEU with that "
+                f"head alone switched off; red: worse without it. Click a head to tick it above.")
+    data = html.escape(json.dumps(importance_data(measured)))
+    browser_view(Path(__file__).with_name("head_importance.py"), "head-importance",
+                 f'<div class="importance-view" data-importance="{data}"><div class="importance-maps"></div></div>',
+                 IMPORTANCE_CSS)
+    gr.Markdown(f"Measured with `{measured['command']}`.")
 
 
 def diagnostics_template():

@@ -7,7 +7,7 @@
   const root = element.querySelector(".inside-head");
   const state = {payload: null, kind: "cross", layer: 1, head: 1, query: 0, asked: null};
   const answered = new Map();  // question -> the numbers of that head, for the translation shown
-  const RED = [178, 24, 43], BLUE = [33, 102, 172], WHITE = [247, 247, 247], GREY = "#d9d9d9";
+  const GREY = MASKED;
 
   // --- What is shown and what is asked -------------------------------------------------------------------------
   const shape = (kind) => state.payload.attention[kind].shape;  // [layers, heads, queries, keys]
@@ -33,10 +33,6 @@
 
   // --- Numbers and colours -------------------------------------------------------------------------------------
   const fmt = (v, digits = 3) => (v === null || v === -Infinity ? "−∞" : v.toFixed(digits).replace("-", "−"));
-  const diverging = (t) => {  // t in [-1, 1]: blue (negative), white, red (positive)
-    const [a, s] = [t < 0 ? BLUE : RED, Math.min(1, Math.abs(t))];
-    return `rgb(${WHITE.map((w, k) => Math.round(w + (a[k] - w) * s)).join(",")})`;
-  };
   const maxAbs = (rows) => Math.max(1e-9, ...rows.flat().map(Math.abs));
 
   // A matrix of signed numbers drawn on a canvas: one row per label, one column per dimension, blue-white-red on
@@ -50,14 +46,7 @@
     const cell = Math.max(options.minCell ?? 6, Math.min(16, (options.width ?? 480) / Math.max(cols, 1)));
     const rowH = options.rowH ?? 16, left = Math.ceil(Math.max(0, ...labels.map((l) => ctx.measureText(l).width))) + 10;
     const [width, height] = [left + cell * cols + 4, rowH * rows.length + 4];
-    const ratio = window.devicePixelRatio || 1;
-    canvas.width = Math.ceil(width * ratio);
-    canvas.height = Math.ceil(height * ratio);
-    canvas.style.width = `${width}px`;
-    canvas.style.height = `${height}px`;
-    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-    ctx.fillStyle = "#fff";
-    ctx.fillRect(0, 0, width, height);
+    sizedCanvas(canvas, width, height);  // the same context, its state (font) reset
     rows.forEach((row, i) => row.forEach((v, j) => {
       ctx.fillStyle = options.hidden?.[i] ? GREY : diverging(v / scale);
       ctx.fillRect(left + j * cell, 2 + i * rowH, cell + 0.3, rowH - 1);
@@ -97,13 +86,19 @@
   const figure = (name) => root.querySelector(`.ih-matrix[data-name="${name}"]`);
 
   // --- The page's parts ----------------------------------------------------------------------------------------
-  const drawControls = () => {
-    const p = state.payload, [layers, heads] = shape(state.kind);
-    root.querySelector(".ih-controls").innerHTML =
-      radioGroup("ih-kind", "Attention", Object.entries(p.kinds).map(([k, spec]) => [k, spec.title]), state.kind) +
-      radioGroup("ih-layer", "Layer", Array.from({length: layers}, (_, i) => [i + 1, `${i + 1}`]), state.layer) +
-      radioGroup("ih-head", "Head", Array.from({length: heads}, (_, i) => [i + 1, `${i + 1}`]), state.head);
-    root.querySelector(".ih-queries").innerHTML = radioGroup("ih-query", "Query token (click one)",
+  const drawControls = () => {  // each group redrawn only when its choices change (keepRadioGroup)
+    const p = state.payload, [layers, heads] = shape(state.kind), controls = root.querySelector(".ih-controls");
+    if (!controls.querySelector("[data-group]")) {
+      controls.innerHTML = ["ih-kind", "ih-layer", "ih-head"].map((g) => `<span data-group="${g}"></span>`).join("");
+    }
+    const group = (name) => controls.querySelector(`[data-group="${name}"]`);
+    keepRadioGroup(group("ih-kind"), "ih-kind", "Attention",
+      Object.entries(p.kinds).map(([k, spec]) => [k, spec.title]), state.kind);
+    keepRadioGroup(group("ih-layer"), "ih-layer", "Layer",
+      Array.from({length: layers}, (_, i) => [i + 1, `${i + 1}`]), state.layer);
+    keepRadioGroup(group("ih-head"), "ih-head", "Head", Array.from({length: heads}, (_, i) => [i + 1, `${i + 1}`]),
+      state.head);
+    keepRadioGroup(root.querySelector(".ih-queries"), "ih-query", "Query token (click one)",
       rowTokens(state.kind).map((t, i) => [i, t]), state.query);
   };
 

@@ -44,13 +44,8 @@
     }
     const cw = Math.max(2, Math.min(20, Math.floor(720 / D))), ch = Math.max(2, Math.min(12, Math.floor(400 / P)));
     const [left, top, right, bottom] = [48, 8, 90, 40], [w, h] = [cw * D, ch * P];
-    const canvas = $(".pos-table"), ctx = canvas.getContext("2d"), scale = window.devicePixelRatio || 1;
-    const [width, height] = [left + w + right, top + h + bottom];
-    [canvas.width, canvas.height] = [Math.ceil(width * scale), Math.ceil(height * scale)];
-    [canvas.style.width, canvas.style.height] = [`${width}px`, `${height}px`];
-    ctx.setTransform(scale, 0, 0, scale, 0, 0);
-    ctx.fillStyle = "#fff";
-    ctx.fillRect(0, 0, width, height);
+    const canvas = $(".pos-table"), [width, height] = [left + w + right, top + h + bottom];
+    const ctx = sizedCanvas(canvas, width, height);
     ctx.imageSmoothingEnabled = false;
     ctx.drawImage(tableImage, left, top, w, h);
     ctx.fillStyle = "#222";
