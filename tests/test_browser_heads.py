@@ -5,7 +5,6 @@ drawn in the page; a new translation clears it there."""
 
 import math
 
-import pytest
 from browser_helpers import WAIT, expect, joins, server_requests, translate
 
 from interpretability import inspect
@@ -15,11 +14,6 @@ from webapp.tabs.heads import MEASURES
 from webapp.tokens import decoding_steps, step_tokens
 
 SENTENCE = "I see the cat."
-
-
-@pytest.fixture(scope="module")
-def translator(deep_translator):
-    return deep_translator
 
 
 def open_heads(page):
@@ -39,9 +33,9 @@ def shown_grid(page):
     return numbers, labels
 
 
-def test_kind_and_measure_are_answered_in_the_page_with_the_librarys_numbers(page, translator):
-    translate(page, SENTENCE, translator.translate(SENTENCE))
-    stats = head_diagnostics(inspect(translator, SENTENCE))
+def test_kind_and_measure_are_answered_in_the_page_with_the_librarys_numbers(page, deep_translator):
+    translate(page, SENTENCE, deep_translator.translate(SENTENCE))
+    stats = head_diagnostics(inspect(deep_translator, SENTENCE))
     open_heads(page)
     requests = server_requests(page)
     for kind in ["cross", "encoder", "decoder"]:
@@ -81,8 +75,8 @@ def test_a_head_clicked_opens_it_in_the_attention_tab(page):
     expect(page.locator("#attention-heatmap .attn-title")).to_contain_text("Encoder self-attention · layer 2 · head 1")
 
 
-def test_switching_heads_off_shows_the_comparison_and_its_steps_then_a_translation_clears_it(page, translator):
-    translate(page, SENTENCE, translator.translate(SENTENCE))
+def test_switching_heads_off_shows_the_comparison_and_its_steps_then_a_translation_clears_it(page, deep_translator):
+    translate(page, SENTENCE, deep_translator.translate(SENTENCE))
     open_heads(page)
     result, steps = page.locator("#ablation-result"), page.locator("#ablation-steps")
     expect(result).to_contain_text("No heads switched off yet for this sentence. Tick one or more heads")
@@ -94,8 +88,8 @@ def test_switching_heads_off_shows_the_comparison_and_its_steps_then_a_translati
     page.locator("#ablate").click()
     expect(result).to_contain_text("Heads switched off: cross L1 H1, cross L1 H2", timeout=WAIT)
     assert len(joins(requests)) == 1
-    off_translator = ablated(translator, heads)
-    expect(result).to_contain_text(f"Normal: {translator.translate(SENTENCE)}")
+    off_translator = ablated(deep_translator, heads)
+    expect(result).to_contain_text(f"Normal: {deep_translator.translate(SENTENCE)}")
     expect(result).to_contain_text(f"With the heads off: {off_translator.translate(SENTENCE)}")
     expect(steps).to_be_visible()
     off = inspect(off_translator, SENTENCE)
@@ -114,7 +108,7 @@ def test_switching_heads_off_shows_the_comparison_and_its_steps_then_a_translati
     assert requests == []
 
     other = "we love the dog."
-    translate(page, other, translator.translate(other))
+    translate(page, other, deep_translator.translate(other))
     expect(result).to_contain_text("No heads switched off yet for this sentence.", timeout=WAIT)
     expect(result).not_to_contain_text("Normal:")
     expect(steps).to_be_hidden()

@@ -18,11 +18,6 @@ from webapp.tokens import decoding_steps, step_tokens
 SENTENCE = "I see the cat."
 
 
-@pytest.fixture(scope="module")
-def translator(deep_translator):
-    return deep_translator
-
-
 def open_steps(page):
     page.locator("#tab-steps-button").click()
     expect(page.locator("#step-panel")).to_have_attribute("data-step", "1", timeout=WAIT)
@@ -56,9 +51,9 @@ def assert_step_shown(page, inspection, step):
     assert page.locator("#step-candidates .bar-row.chosen th").all_inner_texts() == [chosen]
 
 
-def test_previous_next_and_the_slider_are_answered_in_the_page(page, translator):
-    translate(page, SENTENCE, translator.translate(SENTENCE))
-    inspection = inspect(translator, SENTENCE)
+def test_previous_next_and_the_slider_are_answered_in_the_page(page, deep_translator):
+    translate(page, SENTENCE, deep_translator.translate(SENTENCE))
+    inspection = inspect(deep_translator, SENTENCE)
     open_steps(page)
     requests = server_requests(page)
     assert_step_shown(page, inspection, 1)
@@ -80,9 +75,9 @@ def test_previous_next_and_the_slider_are_answered_in_the_page(page, translator)
     assert requests == []
 
 
-def test_five_quick_next_clicks_land_on_step_six_within_50_ms_each(page, translator):
-    translate(page, SENTENCE, translator.translate(SENTENCE))
-    inspection = inspect(translator, SENTENCE)
+def test_five_quick_next_clicks_land_on_step_six_within_50_ms_each(page, deep_translator):
+    translate(page, SENTENCE, deep_translator.translate(SENTENCE))
+    inspection = inspect(deep_translator, SENTENCE)
     open_steps(page)
     requests = server_requests(page)
     for _ in range(5):
@@ -105,11 +100,11 @@ def test_five_quick_next_clicks_land_on_step_six_within_50_ms_each(page, transla
     assert requests == []
 
 
-def test_a_new_sentence_resets_the_step_and_clears_the_attribution(page, translator):
+def test_a_new_sentence_resets_the_step_and_clears_the_attribution(page, deep_translator):
     """At step 6 of a long sentence, a shorter one translated: one request (the translation), no error pop-up, the
     panel at step 1 of the new sentence (never a step of the old one), the attribution of the old one gone."""
-    short = next(s for s in ["we.", "the cat.", "I.", "cat.", "."] if decoding_steps(inspect(translator, s)) < 6)
-    translate(page, SENTENCE, translator.translate(SENTENCE))
+    short = next(s for s in ["we.", "the cat.", "I.", "cat.", "."] if decoding_steps(inspect(deep_translator, s)) < 6)
+    translate(page, SENTENCE, deep_translator.translate(SENTENCE))
     open_steps(page)
     for _ in range(5):
         page.locator("#step-view .step-next").click()
@@ -121,8 +116,8 @@ def test_a_new_sentence_resets_the_step_and_clears_the_attribution(page, transla
         document.querySelector('#step-panel').dataset.step, document.querySelector('#step-panel').dataset.steps]))
         .observe(document.querySelector('#step-panel'), {attributes: true}); }""")
     requests = server_requests(page)
-    translate(page, short, translator.translate(short))
-    inspection = inspect(translator, short)
+    translate(page, short, deep_translator.translate(short))
+    inspection = inspect(deep_translator, short)
     expect(page.locator("#step-panel")).to_have_attribute("data-steps", str(decoding_steps(inspection)),
                                                           timeout=WAIT)
     assert_step_shown(page, inspection, 1)
@@ -136,20 +131,20 @@ def test_a_new_sentence_resets_the_step_and_clears_the_attribution(page, transla
     assert len(joins(requests)) == 1, requests  # the translation: no event of this tab ran on it
 
 
-def test_beam_search_shows_the_beam_step_by_step(page, translator):
+def test_beam_search_shows_the_beam_step_by_step(page, deep_translator):
     sentence = "we love the dog."
     choose_decoding(page, "Beam search")
     expect(page.locator("#beam input[type=range]")).to_be_enabled(timeout=WAIT)
-    expected = translator.translate(sentence, beam=4)
+    expected = deep_translator.translate(sentence, beam=4)
     translate(page, sentence, expected)
     open_steps(page)
-    trace = beam_trace(translator, sentence, beam=4)
+    trace = beam_trace(deep_translator, sentence, beam=4)
     beam = page.locator("#step-beam")
     expect(beam).to_be_visible()
     expect(beam).to_contain_text(re.compile(r"Winner \(best score ÷ length penalty, α = [\d.]+\): "
                                             + re.escape(expected) + " — "))
     requests = server_requests(page)
-    steps = decoding_steps(inspect(translator, sentence, beam=4))
+    steps = decoding_steps(inspect(deep_translator, sentence, beam=4))
     expect(page.locator("#step")).to_have_attribute("max", str(steps))
     for step in range(1, steps + 1):  # the search may go on after the winner ended: the panel has its steps
         if step > 1:
@@ -166,7 +161,7 @@ def test_beam_search_shows_the_beam_step_by_step(page, translator):
     assert requests == []
 
 
-def test_sampling_shows_the_distribution_drawn_from_beside_temperature_one(page, translator):
+def test_sampling_shows_the_distribution_drawn_from_beside_temperature_one(page, deep_translator):
     temperature, top_k, seed = 1.5, 5, 3
     sampling = Sampling(temperature, top_k, seed)
     choose_decoding(page, "Sampling")
@@ -177,8 +172,8 @@ def test_sampling_shows_the_distribution_drawn_from_beside_temperature_one(page,
         box.press("Tab")
     page.locator("#seed input").fill(str(seed))
     page.locator("#seed input").press("Tab")
-    translate(page, SENTENCE, translator.translate(SENTENCE, sampling=sampling))
-    inspection = inspect(translator, SENTENCE, sampling=sampling)
+    translate(page, SENTENCE, deep_translator.translate(SENTENCE, sampling=sampling))
+    inspection = inspect(deep_translator, SENTENCE, sampling=sampling)
     open_steps(page)
     requests = server_requests(page)
     for step in (1, 2):
@@ -197,9 +192,9 @@ def test_sampling_shows_the_distribution_drawn_from_beside_temperature_one(page,
     assert requests == []
 
 
-def test_opening_the_attribution_asks_once_and_steps_redraw_in_the_page(page, translator):
-    translate(page, SENTENCE, translator.translate(SENTENCE))
-    inspection = inspect(translator, SENTENCE)
+def test_opening_the_attribution_asks_once_and_steps_redraw_in_the_page(page, deep_translator):
+    translate(page, SENTENCE, deep_translator.translate(SENTENCE))
+    inspection = inspect(deep_translator, SENTENCE)
     open_steps(page)
     figure = page.locator("#attribution")
     expect(figure).to_be_hidden()  # computed only once the panel is open
@@ -208,7 +203,7 @@ def test_opening_the_attribution_asks_once_and_steps_redraw_in_the_page(page, tr
     expect(figure).to_have_attribute("data-step", "1", timeout=WAIT)
     expect(figure.locator("figcaption")).to_contain_text("Spearman")
     assert len(joins(requests)) == 1
-    expected = source_attribution(translator, inspection)
+    expected = source_attribution(deep_translator, inspection)
     requests.clear()
     for step in range(2, decoding_steps(inspection) + 1):
         page.locator("#step-view .step-next").click()
