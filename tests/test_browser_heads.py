@@ -10,8 +10,8 @@ from browser_helpers import WAIT, expect, joins, server_requests, translate
 from interpretability import inspect
 from interpretability.ablation import ablated
 from interpretability.diagnostics import head_diagnostics
+from web_helpers import decoding_steps, step_tokens
 from webapp.tabs.heads import MEASURES
-from webapp.tokens import decoding_steps, step_tokens
 
 SENTENCE = "I see the cat."
 

@@ -13,7 +13,7 @@ from browser_helpers import WAIT, choose_decoding, expect, joins, no_error_shown
 from interpretability import beam_trace, inspect
 from interpretability.attribution import source_attribution
 from transformer import Sampling
-from webapp.tokens import decoding_steps, step_tokens
+from web_helpers import decoding_steps, step_tokens
 
 SENTENCE = "I see the cat."
 

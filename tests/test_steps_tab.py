@@ -14,9 +14,8 @@ import pytest
 from interpretability import inspect
 from interpretability.attribution import source_attribution
 from transformer import Translator
-from web_helpers import PRECISIONS, plain, served_translator  # noqa: F401 (fixture: served)
+from web_helpers import PRECISIONS, decoding_steps, plain, served_translator, step_tokens  # noqa: F401 (fixture)
 from webapp.tabs import steps
-from webapp.tokens import decoding_steps, step_tokens
 
 SENTENCE = "I see the cat."
 LONG_SENTENCE = "I eat the house the car the water."

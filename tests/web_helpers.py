@@ -11,9 +11,21 @@ import pytest
 
 from interpretability import inspect
 from transformer import Translator
+from transformer.tokenizer import EOS
 
 PRECISIONS = ["float32", "float16"]  # the app's MODEL_DTYPE on a CPU
 
+
+
+def decoding_steps(inspection):
+    """Number of decoder steps: one per generated token plus the step that produced EOS (what the step view offers)."""
+    return len(inspection.target_tokens)
+
+
+def step_tokens(inspection, step):
+    """(prefix the decoder sees, token it chose) at 1-based `step`, as the step view should show them."""
+    targets = inspection.target_tokens
+    return targets[:step], targets[step] if step < len(targets) else EOS
 
 def plain(fragment):
     """The text an HTML fragment shows: tags dropped, entities read."""

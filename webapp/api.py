@@ -26,7 +26,6 @@ import numbers
 import time
 
 import gradio as gr
-import numpy as np
 
 from interpretability import input_report
 from interpretability.ablation import head_grid
@@ -34,11 +33,11 @@ from interpretability.inspection import MAX_CANDIDATES
 from transformer import Sampling
 from transformer.decoding import MAX_SEED, MAX_TEMPERATURE, MIN_TEMPERATURE, check_whole_number
 
+from .payload import candidates, input_json, rounded
 from .tabs.heads import parse_head_name
 from .translation import MAX_BEAM, decoding_label, one_line
 
 DECODINGS = ("greedy", "beam", "sampling")
-DECIMALS = 4  # attention weights and probabilities in /inspect: 0.0001 is finer than any view can show
 API_SESSION_IDLE_S = 5  # an API call's session is forgotten this long after its last call (it holds nothing)
 
 
@@ -166,31 +165,21 @@ def inspect(served, text: str, decoding: str = "greedy", beam: int = 4, temperat
     return served.heavy(lambda: inspection_json(served.inspect_alone(text, beam, sampling, candidates), beam, sampling))
 
 
-def _rounded(values):
-    return np.round(np.asarray(values, dtype=np.float64), DECIMALS).tolist()  # float64: 0.1234, not 0.12340000271
-
-
-def _candidates(steps):
-    return [[[token, round(p, DECIMALS)] for token, p in step] for step in steps]
-
-
 def inspection_json(inspection, beam=1, sampling=None):
     """An `Inspection` as plain JSON (see `inspect`)."""
-    report = input_report(inspection)
     answer = {
         "translation": inspection.translation,
         "decoding": decoding_label(beam, sampling),
         "source_tokens": inspection.source_tokens,
         "target_tokens": inspection.target_tokens,
-        "attention": {"encoder": _rounded(inspection.encoder_attention),
-                      "decoder": _rounded(inspection.decoder_attention),
-                      "cross": _rounded(inspection.cross_attention)},
-        "candidates": _candidates(inspection.top_candidates),
-        "input": {"tokens": report.tokens, "unreadable": report.unreadable, "long": report.long,
-                  "truncated": report.truncated},
+        "attention": {"encoder": rounded(inspection.encoder_attention),
+                      "decoder": rounded(inspection.decoder_attention),
+                      "cross": rounded(inspection.cross_attention)},
+        "candidates": candidates(inspection.top_candidates),
+        "input": input_json(input_report(inspection)),
     }
     if sampling is not None:
-        answer["sampled_from"] = _candidates(inspection.tempered_candidates)
+        answer["sampled_from"] = candidates(inspection.tempered_candidates)
     return answer
 
 

@@ -10,7 +10,6 @@ the size). Everything else is small and rounded to 4 decimals.
 
 import base64
 import itertools
-import math
 
 import numpy as np
 
@@ -39,16 +38,22 @@ def unpacked(packed_maps):
 
 
 def rounded(values):
-    """Numbers as JSON: rounded to DECIMALS, None where not a number (NaN: a statistic that does not apply)."""
-    if isinstance(values, (list, tuple, np.ndarray)):
-        return [rounded(v) for v in values]
-    value = float(values)
-    return round(value, DECIMALS) if math.isfinite(value) else None
+    """Numbers (a number or an array of any shape) as JSON: rounded to DECIMALS (from float64: 0.1234, not
+    0.12340000271), None where not a number (NaN: a statistic that does not apply)."""
+    values = np.round(np.asarray(values, dtype=np.float64), DECIMALS)
+    missing = ~np.isfinite(values)
+    return (np.where(missing, None, values) if missing.any() else values).tolist()
 
 
 def candidates(steps):
     """Per decoding step, [[token, probability], ...]."""
     return [[[token, round(float(p), DECIMALS)] for token, p in step] for step in steps]
+
+
+def input_json(report):
+    """An `interpretability.InputReport` as JSON: what of the input the model may not read well."""
+    return {"tokens": report.tokens, "unreadable": report.unreadable, "long": report.long,
+            "truncated": report.truncated}
 
 
 def hypothesis(h):
@@ -78,7 +83,6 @@ def translation_payload(translator, inspection, decoding):
     (kind -> `packed` maps), candidates (per step, the most probable next tokens), sampled_from and sampling (when
     sampled), beam (`beam_json`, when beam search), diagnostics (`diagnostics_json`), input (`input_report`), norms
     (per English token, the size of its embedding and of its position's encoding)."""
-    report = input_report(inspection)
     embedding, position = embedding_norms(translator, inspection.source_tokens)
     sampling = inspection.sampling
     return {
@@ -97,7 +101,6 @@ def translation_payload(translator, inspection, decoding):
                                                    "seed": sampling.seed},
         "beam": beam_json(inspection.beam_trace),
         "diagnostics": diagnostics_json(inspection),
-        "input": {"tokens": report.tokens, "unreadable": report.unreadable, "long": report.long,
-                  "truncated": report.truncated},
+        "input": input_json(input_report(inspection)),
         "norms": {"embedding": rounded(embedding), "position": rounded(position)},
     }

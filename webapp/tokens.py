@@ -1,5 +1,6 @@
 """Tokens as the page shows them, exactly as the tokenizer writes them ("▁" marks the start of a word): the tokens
-the decoder wrote, its steps, and the HTML chips of the translation box, the step view and the heads tab."""
+the decoder wrote, and the HTML chips of the translation box and the heads tab (the step view draws its own, in the
+page)."""
 
 import html
 
@@ -9,17 +10,6 @@ from transformer.tokenizer import EOS, SPECIAL_TOKENS
 def output_tokens(inspection):
     """The tokens the decoder wrote, EOS included."""
     return inspection.target_tokens[1:] + [EOS]
-
-
-def decoding_steps(inspection):
-    """Number of decoder steps: one per generated token plus the step that produced EOS."""
-    return len(inspection.target_tokens)
-
-
-def step_tokens(inspection, step):
-    """(prefix the decoder sees, token it chose) at 1-based `step`."""
-    targets = inspection.target_tokens
-    return targets[:step], targets[step] if step < len(targets) else EOS
 
 
 def token_chips(tokens, label, highlight=None, changed=()):

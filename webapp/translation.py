@@ -36,12 +36,11 @@ LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 @dataclass
 class TranslationBox:
     """What the tabs need of the box: the sentence, the decoding controls (decoding, beam width, temperature, top-k,
-    seed), the State of the translation's Inspection, and the events that translate."""
+    seed) and the State of the translation's Inspection (the views get the payload in the page: `webapp.views`)."""
 
     text: gr.Textbox
     decoding_controls: list
     inspection: gr.State
-    translated: list
 
 
 def decoding_settings(decoding, beam, temperature, top_k, seed):
@@ -176,12 +175,12 @@ def build(served, demo):
     chips = gr.HTML(label="Tokens", elem_id="chips")
     inspection = gr.State(None, time_to_live=3600)
     payload = carrier()
-    io = dict(fn=served.bind(translate), inputs=[text, *controls], outputs=[italian, status, chips, inspection, payload],
-              **served.queue)
-    translated = [gr.on([button.click, text.submit, demo.load], api_name="translate", **io)]
+    io = dict(fn=served.bind(translate), inputs=[text, *controls],
+              outputs=[italian, status, chips, inspection, payload], **served.queue)
+    gr.on([button.click, text.submit, demo.load], api_name="translate", **io)
     for example, sentence in zip(examples, EXAMPLES):  # the sentence put in the box by the browser, then translated
-        translated.append(example.click(None, None, text, js=f"() => {json.dumps(sentence)}",
-                                        api_visibility="private").then(api_visibility="private", **io))
+        example.click(None, None, text, js=f"() => {json.dumps(sentence)}", api_visibility="private").then(
+            api_visibility="private", **io)
     controls[0].input(decoding_controls_for, controls[0], [settings, *controls[1:]], api_visibility="private",
                       show_progress="hidden")
-    return TranslationBox(text, controls, inspection, translated)
+    return TranslationBox(text, controls, inspection)

@@ -16,15 +16,18 @@ if (props.value) views.publish(props.value);
 """
 
 
-def view_script(module_file):
-    """The script of a view: `views.js`, then the `.js` file named as the view's module."""
-    return VIEWS_JS + "\n" + Path(module_file).with_suffix(".js").read_text(encoding="utf-8")
+def view_script(module_file, shared_scripts=()):
+    """The script of a view: `views.js`, then `shared_scripts` (code several views use, e.g. the step panel), then
+    the `.js` file named as the view's module."""
+    own = Path(module_file).with_suffix(".js").read_text(encoding="utf-8")
+    return "\n".join([VIEWS_JS, *shared_scripts, own])
 
 
-def browser_view(module_file, elem_id, html_template, css_template="", server_functions=None):
+def browser_view(module_file, elem_id, html_template, css_template="", server_functions=None, shared_scripts=()):
     """A gr.HTML drawn by the script beside `module_file` (`view_script`), answering in the page."""
-    return gr.HTML(html_template=html_template, css_template=css_template, js_on_load=view_script(module_file),
-                   server_functions=server_functions, elem_id=elem_id, apply_default_css=True, padding=False)
+    return gr.HTML(html_template=html_template, css_template=css_template,
+                   js_on_load=view_script(module_file, shared_scripts), server_functions=server_functions,
+                   elem_id=elem_id, apply_default_css=True, padding=False)
 
 
 def carrier():

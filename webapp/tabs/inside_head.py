@@ -11,13 +11,13 @@ kind, layer or head change, or when a translation arrives while it is shown; a c
 then drawn in the page with no request.
 """
 
-import numpy as np
 
 import gradio as gr
 from interpretability.head_details import ALL_QUERIES
 
 from ..attention_kinds import ATTENTION_KINDS, clamp_layer, whole_number
 from ..events import QUIET
+from ..payload import rounded
 from ..views import browser_view
 
 HELP = """One head, one query token, the model's real numbers for your sentence, in the order it computes them:
@@ -26,7 +26,6 @@ softmax taken apart: the largest score subtracted, exp, their sum, exp ÷ sum = 
 weighted sum of the value rows; ④ where it goes next. Pick the kind, layer and head, then click a query token: the
 page redraws it at once."""
 
-DECIMALS = 4  # the numbers shipped; the page shows 3 decimals
 
 TEMPLATE = """<div class="inside-head" aria-label="Inside one head" data-state="empty">
 <p class="ih-empty">Translate a sentence to look inside one of its heads.</p></div>"""
@@ -64,11 +63,6 @@ tr.ih-top .ih-bar { background: #ff9f43; }
 """
 
 
-def numbers(values):
-    """An array as JSON: nested lists rounded to DECIMALS."""
-    return np.round(np.asarray(values, dtype=np.float64), DECIMALS).tolist()
-
-
 def head_json(details):
     """What the page draws one head from, for every query token (`details`: a `HeadQueries`): its kind, 1-based
     layer and head, d_k, the query and key tokens, and per query its q, scores, scores ÷ √d_k, mask (1: hidden),
@@ -78,7 +72,7 @@ def head_json(details):
               "attention_output")
     return {"kind": details.kind, "layer": details.layer + 1, "head": details.head + 1, "d_k": details.d_k,
             "query_tokens": details.query_tokens, "key_tokens": details.key_tokens,
-            "masked": details.masked.astype(int).tolist(), **{name: numbers(getattr(details, name)) for name in arrays}}
+            "masked": details.masked.astype(int).tolist(), **{name: rounded(getattr(details, name)) for name in arrays}}
 
 
 def chosen_head(served, kind, layer, head):

@@ -12,7 +12,6 @@ moving the step afterwards redraws in the page too.
 from pathlib import Path
 
 import gradio as gr
-import numpy as np
 from markdown_it import MarkdownIt
 
 from interpretability.attribution import METHODS
@@ -20,7 +19,7 @@ from interpretability.attribution import METHODS
 from ..events import QUIET
 from ..payload import rounded
 from ..texts import ATTRIBUTION_HELP, BEAM_HELP, SAMPLING_HELP, STEPS_HELP
-from ..views import VIEWS_JS
+from ..views import browser_view
 
 STEP_PANEL_JS = Path(__file__).with_name("step_panel.js").read_text(encoding="utf-8")
 METHOD_NAMES = {"gradient_x_input": "gradient × input", "integrated_gradients": "integrated gradients"}
@@ -65,23 +64,21 @@ def markdown_html(text):
 
 
 def stepped_view(module_file, elem_id, html_template, css_template=""):
-    """A view drawn in the browser whose script (the `.js` beside `module_file`) draws step panels: views.js, then
-    step_panel.js, then its own (`views.browser_view` with the step panel's code between)."""
-    script = "\n".join([VIEWS_JS, STEP_PANEL_JS, Path(module_file).with_suffix(".js").read_text(encoding="utf-8")])
-    return gr.HTML(html_template=html_template, css_template=STEP_PANEL_CSS + css_template, js_on_load=script,
-                   elem_id=elem_id, apply_default_css=True, padding=False)
+    """A view drawn in the browser whose script (the `.js` beside `module_file`) draws step panels: a
+    `views.browser_view` with step_panel.js and its CSS before its own."""
+    return browser_view(module_file, elem_id, html_template, STEP_PANEL_CSS + css_template,
+                        shared_scripts=[STEP_PANEL_JS])
 
 
 def attribution_json(attribution, inspection):
     """An `attribution.Attribution` as the page draws it: every step's two rows (cross-attention, mean over layers
     and heads; the attribution), the tokens it is about (the page draws it only over the sentence it shows), and the
     rank agreement per step (None where undefined: one source token) and over the sentence."""
-    mean = attribution.mean_agreement
     return {"method": attribution.method, "method_name": METHOD_NAMES[attribution.method],
             "source_tokens": inspection.source_tokens, "target_tokens": inspection.target_tokens,
             "output_tokens": attribution.output_tokens, "scores": rounded(attribution.scores),
             "attention": rounded(attribution.attention), "agreement": rounded(attribution.agreement),
-            "mean_agreement": None if np.isnan(mean) else rounded(mean), "seconds": round(attribution.seconds, 3)}
+            "mean_agreement": rounded(attribution.mean_agreement), "seconds": round(attribution.seconds, 3)}
 
 
 def attribute(served, inspection, evt: gr.EventData):
