@@ -10,7 +10,7 @@ import pytest
 from interpretability import embedding_norms, inspect
 from interpretability.diagnostics import head_diagnostics
 from transformer import Sampling
-from webapp.payload import LEVELS, packed, translation_payload, unpacked
+from webapp.payload import LEVELS, dequantized, packed, translation_payload
 
 SENTENCE = "I see the cat and we love the dog."
 
@@ -24,14 +24,14 @@ def test_maps_travel_within_half_a_level_of_the_models(translator, inspection):
     payload = json.loads(json.dumps(translation_payload(translator, inspection, "greedy")))  # as the page gets it
     for kind, maps in [("encoder", inspection.encoder_attention), ("decoder", inspection.decoder_attention),
                        ("cross", inspection.cross_attention)]:
-        shipped = unpacked(payload["attention"][kind])
+        shipped = dequantized(payload["attention"][kind])
         assert shipped.shape == maps.shape
         assert np.abs(shipped - maps).max() <= 0.5 / LEVELS + 1e-9
 
 
 def test_packing_keeps_the_extremes_and_reads_nan_as_zero():
     maps = np.array([[[[0.0, 1.0], [np.nan, 0.5]]]])
-    assert unpacked(packed(maps)).tolist() == [[[[0.0, 1.0], [0.0, 128 / 255]]]]
+    assert dequantized(packed(maps)).tolist() == [[[[0.0, 1.0], [0.0, 128 / 255]]]]
 
 
 def test_tokens_candidates_diagnostics_and_norms_are_the_librarys(translator, inspection):

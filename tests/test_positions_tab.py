@@ -11,6 +11,7 @@ import numpy as np
 from web_helpers import served_translator, translator_in_each_precision  # noqa: F401
 
 from interpretability import positional_encoding
+from webapp.payload import dequantized
 from webapp.tabs import positions
 
 
@@ -19,7 +20,7 @@ def test_the_table_is_the_models_encoding_to_four_decimals(translator):
     pe = positional_encoding(translator.model)
     cfg = translator.model.cfg
     assert table["shape"] == [cfg.max_len, cfg.d_model] == list(pe.shape)
-    values = positions.table_values(table)
+    values = dequantized(table)
     assert np.abs(values - pe).max() <= 0.5 / positions.SCALE + 1e-7
     assert np.abs(values - pe).max() > 0  # rounded: not the float32 bytes themselves
     assert values[0, 1] == 1.0 and values[0, 0] == 0.0  # PE(0) = (sin 0, cos 0, ...)
@@ -46,7 +47,7 @@ def test_the_tab_is_one_view_with_no_python_event(served):
     assert view.elem_id == "positional-encoding"
     assert [fn.__name__ for fn in view.server_fns] == ["positional_table"]
     table = view.server_fns[0]()
-    assert np.allclose(positions.table_values(table), positional_encoding(served.translator.model), atol=5e-5)
+    assert np.allclose(dequantized(table), positional_encoding(served.translator.model), atol=5e-5)
     assert view.server_fns[0]("anything the page passes") is table  # computed once, when the page was built
     assert 'value="0, 4, 8, 9"' in view.html_template  # the tiny model's d_model 32
     assert "onTranslation(" in view.js_on_load and "server.positional_table()" in view.js_on_load

@@ -2,10 +2,10 @@
 that every click after it (kind, layer, head, step, measure...) is drawn in the browser with no round trip, as bertviz
 ships its numbers once to the JavaScript that draws them (`webapp/views.js` reads it, each tab's script draws).
 
-Attention weights are the bulk: (layers, heads, queries, keys) for three kinds. Each map travels as bytes, a weight
-w as round(255 w) (base64 of uint8, row-major): the colour scale has 256 steps anyway, every weight is within 1/510 of
-the model's, and a 40-token sentence's maps fit in about 100 kB of JSON, uncompressed (`bench/app_latency.py` reports
-the size). Everything else is small and rounded to 4 decimals.
+Attention weights are the bulk: (layers, heads, queries, keys) for three kinds. Each map travels as bytes
+(`packed`), a weight w as round(255 w) (base64 of uint8, row-major): the colour scale has 256 steps anyway, every
+weight is within 1/510 of the model's, and a 40-token sentence's maps fit in about 100 kB of JSON, uncompressed
+(`bench/app_latency.py` reports the size). Everything else is small and rounded to 4 decimals.
 """
 
 import base64
@@ -24,17 +24,28 @@ DECIMALS = 4
 _ids = itertools.count(1)  # each payload's id: a view can tell a new translation from the one it shows
 
 
+def quantized(values, scale, dtype):
+    """Numbers as few bytes: {"shape", "scale", "type", "bytes"}, each value v as round(scale · v), clipped to the
+    range of `dtype` (a numpy integer type: "uint8", "int16"), little-endian, row-major, base64; NaN as 0. The page
+    reads it back with views.js's `dequantize`."""
+    values = np.nan_to_num(np.asarray(values, dtype=np.float64))
+    kind = np.iinfo(dtype)
+    ints = np.clip(np.rint(values * scale), kind.min, kind.max).astype(np.dtype(dtype).newbyteorder("<"))
+    return {"shape": list(values.shape), "scale": scale, "type": str(dtype),
+            "bytes": base64.b64encode(ints.tobytes()).decode("ascii")}
+
+
+def dequantized(packed_values):
+    """The float array of `quantized`."""
+    dtype = np.dtype(packed_values["type"]).newbyteorder("<")
+    ints = np.frombuffer(base64.b64decode(packed_values["bytes"]), dtype=dtype)
+    return ints.reshape(packed_values["shape"]).astype(np.float64) / packed_values["scale"]
+
+
 def packed(maps):
-    """{"shape": [layers, heads, queries, keys], "bytes": base64 of round(255 w) as uint8, row-major}."""
-    maps = np.nan_to_num(np.asarray(maps, dtype=np.float64))
-    levels = np.clip(np.rint(maps * LEVELS), 0, LEVELS).astype(np.uint8)
-    return {"shape": list(maps.shape), "bytes": base64.b64encode(levels.tobytes()).decode("ascii")}
+    """Attention maps (layers, heads, queries, keys) as one byte a weight: `quantized` at LEVELS, uint8."""
+    return quantized(maps, LEVELS, "uint8")
 
-
-def unpacked(packed_maps):
-    """The float array of `packed` (the page does the same in views.js)."""
-    levels = np.frombuffer(base64.b64decode(packed_maps["bytes"]), dtype=np.uint8)
-    return levels.reshape(packed_maps["shape"]).astype(np.float64) / LEVELS
 
 
 def rounded(values):

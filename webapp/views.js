@@ -16,14 +16,23 @@ const onTranslation = (draw) => {
   if (views.payload) draw(views.payload);
 };
 
-// A kind's maps as the payload packs them (one byte per weight, round(255 w), row-major): map(layer, head) is the
-// (queries, keys) weights as rows of numbers, mean(layer) the mean over heads.
+// Numbers packed by payload.quantized ({shape, scale, type: "uint8" or "int16", bytes: base64, little-endian,
+// row-major}), as one flat array of floats.
+const dequantize = (packed) => {
+  const bytes = Uint8Array.from(atob(packed.bytes), (c) => c.charCodeAt(0)), data = new DataView(bytes.buffer);
+  const wide = packed.type === "int16", values = new Float64Array(wide ? bytes.length / 2 : bytes.length);
+  for (let i = 0; i < values.length; i++) values[i] = (wide ? data.getInt16(2 * i, true) : bytes[i]) / packed.scale;
+  return values;
+};
+
+// A kind's maps as the payload packs them (payload.packed: one byte per weight): map(layer, head) is the (queries,
+// keys) weights as rows of numbers, mean(layer) the mean over heads.
 const unpack = (packed) => {
-  const bytes = Uint8Array.from(atob(packed.bytes), (c) => c.charCodeAt(0));
+  const values = dequantize(packed);
   const [layers, heads, rows, cols] = packed.shape;
   const map = (layer, head) => Array.from({length: rows}, (_, i) => {
     const start = ((layer * heads + head) * rows + i) * cols;
-    return Array.from(bytes.subarray(start, start + cols), (b) => b / 255);
+    return Array.from(values.subarray(start, start + cols));
   });
   const mean = (layer) => {
     const maps = Array.from({length: heads}, (_, h) => map(layer, h));

@@ -16,11 +16,9 @@
     return RDBU[i].map((c, k) => Math.round(c + (RDBU[i + 1][k] - c) * (x - i)));
   };
 
-  const decode = (table) => {  // {shape, scale, bytes: base64 of little-endian int16} -> rows of numbers
-    const bytes = Uint8Array.from(atob(table.bytes), (c) => c.charCodeAt(0));
-    const data = new DataView(bytes.buffer), [rows, cols] = table.shape;
-    return Array.from({length: rows}, (_, i) =>
-      Array.from({length: cols}, (_, j) => data.getInt16(2 * (i * cols + j), true) / table.scale));
+  const decode = (table) => {  // the table (payload.quantized) -> rows of numbers
+    const values = dequantize(table), [rows, cols] = table.shape;
+    return Array.from({length: rows}, (_, i) => Array.from(values.subarray(i * cols, (i + 1) * cols)));
   };
   const sentence = () => (state.payload ? state.payload.source_tokens : []);
   const timed = (name, draw) => {  // how long each redraw took, for the tests and the benchmarks

@@ -9,13 +9,12 @@ from it and from each translation's payload (`webapp.payload`: the tokens and `n
 sentence redraws in the page, with no request to the server.
 """
 
-import base64
 
 import gradio as gr
-import numpy as np
 
 from interpretability import positional_encoding
 
+from ..payload import quantized
 from ..texts import POSITION_HELP
 from ..views import browser_view
 
@@ -70,17 +69,9 @@ def default_dims(d_model):
 
 
 def encoding_table(model):
-    """What the page draws the table from: {"shape": [max_len, d_model], "scale": SCALE, "bytes": base64 of
-    round(SCALE * PE) as little-endian int16, row-major}: every value within 0.5 / SCALE of `positional_encoding`."""
-    pe = np.asarray(positional_encoding(model), dtype=np.float64)
-    values = np.rint(np.clip(pe, -1, 1) * SCALE).astype("<i2")
-    return {"shape": list(pe.shape), "scale": SCALE, "bytes": base64.b64encode(values.tobytes()).decode("ascii")}
-
-
-def table_values(table):
-    """The float array of `encoding_table` (the page decodes it the same way)."""
-    values = np.frombuffer(base64.b64decode(table["bytes"]), dtype="<i2")
-    return values.reshape(table["shape"]).astype(np.float64) / table["scale"]
+    """What the page draws the table from: `positional_encoding` (max_len × d_model) as `payload.quantized` int16 at
+    SCALE, every value within 0.5 / SCALE of the model's (`payload.dequantized` reads it back)."""
+    return quantized(positional_encoding(model), SCALE, "int16")
 
 
 def build(served):
