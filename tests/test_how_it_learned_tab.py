@@ -72,9 +72,9 @@ def test_the_page_gets_the_history_once_and_draws_every_control_itself(tiny_mode
         assert view.get_attribute("data-step") == "0"
         first_probe = history["snapshots"][0]["probes"][0]
         assert page.locator("#how-it-learned .learn-text").inner_text() == first_probe["translation"]
-        table = page.locator("#how-it-learned table.learn-map")
-        assert table.locator("tbody tr").count() == len(first_probe["target_tokens"])
-        assert table.locator("tbody tr").first.locator("td").count() == len(first_probe["source_tokens"])
+        canvas = page.locator("#how-it-learned canvas.learn-map")
+        rows, cols = canvas.evaluate("c => [c.__matrix.length, c.__matrix[0].length]")
+        assert (rows, cols) == (len(first_probe["target_tokens"]), len(first_probe["source_tokens"]))
         page.locator("#how-it-learned .learn-probe").select_option("1")
         page.locator("#how-it-learned .learn-layer").select_option("0")
         page.locator("#how-it-learned .learn-head").select_option("1")
@@ -82,9 +82,16 @@ def test_the_page_gets_the_history_once_and_draws_every_control_itself(tiny_mode
         assert view.get_attribute("data-step") == str(history["snapshots"][1]["step"])
         second = history["snapshots"][1]["probes"][1]
         assert page.locator("#how-it-learned .learn-text").inner_text() == second["translation"]
-        cell = table.locator("tbody tr").first.locator("td").first
         weight = second["cross_attention"][0][1][0][0]  # layer 1, head 2, first row and column
-        assert cell.get_attribute("title").endswith(f": {weight:.2f}")
+        assert canvas.evaluate("c => c.__matrix[0][0]") == pytest.approx(weight, abs=1e-6)
+        shown_at = canvas.bounding_box()  # the mouse over the first cell reads its weight
+        drawn = canvas.evaluate("c => ({...c.__box, width: parseFloat(c.style.width)})")
+        scale = shown_at["width"] / drawn["width"]
+        page.mouse.move(shown_at["x"] + (drawn["left"] + drawn["cell"] / 2) * scale,
+                        shown_at["y"] + (drawn["top"] + drawn["cell"] / 2) * scale)
+        read, shown = canvas.get_attribute("title").rsplit(": ", 1)
+        assert read == f"{second['target_tokens'][0]} → {second['source_tokens'][0]}"
+        assert float(shown) == pytest.approx(weight, abs=0.006)  # two decimals (JavaScript rounds its own way)
         page.locator("#how-it-learned .learn-play").click()  # plays to the end, a snapshot every 0.9 s
         sync_api.expect(view).to_have_attribute("data-step", str(last["step"]), timeout=WAIT)
         assert requests == []  # every redraw above was made in the page

@@ -8,8 +8,7 @@
     root.innerHTML = "<p>This model directory holds no training history (training_snapshots.json).</p>";
     return;
   }
-  const escape = (text) => String(text).replace(/[&<>"]/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})[c]);
-  const option = (value, label) => `<option value="${value}">${escape(label)}</option>`;
+  const option = (value, label) => `<option value="${value}">${escapeHtml(label)}</option>`;
   root.innerHTML = `
     <div class="learn-controls">
       <label class="learn-run-label">Training run <select class="learn-run" aria-label="Training run">
@@ -28,7 +27,8 @@
     </div>
     <div class="learn-translation" aria-live="polite"></div>
     <div class="learn-body">
-      <div class="learn-heatmap"></div>
+      <div class="learn-heatmap"><canvas class="learn-map" role="img" aria-label="Cross-attention: rows are the
+        Italian tokens the decoder read, columns the English tokens"></canvas></div>
       <svg class="learn-curves" viewBox="0 0 420 220" role="img" aria-label="Train loss and dev BLEU over training"></svg>
     </div>`;
   const $ = (selector) => root.querySelector(selector);
@@ -80,24 +80,27 @@
   const drawTranslation = (probe, previous) => {
     const tokens = probe.target_tokens.slice(1);
     const changed = previous ? changedPositions(previous.target_tokens.slice(1), tokens) : new Set();
-    $(".learn-translation").innerHTML = `<div class="learn-text">${escape(probe.translation) || "<i>(nothing)</i>"}</div>
-      <div class="chips">${tokens.map((t, i) =>
-        `<span class="chip${changed.has(i) ? " changed" : ""}">${escape(t)}</span>`).join("")}</div>
+    $(".learn-translation").innerHTML = `<div class="learn-text">${escapeHtml(probe.translation) || "<i>(nothing)</i>"}</div>
+      ${chipsHtml(tokens, "Italian", -1, [...changed])}
       <div class="learn-legend">${previous ? `${changed.size} of ${tokens.length} tokens new since the previous snapshot (marked)` : "the first snapshot"}</div>`;
   };
 
-  const drawHeatmap = (probe) => {
+  // The cross-attention map the controls choose, on a canvas (views.js: drawHeatmap); the mouse over a cell reads it.
+  const canvas = $(".learn-map");
+  let box = null;
+  const drawMap = (probe) => {
     const map = attention(probe.cross_attention);
-    const head = probe.source_tokens.map((t) => `<th scope="col"><span>${escape(t)}</span></th>`).join("");
-    const rows = map.map((row, i) => {
-      const query = probe.target_tokens[i];
-      const cells = row.map((w, j) => `<td style="background: rgba(31, 119, 180, ${w.toFixed(3)})"
-        title="${escape(query)} → ${escape(probe.source_tokens[j])}: ${w.toFixed(2)}"></td>`).join("");
-      return `<tr><th scope="row">${escape(query)}</th>${cells}</tr>`;
-    }).join("");
-    $(".learn-heatmap").innerHTML = `<table class="learn-map" aria-label="Cross-attention: rows are the Italian tokens
-      the decoder read, columns the English tokens"><thead><tr><th></th>${head}</tr></thead><tbody>${rows}</tbody></table>`;
+    box = drawHeatmap(canvas, map, probe.target_tokens, probe.source_tokens, {vmax: 1, cell: 24,
+      xTitle: "English (keys)", yTitle: "Italian (queries)"});
+    canvas.__matrix = map;  // what is drawn, and where (for the tests)
+    canvas.__box = box;
+    canvas.__labels = [probe.target_tokens, probe.source_tokens];
   };
+  canvas.addEventListener("mousemove", (event) => {
+    const cell = box && cellAt(box, event), [rows, cols] = canvas.__labels;
+    canvas.title = cell && cell.col !== undefined && cell.row !== undefined
+      ? `${rows[cell.row]} → ${cols[cell.col]}: ${canvas.__matrix[cell.row][cell.col].toFixed(2)}` : "";
+  });
 
   const drawCurves = (r, current) => {  // train loss (line, left axis) and dev BLEU (dots, right axis) over steps
     const [W, H, left, right, top, bottom] = [420, 220, 44, 40, 12, 30];
@@ -129,7 +132,7 @@
     $(".learn-step-label").textContent = `snapshot ${i + 1} of ${r.snapshots.length}: step ${s.step.toLocaleString("en")}` +
       ` · ${s.minutes.toFixed(1)} min${measured ? " · " + measured : ""}`;
     drawTranslation(probe, previous);
-    drawHeatmap(probe);
+    drawMap(probe);
     drawCurves(r, s);
     root.dataset.step = s.step;  // what is drawn, for tests and screen readers' neighbours
   };

@@ -3,11 +3,9 @@ the translation at each recorded step (tokens new since the step before marked),
 layer and head (or their mean), and where that step sits on the train-loss and dev-BLEU curves. The history is sent
 once, when the tab opens (`history`); every control after that is answered in the page (`how_it_learned.js`)."""
 
-from pathlib import Path
-
 import gradio as gr
 
-SCRIPT = Path(__file__).with_suffix(".js").read_text(encoding="utf-8")
+from ..views import browser_view
 
 LOOK_FOR = """**What to look for.** At step 0 the model writes noise and its cross-attention is a blur. Within a few
 hundred steps the map finds the diagonal — each Italian token looks at the English token it translates — and later
@@ -24,10 +22,6 @@ CSS = """
 .learn-legend { font-size: 0.9em; opacity: 0.85; }
 .learn-body { display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-start; margin-top: 8px; }
 .learn-heatmap { max-height: 460px; max-width: 100%; overflow: auto; }
-table.learn-map { border-collapse: collapse; font-family: var(--font-mono); font-size: 0.85em; }
-table.learn-map td { width: 22px; height: 20px; border: 1px solid rgba(128, 128, 128, 0.25); }
-table.learn-map th { font-weight: 500; white-space: pre; padding: 0 4px; }
-table.learn-map thead th span { writing-mode: vertical-rl; transform: rotate(180deg); display: inline-block; }
 .learn-curves { width: 420px; max-width: 100%; height: auto; }
 .learn-loss { fill: none; stroke: #1f77b4; stroke-width: 2; }
 .learn-bleu { fill: #d62728; }
@@ -40,8 +34,8 @@ table.learn-map thead th span { writing-mode: vertical-rl; transform: rotate(180
 
 def run_view(history, label, note):
     """What the page needs of one history: its probes, snapshots (without their timing) and curves."""
-    snapshots = [{key: value for key, value in s.items() if key in ("step", "minutes", "train_loss", "dev_bleu", "probes")}
-                 for s in history["snapshots"]]
+    sent = ("step", "minutes", "train_loss", "dev_bleu", "probes")
+    snapshots = [{key: value for key, value in s.items() if key in sent} for s in history["snapshots"]]
     return {"label": label, "note": note, "probes": history["probes"], "snapshots": snapshots,
             "curve": history.get("curve", [])}
 
@@ -78,6 +72,5 @@ def build(served):
     def history(*_):  # the page passes its arguments (none here)
         return runs
 
-    return gr.HTML(html_template='<div class="learn" aria-label="How it learned"><p>Loading the training '
-                   'history…</p></div>', css_template=CSS, js_on_load=SCRIPT, server_functions=[history],
-                   elem_id="how-it-learned", apply_default_css=True)
+    return browser_view(__file__, "how-it-learned", '<div class="learn" aria-label="How it learned"><p>Loading the '
+                        'training history…</p></div>', CSS, server_functions=[history])
