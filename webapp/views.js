@@ -44,19 +44,22 @@ const unpack = (packed) => {
 const escapeHtml = (text) => String(text).replace(/[&<>"']/g,
   (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"})[c]);
 
-// Viridis (matplotlib's default colour scale, readable in grey and by most colour-blind readers), 9 stops.
+// A colour scale: t in [0, 1] -> [r, g, b], linear between evenly spaced `stops`.
+const interpolate = (stops, t) => {
+  const x = Math.max(0, Math.min(1, t)) * (stops.length - 1), i = Math.min(Math.floor(x), stops.length - 2);
+  return stops[i].map((v, k) => Math.round(v + (stops[i + 1][k] - v) * (x - i)));
+};
+const rgb = (color) => `rgb(${color.join(",")})`;
+// Viridis (matplotlib's default colour scale, readable in grey and by most colour-blind readers), 10 stops.
 const VIRIDIS = [[68, 1, 84], [72, 40, 120], [62, 73, 137], [49, 104, 142], [38, 130, 142], [31, 158, 137],
   [53, 183, 121], [110, 206, 88], [181, 222, 43], [253, 231, 37]];
-const viridis = (t) => {
-  const x = Math.max(0, Math.min(1, t)) * (VIRIDIS.length - 1), i = Math.min(Math.floor(x), VIRIDIS.length - 2);
-  const [a, b] = [VIRIDIS[i], VIRIDIS[i + 1]];
-  return `rgb(${a.map((v, k) => Math.round(v + (b[k] - v) * (x - i))).join(",")})`;
-};
-// Red for +1, white for 0, blue for -1 (t in [-1, 1]): numbers with a sign, e.g. a vector's components.
-const diverging = (t) => {
-  const x = Math.max(-1, Math.min(1, t)), end = x > 0 ? [178, 24, 43] : [33, 102, 172];
-  return `rgb(${[247, 247, 247].map((w, k) => Math.round(w + (end[k] - w) * Math.abs(x))).join(",")})`;
-};
+const viridis = (t) => rgb(interpolate(VIRIDIS, t));
+// Blue for -1, white for 0, red for +1 (ColorBrewer's RdBu, reversed), for numbers with a sign, e.g. a vector's
+// components: `divergingRgb` gives [r, g, b] (for image data), `diverging` a CSS colour.
+const RDBU = [[5, 48, 97], [33, 102, 172], [67, 147, 195], [146, 197, 222], [209, 229, 240], [247, 247, 247],
+  [253, 219, 199], [244, 165, 130], [214, 96, 77], [178, 24, 43], [103, 0, 31]];
+const divergingRgb = (t) => interpolate(RDBU, (t + 1) / 2);
+const diverging = (t) => rgb(divergingRgb(t));
 // Dark text on a light cell, white on a dark one (a colour as viridis and diverging write it).
 const inkOn = (color) => {
   const [r, g, b] = color.match(/\d+/g).map(Number);

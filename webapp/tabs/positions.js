@@ -8,14 +8,6 @@
   const state = {pe: null, payload: views.payload};
   const CURVE_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"];
 
-  // Red for +1, white for 0, blue for -1 (plotly's RdBu, reversed, as the table was drawn before).
-  const RDBU = [[5, 48, 97], [33, 102, 172], [67, 147, 195], [146, 197, 222], [209, 229, 240], [247, 247, 247],
-    [253, 219, 199], [244, 165, 130], [214, 96, 77], [178, 24, 43], [103, 0, 31]];
-  const rdbu = (v) => {  // v in [-1, 1] -> [r, g, b]
-    const x = (Math.max(-1, Math.min(1, v)) + 1) / 2 * (RDBU.length - 1), i = Math.min(Math.floor(x), RDBU.length - 2);
-    return RDBU[i].map((c, k) => Math.round(c + (RDBU[i + 1][k] - c) * (x - i)));
-  };
-
   const decode = (table) => {  // the table (payload.quantized) -> rows of numbers
     const values = dequantize(table), [rows, cols] = table.shape;
     return Array.from({length: rows}, (_, i) => Array.from(values.subarray(i * cols, (i + 1) * cols)));
@@ -36,7 +28,7 @@
       [tableImage.width, tableImage.height] = [D, P];
       const ctx = tableImage.getContext("2d"), image = ctx.createImageData(D, P);
       pe.forEach((row, i) => row.forEach((v, j) => {
-        image.data.set([...rdbu(v), 255], 4 * (i * D + j));
+        image.data.set([...divergingRgb(v), 255], 4 * (i * D + j));
       }));
       ctx.putImageData(image, 0, 0);
     }
@@ -67,7 +59,7 @@
     }
     const barX = left + w + 16;  // the colour bar, -1 to 1
     for (let y = 0; y < h; y++) {
-      ctx.fillStyle = `rgb(${rdbu(1 - 2 * y / h).join(",")})`;
+      ctx.fillStyle = diverging(1 - 2 * y / h);
       ctx.fillRect(barX, top + y, 12, 1.5);
     }
     ctx.fillStyle = "#222";
