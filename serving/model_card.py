@@ -191,7 +191,16 @@ def training_card(metrics, loss_curve):
     if settings:
         lines += ["", "Settings of the last run (`training/configs.py`):", "",
                   *table(("setting", "value"), [(f"`{k}`", v) for k, v in settings.items()])]
+    averaged = _dict(metrics.get("averaged"))
+    weights = [w for w in averaged.get("weights") or [] if isinstance(w, str)]
+    if weights:
+        steps = [m.group(1) for w in weights if (m := re.search(r"step-(\d+)", w))]
+        which = f" (steps {int(steps[0]):,} to {int(steps[-1]):,})" if len(steps) == len(weights) else ""
+        lines += ["", f"Its weights are the mean of {len(weights)} checkpoints of the last run{which}, made by "
+                  "`training.average` (the table's last row counts that run up to its best checkpoint, the model it "
+                  "exported)."]
     commands = [c for run in runs for c in (run.get("commands") or []) if isinstance(c, str)]
+    commands += [averaged["command"]] if weights and isinstance(averaged.get("command"), str) else []
     if commands:
         lines += ["", "The commands that trained it, in order:", "", "```bash", *commands, "```"]
     if loss_curve:
@@ -258,8 +267,9 @@ def history_markdown(history, reference, heading="### How it learned"):
                      f"sentences, with the train loss and dev BLEU of that moment.")
     if reference:
         minutes = reference["snapshots"][-1]["minutes"]
-        lines.append(f"`{REFERENCE_SNAPSHOTS}` holds, at each of {len(reference['snapshots'])} evaluations from step 0, "
-                     f"the greedy translation and cross-attention of {len(reference['probes'])} probe sentences for a "
+        evaluations, probes = len(reference["snapshots"]), len(reference["probes"])
+        lines.append(f"`{REFERENCE_SNAPSHOTS}` holds, at each of {evaluations} evaluations from step 0, "
+                     f"the greedy translation and cross-attention of {probes} probe sentences for a "
                      f"model of the same architecture and data trained from scratch for {minutes:.0f} minutes by "
                      f"`training.train` — not this model's own history, but how such a model learns.")
     if not lines:

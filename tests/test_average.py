@@ -38,6 +38,9 @@ def test_the_averaged_model_holds_the_mean_and_translates(kept_run, tmp_path):
         torch.testing.assert_close(weights[name], (a[name] + b[name]) / 2, rtol=0, atol=1e-6)
     assert averaged.metrics["averaged"]["weights"] == [f.name for f in files] and "scores" not in averaged.metrics
     assert isinstance(averaged.translator.translate("I see the cat."), str)
+    card = (tmp_path / "avg" / "README.md").read_text(encoding="utf-8")  # the card says which weights it holds
+    assert "Its weights are the mean of 2 checkpoints of the last run (steps 40 to 60)" in card
+    assert "python -m training.average --model" in card.split("```bash")[1]  # after the commands that trained it
 
 
 def test_weights_of_another_model_are_refused(kept_run, tmp_path):
