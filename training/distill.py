@@ -37,7 +37,8 @@ def lines_done(out):
 
 
 def tsv_line(english, italian):
-    """One TSV line; tabs and line breaks inside a sentence become spaces, so the line stays one pair."""
+    """One TSV line: any run of white space inside a sentence (tabs, line breaks, no-break spaces) becomes one
+    space, so the line stays one pair."""
     clean = (" ".join(s.split()) for s in (english, italian))
     return "\t".join(clean) + "\n"
 
