@@ -53,6 +53,15 @@ def choose_decoding(page, name):
     choose(page, "decoding", name)
 
 
+def page_point(canvas, x, y):
+    """The page coordinates of the point (x, y) of a canvas's drawing (views.js: sizedCanvas), the canvas scrolled
+    into view: a narrow page shows the drawing smaller than it is drawn."""
+    canvas.evaluate("e => e.scrollIntoView({block: 'center'})")
+    left, top, shown = canvas.evaluate("e => { const r = e.getBoundingClientRect(); "
+                                       "return [r.x, r.y, r.width / e.__size[0]]; }")
+    return left + x * shown, top + y * shown
+
+
 def no_error_shown(page, wait_ms=1500):
     """No error pop-up now, nor within `wait_ms` (a late answer's error would land then)."""
     page.wait_for_timeout(wait_ms)

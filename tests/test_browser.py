@@ -20,6 +20,7 @@ from browser_helpers import (
     expect,
     open_app,
     option,
+    page_point,
     title,
     translate,
 )
@@ -44,10 +45,8 @@ def test_translate_in_the_browser(page, translator, tmp_path):
     columns = heatmap.locator("canvas").evaluate("e => e.__matrix[0].length")
     assert columns == len(translator.tokenizer.encode(sentence)) + 1  # the English tokens and </s>
     canvas = heatmap.locator("canvas")
-    canvas.evaluate("e => e.scrollIntoView({block: 'center'})")
-    x, y, cell = canvas.evaluate("e => { const r = e.getBoundingClientRect(), c = e.__cells[0]; "
-                                 "return [r.x + c.x, r.y + c.y, c.cell]; }")
-    page.mouse.move(x + 1.5 * cell, y + 0.5 * cell)
+    cells = canvas.evaluate("e => e.__cells[0]")
+    page.mouse.move(*page_point(canvas, cells["x"] + 1.5 * cells["cell"], cells["y"] + 0.5 * cells["cell"]))
     expect(heatmap.locator(".attn-tooltip")).to_contain_text("weight")
     screenshot = Path(os.environ.get("APP_SCREENSHOT", tmp_path / "app.png"))
     page.screenshot(path=screenshot, full_page=True)
@@ -273,9 +272,9 @@ def test_a_head_clicked_in_the_importance_heatmap_is_ticked(browser, importance_
         ticked = set()
         for kind, layer, head in clicks:
             canvas = page.locator(f'#head-importance .importance-map[data-kind="{kind}"] canvas')
-            canvas.scroll_into_view_if_needed()
-            x, y, box = canvas.evaluate("e => { const r = e.getBoundingClientRect(); return [r.x, r.y, e.__box]; }")
-            page.mouse.click(x + box["left"] + (head + 0.5) * box["cell"], y + box["top"] + (layer + 0.5) * box["cell"])
+            box = canvas.evaluate("e => e.__box")
+            page.mouse.click(*page_point(canvas, box["left"] + (head + 0.5) * box["cell"],
+                                         box["top"] + (layer + 0.5) * box["cell"]))
             ticked ^= {(kind, layer, head)}
             box = page.locator(f"#off-{kind}").get_by_label(f"L{layer + 1} H{head + 1}", exact=True)
             expect(box).to_be_checked(checked=(kind, layer, head) in ticked, timeout=10_000)

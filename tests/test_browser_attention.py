@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from browser_helpers import WAIT, choose, expect, no_error_shown, option, translate
+from browser_helpers import WAIT, choose, expect, no_error_shown, option, page_point, translate
 from PIL import Image
 
 from interpretability import inspect
@@ -18,15 +18,19 @@ TITLES = {"encoder": "Encoder self-attention", "decoder": "Decoder self-attentio
           "cross": "Encoder–decoder cross-attention"}
 
 
-@pytest.fixture
-def translated(page, deep_translator):
-    """The page after SENTENCE was translated, and the library's inspection of it."""
-    translate(page, SENTENCE, deep_translator.translate(SENTENCE))
-    inspection = inspect(deep_translator, SENTENCE)
+def translated_on(page, translator, sentence=SENTENCE):
+    """The page after `sentence` was translated, and the library's inspection of it."""
+    translate(page, sentence, translator.translate(sentence))
+    inspection = inspect(translator, sentence)
     expect(page.locator("#attention-heatmap")).to_have_attribute("aria-label", re.compile("layer 1"), timeout=WAIT)
     page.wait_for_function("(n) => document.querySelector('#attention-heatmap canvas').__matrix?.length === n",
                            arg=len(inspection.target_tokens), timeout=WAIT)
     return page, inspection
+
+
+@pytest.fixture
+def translated(page, deep_translator):
+    return translated_on(page, deep_translator)
 
 
 def shown(page):
@@ -68,10 +72,8 @@ def requests_during(page, act):
 def cell_middle(page, row, col, panel=0):
     """The page coordinates of a heatmap cell's middle (0-based), the figure scrolled into view."""
     canvas = page.locator("#attention-heatmap canvas")
-    canvas.evaluate("e => e.scrollIntoView({block: 'center'})")
-    x, y, cells = canvas.evaluate("e => { const r = e.getBoundingClientRect(); return [r.x, r.y, e.__cells]; }")
-    box = cells[panel]
-    return x + box["x"] + (col + 0.5) * box["cell"], y + box["y"] + (row + 0.5) * box["cell"]
+    box = canvas.evaluate("e => e.__cells")[panel]
+    return page_point(canvas, box["x"] + (col + 0.5) * box["cell"], box["y"] + (row + 0.5) * box["cell"])
 
 
 def test_every_control_is_answered_in_the_page(translated):
@@ -173,14 +175,30 @@ def test_hover_click_and_lines(translated):
     expect(tip).to_be_hidden()
     choose(page, "style", "lines")
     canvas = page.locator("#attention-heatmap canvas")
-    canvas.evaluate("e => e.scrollIntoView({block: 'center'})")
-    box = canvas.bounding_box()
     header = 26 + 17 + 10  # title and one note ("lines as opaque..."), then 22 px per token
-    page.mouse.move(box["x"] + 20, box["y"] + header + 1.5 * 22)
+    page.mouse.move(*page_point(canvas, 20, header + 1.5 * 22))
+    box = canvas.bounding_box()
     expect(figure).to_have_attribute("data-lit", "1")
     expect(tip).to_contain_text(f"query {queries[1]} looks most at")
     page.mouse.move(box["x"] + box["width"] + 50, box["y"] - 50)
     expect(figure).to_have_attribute("data-lit", "")
+
+
+def test_on_a_phone_the_whole_map_is_shown_and_the_mouse_still_reads_its_cells(page, deep_translator):
+    """390 px wide: the cells shrink to the column, then the drawing is shown smaller (not cut, no sideways scroll);
+    the mouse over a cell still names that cell's weight."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    page, inspection = translated_on(page, deep_translator, "they want the book, the cat and the red house today.")
+    canvas = page.locator("#attention-heatmap canvas")
+    shown, drawn_width, column = canvas.evaluate(
+        "e => [e.getBoundingClientRect().width, e.__size[0], e.parentElement.clientWidth]")
+    assert shown <= column + 0.5 < drawn_width
+    row, col = len(inspection.target_tokens) - 1, len(inspection.source_tokens) - 2
+    page.mouse.move(*cell_middle(page, row, col))
+    tip = page.locator("#attention-heatmap .attn-tooltip")
+    expect(tip).to_contain_text(f"key {inspection.source_tokens[col]}")
+    shown_weight = float(re.search(r"weight ([\d.]+)", tip.inner_text()).group(1))
+    assert abs(shown_weight - expected_map(inspection, "cross", 1, "mean")[row, col]) <= 1 / 255 + 1e-3
 
 
 def test_downloads_are_made_in_the_page(translated, tmp_path):

@@ -53,6 +53,7 @@ def test_the_page_gets_the_history_once_and_draws_every_control_itself(tiny_mode
     sync_api = pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+    from browser_helpers import page_point  # here: importing it skips a module without Playwright or Chromium
     last = history["snapshots"][-1]
     with start_app(tiny_model_dir, MODEL_DTYPE="float32") as app, sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
@@ -84,11 +85,8 @@ def test_the_page_gets_the_history_once_and_draws_every_control_itself(tiny_mode
         assert page.locator("#how-it-learned .learn-text").inner_text() == second["translation"]
         weight = second["cross_attention"][0][1][0][0]  # layer 1, head 2, first row and column
         assert canvas.evaluate("c => c.__matrix[0][0]") == pytest.approx(weight, abs=1e-6)
-        shown_at = canvas.bounding_box()  # the mouse over the first cell reads its weight
-        drawn = canvas.evaluate("c => ({...c.__box, width: parseFloat(c.style.width)})")
-        scale = shown_at["width"] / drawn["width"]
-        page.mouse.move(shown_at["x"] + (drawn["left"] + drawn["cell"] / 2) * scale,
-                        shown_at["y"] + (drawn["top"] + drawn["cell"] / 2) * scale)
+        box = canvas.evaluate("c => c.__box")  # the mouse over the first cell reads its weight
+        page.mouse.move(*page_point(canvas, box["left"] + box["cell"] / 2, box["top"] + box["cell"] / 2))
         read, shown = canvas.get_attribute("title").rsplit(": ", 1)
         assert read == f"{second['target_tokens'][0]} → {second['source_tokens'][0]}"
         assert float(shown) == pytest.approx(weight, abs=0.006)  # two decimals (JavaScript rounds its own way)

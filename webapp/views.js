@@ -69,11 +69,15 @@ const MASKED = "#d9d9d9";  // a cell the query may not see (the decoder's future
 const ORANGE = "#ff9f43";
 
 // A canvas of `width` x `height` CSS pixels, drawn at the screen's pixel density (sharp on a projector or a phone),
-// cleared to white; returns its 2D context, scaled so that drawing is in CSS pixels.
+// cleared to white; returns its 2D context, scaled so that drawing is in CSS pixels. On a narrow screen it is shown
+// smaller to fit its column (down to half its size; a wider drawing then scrolls sideways): `pointerAt` reads the mouse
+// in the drawing's own pixels whatever the size shown.
 const sizedCanvas = (canvas, width, height) => {
   const scale = window.devicePixelRatio || 1;
   [canvas.width, canvas.height] = [Math.ceil(width * scale), Math.ceil(height * scale)];
-  [canvas.style.width, canvas.style.height] = [`${width}px`, `${height}px`];
+  Object.assign(canvas.style, {width: `${width}px`, height: "auto", maxWidth: "100%",
+                               minWidth: `${Math.ceil(width / 2)}px`});
+  canvas.__size = [width, height];
   const ctx = canvas.getContext("2d");
   ctx.setTransform(scale, 0, 0, scale, 0, 0);
   ctx.fillStyle = "#fff";
@@ -84,17 +88,18 @@ const sizedCanvas = (canvas, width, height) => {
 // A heatmap drawn on a canvas: `matrix` rows x columns (null: masked), labelled by `rowLabels` and `colLabels`, with
 // optional `title`, `xTitle`, `yTitle`, `vmin` (default 0) and `vmax` (default: the largest value), `color` (a value's
 // colour; default viridis from vmin to vmax), `annotate` (decimals: each cell's value printed on it), `outline` ({row}
-// or {col} or {row, col}: drawn in orange) and `cell` (pixels per cell, default from the sizes). Returns the layout,
-// for `cellAt`. The same canvas is what the PNG download saves: the file is the view on the screen.
+// or {col} or {row, col}: drawn in orange) and `cell` (pixels per cell; default: what fits `room`, the width it may
+// take, by default its parent's, between 10 and 34). Returns the layout, for `cellAt`. The same canvas is what the PNG download saves: the file is the view on the screen.
 const drawHeatmap = (canvas, matrix, rowLabels, colLabels, options = {}) => {
   const ctx = canvas.getContext("2d");
   const font = (px, weight = "") => `${weight} ${px}px system-ui, sans-serif`;
   const labelPx = Math.max(9, Math.min(14, 16 - Math.max(rowLabels.length, colLabels.length) / 6));
   ctx.font = font(labelPx);
   const widest = (labels) => Math.max(0, ...labels.map((l) => ctx.measureText(l).width));
-  const cell = options.cell ?? Math.max(10, Math.min(34, 640 / Math.max(colLabels.length, 1)));
   const top = options.title ? 30 : 8;
   const left = widest(rowLabels) + (options.yTitle ? 30 : 10);
+  const room = Math.min(640, (options.room || canvas.parentElement?.clientWidth || 640) - left - 70);
+  const cell = options.cell ?? Math.max(10, Math.min(34, room / Math.max(colLabels.length, 1)));
   const bottom = widest(colLabels) * 0.75 + (options.xTitle ? 34 : 14);
   ctx.font = font(12);
   const yTitleWidth = options.yTitle ? ctx.measureText(options.yTitle).width : 0;  // the canvas is at least as tall
@@ -163,12 +168,17 @@ const drawHeatmap = (canvas, matrix, rowLabels, colLabels, options = {}) => {
   return box;
 };
 
+// Where a mouse event is on a canvas drawn by `sizedCanvas`, in the drawing's pixels (it may be shown smaller).
+const pointerAt = (canvas, event) => {
+  const rect = canvas.getBoundingClientRect(), k = canvas.__size[0] / rect.width;
+  return [(event.clientX - rect.left) * k, (event.clientY - rect.top) * k];
+};
+
 // The cell under a mouse event on a heatmap drawn with layout `box`: {row, col}, or a row or column label's
 // {row} / {col}, or null.
 const cellAt = (box, event) => {
   const {left, top, cell, rows, cols} = box;
-  const rect = event.target.getBoundingClientRect();
-  const [x, y] = [event.clientX - rect.left, event.clientY - rect.top];
+  const [x, y] = pointerAt(event.target, event);
   const [row, col] = [Math.floor((y - top) / cell), Math.floor((x - left) / cell)];
   const inRows = row >= 0 && row < rows, inCols = col >= 0 && col < cols;
   if (inRows && inCols) return {row, col};

@@ -84,7 +84,6 @@
   });
 
   // --- The heatmap, or one per head side by side ---------------------------------------------------------------------
-  const cssSize = (c) => [parseFloat(c.style.width), parseFloat(c.style.height)];
 
   const header = (ctx, width, lines) => {  // the title, then smaller lines under it; returns the height used
     ctx.fillStyle = "#222";
@@ -114,13 +113,13 @@
     const panels = matrices.map((matrix, i) => {
       const off = document.createElement("canvas");
       const box = drawHeatmap(off, matrix, grid && i % 4 ? rows.map(() => "") : rows, cols, {
-        outline: state.outline ?? undefined, vmax, cell,
+        outline: state.outline ?? undefined, vmax, cell, room: canvas.parentElement.clientWidth,
         ...(grid ? {title: `head ${shown[i]}`} : {xTitle, yTitle}),
       });
       return {canvas: off, box, matrix, head: shown[i]};
     });
     const perRow = Math.min(panels.length, 4);
-    const [pw, ph] = [Math.max(...panels.map((p) => cssSize(p.canvas)[0])), cssSize(panels[0].canvas)[1]];
+    const [pw, ph] = [Math.max(...panels.map((p) => p.canvas.__size[0])), panels[0].canvas.__size[1]];
     const headHeight = 26 + 17 * (lines.length - 1) + 6;
     const width = Math.max(perRow * pw, headerWidth(lines));
     const height = headHeight + Math.ceil(panels.length / perRow) * ph;
@@ -128,7 +127,7 @@
     header(ctx, width, lines);
     panels.forEach((p, i) => {
       [p.x, p.y] = [(i % perRow) * pw, headHeight + Math.floor(i / perRow) * ph];
-      ctx.drawImage(p.canvas, p.x, p.y, ...cssSize(p.canvas));
+      ctx.drawImage(p.canvas, p.x, p.y, ...p.canvas.__size);
       [p.width, p.height] = [pw, ph];
     });
     state.panels = panels;
@@ -247,8 +246,7 @@
   const overviewAt = (event) => {  // {layer, head} (1-based) under the mouse, or null
     const {w, h, layers, heads: n} = overview.__layout ?? {};
     if (!w) return null;
-    const rect = overview.getBoundingClientRect();
-    const [x, y] = [event.clientX - rect.left - OVERVIEW.left, event.clientY - rect.top - OVERVIEW.top];
+    const [x, y] = pointerAt(overview, event).map((v, i) => v - [OVERVIEW.left, OVERVIEW.top][i]);
     const [head, layer] = [Math.floor(x / (w + OVERVIEW.gap)), Math.floor(y / (h + OVERVIEW.gap))];
     return head >= 0 && head < n && layer >= 0 && layer < layers ? {layer: layer + 1, head: head + 1} : null;
   };
@@ -290,8 +288,7 @@
 
   // --- The mouse: a tooltip, outlines, lit lines, the overview ------------------------------------------------------
   const hit = (event) => {  // {panel, row?, col?} under the mouse on the figure, or null
-    const rect = canvas.getBoundingClientRect();
-    const [x, y] = [event.clientX - rect.left, event.clientY - rect.top];
+    const [x, y] = pointerAt(canvas, event);
     const panel = state.panels.find((p) => !p.lines && x >= p.x && x < p.x + p.width && y >= p.y &&
                                     y < p.y + p.height);
     if (!panel) return null;
@@ -302,8 +299,7 @@
   const linesQuery = (event) => {  // the query row under the mouse in the lines view, or null
     const p = state.panels[0];
     if (!p?.lines) return null;
-    const rect = canvas.getBoundingClientRect();
-    const [x, y] = [event.clientX - rect.left, event.clientY - rect.top];
+    const [x, y] = pointerAt(canvas, event);
     const row = Math.floor((y - p.top) / LINE.rowPx);
     return x <= p.qx + 20 && row >= 0 && row < p.rows ? row : null;
   };

@@ -72,8 +72,8 @@
     if (options.slot) ctx.strokeRect(left + options.slot[0] * cell, 1, (options.slot[1] - options.slot[0] + 1) * cell, height - 2);
     canvas.dataset.values = JSON.stringify(rows);
     canvas.onmousemove = (event) => {
-      const rect = canvas.getBoundingClientRect();
-      const [i, j] = [Math.floor((event.clientY - rect.top - 2) / rowH), Math.floor((event.clientX - rect.left - left) / cell)];
+      const [x, y] = pointerAt(canvas, event);
+      const [i, j] = [Math.floor((y - 2) / rowH), Math.floor((x - left) / cell)];
       readout.textContent = i >= 0 && i < rows.length && j >= 0 && j < cols
         ? `${labels[i].trim()} · dimension ${(options.firstColumn ?? 0) + j}: ${fmt(rows[i][j], 4)}` : "";
     };

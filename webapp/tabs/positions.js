@@ -75,8 +75,8 @@
   };
   const readTable = (event) => {
     if (!tableBox) return;
-    const {left, top, cw, ch, P, D} = tableBox, rect = event.target.getBoundingClientRect();
-    const [i, j] = [Math.floor((event.clientY - rect.top - top) / ch), Math.floor((event.clientX - rect.left - left) / cw)];
+    const {left, top, cw, ch, P, D} = tableBox, [x, y] = pointerAt(event.target, event);
+    const [i, j] = [Math.floor((y - top) / ch), Math.floor((x - left) / cw)];
     $(".pos-table-readout").textContent = i >= 0 && i < P && j >= 0 && j < D
       ? `position ${i}, dimension ${j} (${j % 2 ? "cos" : "sin"}): ${state.pe[i][j].toFixed(4)}` : "";
   };
