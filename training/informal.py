@@ -74,8 +74,9 @@ def main(argv=None):
     if out.resolve() in {Path(args.references).resolve(), Path(data).resolve()}:
         raise ValueError("--out: must not be one of the files it reads")
     check_writable(out.parent, "--out")
-    english = informal_english(pairs_to_score(args.references))
-    kept, dropped = keep_informal(pairs_to_score(data), english)
+    references = pairs_to_score(args.references)  # read once: it is also the --data file by default
+    english = informal_english(references)
+    kept, dropped = keep_informal(pairs_to_score(args.data) if args.data else references, english)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(tsv_line(en, it) for en, it in kept), encoding="utf-8")
     print(f"{out}: {len(kept)} pairs kept, {dropped} dropped (not the informal singular, for {len(english)} English "

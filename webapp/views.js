@@ -89,7 +89,8 @@ const sizedCanvas = (canvas, width, height) => {
 // optional `title`, `xTitle`, `yTitle`, `vmin` (default 0) and `vmax` (default: the largest value), `color` (a value's
 // colour; default viridis from vmin to vmax), `annotate` (decimals: each cell's value printed on it), `outline` ({row}
 // or {col} or {row, col}: drawn in orange) and `cell` (pixels per cell; default: what fits `room`, the width it may
-// take, by default its parent's, between 10 and 34). Returns the layout, for `cellAt`. The same canvas is what the PNG download saves: the file is the view on the screen.
+// take, by default its parent's, between 10 and 34). Returns the layout, for `cellAt`. The same canvas is what the
+// PNG download saves: the file is the view on the screen.
 const drawHeatmap = (canvas, matrix, rowLabels, colLabels, options = {}) => {
   const ctx = canvas.getContext("2d");
   const font = (px, weight = "") => `${weight} ${px}px system-ui, sans-serif`;
@@ -98,8 +99,9 @@ const drawHeatmap = (canvas, matrix, rowLabels, colLabels, options = {}) => {
   const widest = (labels) => Math.max(0, ...labels.map((l) => ctx.measureText(l).width));
   const top = options.title ? 30 : 8;
   const left = widest(rowLabels) + (options.yTitle ? 30 : 10);
-  const room = Math.min(640, (options.room || canvas.parentElement?.clientWidth || 640) - left - 70);
-  const cell = options.cell ?? Math.max(10, Math.min(34, room / Math.max(colLabels.length, 1)));
+  const room = options.room || canvas.parentElement?.clientWidth || 640;  // 0 while hidden: as on a wide screen
+  const cellRoom = Math.min(640, room - left - 70) / Math.max(colLabels.length, 1);
+  const cell = options.cell ?? Math.max(10, Math.min(34, cellRoom));
   const bottom = widest(colLabels) * 0.75 + (options.xTitle ? 34 : 14);
   ctx.font = font(12);
   const yTitleWidth = options.yTitle ? ctx.measureText(options.yTitle).width : 0;  // the canvas is at least as tall

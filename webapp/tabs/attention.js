@@ -246,7 +246,7 @@
   const overviewAt = (event) => {  // {layer, head} (1-based) under the mouse, or null
     const {w, h, layers, heads: n} = overview.__layout ?? {};
     if (!w) return null;
-    const [x, y] = pointerAt(overview, event).map((v, i) => v - [OVERVIEW.left, OVERVIEW.top][i]);
+    const [px, py] = pointerAt(overview, event), [x, y] = [px - OVERVIEW.left, py - OVERVIEW.top];
     const [head, layer] = [Math.floor(x / (w + OVERVIEW.gap)), Math.floor(y / (h + OVERVIEW.gap))];
     return head >= 0 && head < n && layer >= 0 && layer < layers ? {layer: layer + 1, head: head + 1} : null;
   };
