@@ -114,19 +114,40 @@ def training_runs(metrics):
     return runs + [training] if training else runs
 
 
+def averaged_weights(run):
+    """The checkpoint files a run's weights were averaged from (`training.average`), and the command; ([], None)."""
+    averaged = _dict(run.get("averaged"))
+    weights = [w for w in averaged.get("weights") or [] if isinstance(w, str)]
+    command = averaged.get("command") if weights and isinstance(averaged.get("command"), str) else None
+    return weights, command
+
+
+def averaged_summary(run):
+    """What the steps column adds for a run whose weights were averaged, else ""."""
+    weights, _ = averaged_weights(run)
+    if not weights:
+        return ""
+    steps = [m.group(1) for w in weights if (m := re.search(r"step-(\d+)", w))]
+    which = f" (steps {int(steps[0]):,} to {int(steps[-1]):,})" if len(steps) == len(weights) else ""
+    return f", then {len(weights)} checkpoints averaged{which}"
+
+
 def training_markdown(metrics, heading="### Training"):
     """A row per training run, and the time of all of them when there were several ("" without any)."""
     runs = training_runs(metrics)
     if not runs:
         return ""
-    rows = [(i, data_summary(run.get("data")), f"{_number(run.get('steps'))} / {_number(run.get('epochs'), 'g')}",
-             time_summary(run)) for i, run in enumerate(runs, 1)]
+    rows = [(i, data_summary(run.get("data")), f"{_number(run.get('steps'))} / {_number(run.get('epochs'), 'g')}"
+             + averaged_summary(run), time_summary(run)) for i, run in enumerate(runs, 1)]
     lines = [heading, *table(("run", "data", "steps / epochs", "time"), rows)]
     minutes = [run["minutes"] for run in runs if _is_number(run.get("minutes"))]
     if len(runs) > 1 and minutes:
         unknown = len(runs) - len(minutes)
         lines += ["", f"In all: {sum(minutes):,.1f} minutes of training in {len(runs)} runs"
                       + (f" ({unknown} of them of unknown length)" if unknown else "") + "."]
+    if any(averaged_summary(run) for run in runs):
+        lines += ["", "Each run is counted up to its best checkpoint, the model it exported; where its weights were "
+                  "then averaged (`training.average`), the steps column says which."]
     return "\n".join(lines)
 
 
@@ -191,16 +212,8 @@ def training_card(metrics, loss_curve):
     if settings:
         lines += ["", "Settings of the last run (`training/configs.py`):", "",
                   *table(("setting", "value"), [(f"`{k}`", v) for k, v in settings.items()])]
-    averaged = _dict(metrics.get("averaged"))
-    weights = [w for w in averaged.get("weights") or [] if isinstance(w, str)]
-    if weights:
-        steps = [m.group(1) for w in weights if (m := re.search(r"step-(\d+)", w))]
-        which = f" (steps {int(steps[0]):,} to {int(steps[-1]):,})" if len(steps) == len(weights) else ""
-        lines += ["", f"Its weights are the mean of {len(weights)} checkpoints of the last run{which}, made by "
-                  "`training.average` (the table's last row counts that run up to its best checkpoint, the model it "
-                  "exported)."]
-    commands = [c for run in runs for c in (run.get("commands") or []) if isinstance(c, str)]
-    commands += [averaged["command"]] if weights and isinstance(averaged.get("command"), str) else []
+    commands = [c for run in runs for c in [*(run.get("commands") or []), averaged_weights(run)[1]]
+                if isinstance(c, str)]
     if commands:
         lines += ["", "The commands that trained it, in order:", "", "```bash", *commands, "```"]
     if loss_curve:

@@ -36,11 +36,26 @@ def test_the_averaged_model_holds_the_mean_and_translates(kept_run, tmp_path):
     weights = averaged.translator.model.state_dict()
     for name in a:
         torch.testing.assert_close(weights[name], (a[name] + b[name]) / 2, rtol=0, atol=1e-6)
-    assert averaged.metrics["averaged"]["weights"] == [f.name for f in files] and "scores" not in averaged.metrics
+    assert averaged.metrics["training"]["averaged"]["weights"] == [f.name for f in files]
+    assert "scores" not in averaged.metrics
     assert isinstance(averaged.translator.translate("I see the cat."), str)
     card = (tmp_path / "avg" / "README.md").read_text(encoding="utf-8")  # the card says which weights it holds
-    assert "Its weights are the mean of 2 checkpoints of the last run (steps 40 to 60)" in card
+    assert ", then 2 checkpoints averaged (steps 40 to 60) |" in card
     assert "python -m training.average --model" in card.split("```bash")[1]  # after the commands that trained it
+
+
+def test_a_run_continuing_an_averaged_model_keeps_the_averaging_in_its_history(kept_run, toy_corpus, tmp_path):
+    files = sorted((kept_run / "weights").glob("step-*.safetensors"))
+    average_main(["--model", str(kept_run / "model"), "--weights", *map(str, files), "--out", str(tmp_path / "avg")])
+    train, dev = toy_corpus
+    train_main(["--config", "tiny", "--init-from", str(tmp_path / "avg"), "--train", str(train), "--dev", str(dev),
+                "--out", str(tmp_path / "next"), "--no-progress", "--precision", "float32", "--max-steps", "20"])
+    continued = open_model(tmp_path / "next" / "model", dtype="float32", device="cpu").metrics
+    assert continued["history"][-1]["averaged"]["weights"] == [f.name for f in files]
+    assert "averaged" not in continued["training"]  # the new run's own weights are not averaged
+    commands = (tmp_path / "next" / "model" / "README.md").read_text(encoding="utf-8").split("```bash")[1]
+    average_at = commands.index("python -m training.average")
+    assert commands.index("--out " + str(kept_run)) < average_at < commands.index("--init-from")
 
 
 def test_weights_of_another_model_are_refused(kept_run, tmp_path):

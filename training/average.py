@@ -54,8 +54,9 @@ def main(argv=None):
     base = open_model(args.model, dtype="float32", device="cpu")
     model = base.translator.model
     model.load_state_dict(average_weights(args.weights), strict=False)  # tied matrices are stored once
-    metrics = {**base.metrics, "averaged": {"weights": [Path(p).name for p in args.weights],
-                                            "command": command_line("training.average", argv)}}
+    averaged = {"weights": [Path(p).name for p in args.weights], "command": command_line("training.average", argv)}
+    # Recorded with the run it averages, so that a run continuing this model (--init-from) keeps it in its history.
+    metrics = {**base.metrics, "training": {**base.metrics.get("training", {}), "averaged": averaged}}
     metrics.pop("scores", None)  # scores of the model it started from: this one is scored anew
     out = Path(args.out)
     save_model_dir(model, base.translator.tokenizer, out, dtype=DTYPES[args.export_dtype], metrics=metrics)
