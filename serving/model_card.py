@@ -137,15 +137,16 @@ def training_markdown(metrics, heading="### Training"):
     runs = training_runs(metrics)
     if not runs:
         return ""
+    averaged = [averaged_summary(run) for run in runs]
     rows = [(i, data_summary(run.get("data")), f"{_number(run.get('steps'))} / {_number(run.get('epochs'), 'g')}"
-             + averaged_summary(run), time_summary(run)) for i, run in enumerate(runs, 1)]
+             + note, time_summary(run)) for i, (run, note) in enumerate(zip(runs, averaged), 1)]
     lines = [heading, *table(("run", "data", "steps / epochs", "time"), rows)]
     minutes = [run["minutes"] for run in runs if _is_number(run.get("minutes"))]
     if len(runs) > 1 and minutes:
         unknown = len(runs) - len(minutes)
         lines += ["", f"In all: {sum(minutes):,.1f} minutes of training in {len(runs)} runs"
                       + (f" ({unknown} of them of unknown length)" if unknown else "") + "."]
-    if any(averaged_summary(run) for run in runs):
+    if any(averaged):
         lines += ["", "Each run is counted up to its best checkpoint, the model it exported; where its weights were "
                   "then averaged (`training.average`), the steps column says which."]
     return "\n".join(lines)

@@ -69,9 +69,8 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
-    data = args.data or args.references
     out = Path(args.out)
-    if out.resolve() in {Path(args.references).resolve(), Path(data).resolve()}:
+    if out.resolve() in {Path(path).resolve() for path in (args.references, args.data) if path}:
         raise ValueError("--out: must not be one of the files it reads")
     check_writable(out.parent, "--out")
     references = pairs_to_score(args.references)  # read once: it is also the --data file by default
