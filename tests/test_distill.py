@@ -46,5 +46,5 @@ def test_the_command_line_writes_the_file_and_refuses_to_overwrite_its_input(tin
     main(["--model", str(tiny_model_dir), "--data", str(data), "--out", str(out), "--beam", "2", "--no-progress"])
     assert len(read_tsv(out)[0]) == 10
     assert "10 of 10 pairs translated (beam 2), complete" in capsys.readouterr().err
-    with pytest.raises(ValueError, match="must not be the --data file"):
+    with pytest.raises(ValueError, match="must not be one of the files it reads"):
         main(["--model", str(tiny_model_dir), "--data", str(data), "--out", str(data)])

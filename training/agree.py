@@ -18,13 +18,12 @@ line whose English has no reference is kept: there is nothing to check it agains
 import argparse
 import sys
 from collections import defaultdict
-from pathlib import Path
 
 from sacrebleu.metrics import CHRF
 from tqdm import tqdm
 
-from .cli import check_writable, non_negative_float, run_cli
-from .distill import tsv_line
+from .cli import checked_out_file, non_negative_float, run_cli
+from .distill import write_pairs
 from .evaluate import pairs_to_score
 
 
@@ -70,15 +69,11 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
-    out = Path(args.out)
-    if out.resolve() in {Path(path).resolve() for path in (args.references, args.data)}:
-        raise ValueError("--out: must not be one of the files it reads")
-    check_writable(out.parent, "--out")
+    out = checked_out_file(args.out, [args.references, args.data])
     references = references_by_english(pairs_to_score(args.references))
     kept, dropped = keep_agreeing(pairs_to_score(args.data), references, args.min_chrf,
                                   progress=not args.no_progress)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(tsv_line(en, it) for en, it in kept), encoding="utf-8")
+    write_pairs(out, kept)
     print(f"{out}: {len(kept)} pairs kept, {dropped} dropped (sentence chrF below {args.min_chrf:g} against every "
           "human reference)", file=sys.stderr)
 

@@ -58,6 +58,16 @@ def check_writable(directory, flag):
         raise ValueError(f"{flag}: cannot write {directory}: {existing} is read-only")
 
 
+def checked_out_file(out, reads, flag="--out"):
+    """`out` as a Path, once it is known to be none of the files `reads` that the command reads (writing it would
+    destroy its own input) and to lie in a folder that can be written."""
+    out = Path(out)
+    if out.resolve() in {Path(path).resolve() for path in reads if path}:
+        raise ValueError(f"{flag}: must not be one of the files it reads")
+    check_writable(out.parent, flag)
+    return out
+
+
 def command_line(module, argv=None):
     """The command that ran `python -m module` with `argv` (default: this process's arguments), quoted for a shell:
     what metrics.json and head_importance.json record, so a result can be reproduced."""

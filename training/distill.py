@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 from serving.model_dir import open_model
 
-from .cli import check_writable, non_negative_float, positive_int, run_cli
+from .cli import checked_out_file, non_negative_float, positive_int, run_cli
 from .evaluate import pairs_to_score
 
 
@@ -41,6 +41,12 @@ def tsv_line(english, italian):
     space, so the line stays one pair."""
     clean = (" ".join(s.split()) for s in (english, italian))
     return "\t".join(clean) + "\n"
+
+
+def write_pairs(out, pairs):
+    """Write `pairs` to the TSV file `out`, one `tsv_line` each, making its folder where needed."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(tsv_line(en, it) for en, it in pairs), encoding="utf-8")
 
 
 def distill(translator, pairs, out, beam=4, chunk=2048, max_minutes=0, progress=True):
@@ -87,10 +93,7 @@ def main(argv=None):
     args = parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    out = Path(args.out)
-    if out.resolve() == Path(args.data).resolve():
-        raise ValueError("--out: must not be the --data file it translates")
-    check_writable(out.parent, "--out")
+    out = checked_out_file(args.out, [args.data])
     out.parent.mkdir(parents=True, exist_ok=True)
     translator = open_model(args.model).translator
     pairs = pairs_to_score(args.data, args.limit)

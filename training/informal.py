@@ -19,10 +19,9 @@ informal: a few good lines are lost, never a wrong one kept.
 import argparse
 import re
 import sys
-from pathlib import Path
 
-from .cli import check_writable, run_cli
-from .distill import tsv_line
+from .cli import checked_out_file, run_cli
+from .distill import write_pairs
 from .evaluate import pairs_to_score
 
 SPEAKS_TO_YOU = re.compile(r"\byou(r|rs|rself)?\b", re.IGNORECASE)
@@ -69,15 +68,11 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
-    out = Path(args.out)
-    if out.resolve() in {Path(path).resolve() for path in (args.references, args.data) if path}:
-        raise ValueError("--out: must not be one of the files it reads")
-    check_writable(out.parent, "--out")
+    out = checked_out_file(args.out, [args.references, args.data])
     references = pairs_to_score(args.references)  # read once: it is also the --data file by default
     english = informal_english(references)
     kept, dropped = keep_informal(pairs_to_score(args.data) if args.data else references, english)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(tsv_line(en, it) for en, it in kept), encoding="utf-8")
+    write_pairs(out, kept)
     print(f"{out}: {len(kept)} pairs kept, {dropped} dropped (not the informal singular, for {len(english)} English "
           "sentences that have one)", file=sys.stderr)
 
