@@ -147,8 +147,9 @@ def training_markdown(metrics, heading="### Training"):
         lines += ["", f"In all: {sum(minutes):,.1f} minutes of training in {len(runs)} runs"
                       + (f" ({unknown} of them of unknown length)" if unknown else "") + "."]
     if any(averaged):
-        lines += ["", "Each run is counted up to its best checkpoint, the model it exported; where its weights were "
-                  "then averaged (`training.average`), the steps column says which."]
+        lines += ["", "Each run is counted up to the model it exported, its best checkpoint; where its weights were "
+                  "then averaged (`training.average`), the steps column says which, and a run averaged beside its "
+                  "training log (`metrics.csv`) is counted up to the last of them."]
     return "\n".join(lines)
 
 

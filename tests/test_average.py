@@ -1,6 +1,9 @@
 """Checkpoint averaging: the trainer keeps the weights of its last evaluations (`keep_weights`), and
 `training.average` writes a model whose weights are their mean."""
 
+import json
+import shutil
+
 import pytest
 import torch
 from safetensors.torch import load_file, save_file
@@ -64,3 +67,37 @@ def test_weights_of_another_model_are_refused(kept_run, tmp_path):
     save_file({"something.else": torch.zeros(3)}, str(other))
     with pytest.raises(ValueError, match="not a checkpoint of the same model"):
         average_weights([first, other])
+
+
+def test_the_averaged_model_is_recorded_up_to_its_last_averaged_checkpoint(toy_corpus, tmp_path):
+    """The run's best checkpoint (the exported model) can come before the checkpoints averaged: the averaged model's
+    training record and history then go on to the last of them, from the run's log."""
+    train, dev = toy_corpus
+    out = tmp_path / "run"
+    train_main(["--config", "tiny", "--train", str(train), "--dev", str(dev), "--out", str(out), "--no-progress",
+                "--precision", "float32", "--max-steps", "60", "--set", "eval_every=20", "keep_weights=2"])
+    log = {row.split(",")[0]: row.split(",") for row in (out / "metrics.csv").read_text().splitlines()[1:]}
+    metrics = json.loads((out / "model" / "metrics.json").read_text())
+    best = {**metrics["training"], "steps": 20, "minutes": float(log["20"][2]), "epochs": 0.5,
+            "target_tokens_seen": int(log["20"][3])}  # as if the run's best checkpoint had been step 20
+    (out / "model" / "metrics.json").write_text(json.dumps({**metrics, "training": best}))
+    files = sorted((out / "weights").glob("step-*.safetensors"))
+    average_main(["--model", str(out / "model"), "--weights", *map(str, files), "--out", str(tmp_path / "avg")])
+    training = open_model(tmp_path / "avg", dtype="float32", device="cpu").metrics["training"]
+    assert training["steps"] == 60
+    assert training["minutes"] == round(float(log["60"][2]), 1)
+    assert training["target_tokens_seen"] == int(log["60"][3]) > best["target_tokens_seen"]
+    assert training["epochs"] == round(0.5 * int(log["60"][3]) / int(log["20"][3]), 2)
+    history = json.loads((tmp_path / "avg" / "training_snapshots.json").read_text(encoding="utf-8"))
+    assert history["snapshots"][-1]["step"] == 60 and history["curve"][-1][0] == 60
+    assert "| 60 / " in (tmp_path / "avg" / "README.md").read_text(encoding="utf-8")
+
+
+def test_averaging_checkpoints_without_the_run_log_keeps_the_exported_record(kept_run, tmp_path):
+    model = tmp_path / "elsewhere" / "model"
+    shutil.copytree(kept_run / "model", model)  # no metrics.csv beside it
+    files = sorted((kept_run / "weights").glob("step-*.safetensors"))
+    average_main(["--model", str(model), "--weights", *map(str, files), "--out", str(tmp_path / "avg")])
+    exported = open_model(model, dtype="float32", device="cpu").metrics["training"]
+    training = open_model(tmp_path / "avg", dtype="float32", device="cpu").metrics["training"]
+    assert {k: training[k] for k in ("steps", "minutes")} == {k: exported[k] for k in ("steps", "minutes")}

@@ -8,9 +8,14 @@ average the last 5 or 20 checkpoints).
     python -m training.evaluate --model runs/part5/averaged --data ../shared/data/en-it/dev.tsv
 
 `--model` is the run's exported model directory: the architecture, tokenizer, metrics and history of the result.
+The exported model is the run's best checkpoint, often earlier than the checkpoints averaged; where the run directory
+beside it holds the run's log and history (metrics.csv, training_snapshots.json), the averaged model's training
+record and history go on to its last averaged checkpoint, so its card counts the minutes its weights trained for.
 """
 
 import argparse
+import csv
+import re
 import shutil
 from pathlib import Path
 
@@ -20,6 +25,8 @@ from serving.model_dir import METRICS, NOTES, SNAPSHOTS, open_model, save_model_
 from transformer.translator import DTYPES
 
 from .cli import check_writable, command_line, run_cli
+from .snapshots import History
+from .train import LOG
 
 
 def average_weights(paths):
@@ -36,6 +43,30 @@ def average_weights(paths):
         for name in names:
             total[name] += weights[name].float()
     return {name: t / len(paths) for name, t in total.items()}
+
+
+def last_step(paths):
+    """The step of the latest checkpoint among `paths` (files named step-N.safetensors by the trainer), or None."""
+    steps = [int(m.group(1)) for p in paths if (m := re.fullmatch(r"step-(\d+)\.safetensors", Path(p).name))]
+    return max(steps) if len(steps) == len(paths) else None
+
+
+def record_up_to(training, run_dir, step):
+    """The run's training record `training` (that of its best checkpoint) carried on to `step`, from the run's log
+    (`run_dir`/metrics.csv): steps, minutes and target tokens as logged there, epochs in proportion to the tokens.
+    Unchanged when the log has no row for `step` or the step is not later."""
+    log = Path(run_dir) / LOG
+    if step is None or step <= training.get("steps", 0) or not log.is_file():
+        return training
+    with open(log, newline="", encoding="utf-8") as f:
+        rows = [row for row in csv.DictReader(f) if row.get("step") == str(step)]
+    if not rows:
+        return training
+    tokens = int(rows[-1]["target_tokens"])
+    record = {**training, "steps": step, "minutes": round(float(rows[-1]["minutes"]), 1), "target_tokens_seen": tokens}
+    if training.get("epochs") and training.get("target_tokens_seen"):
+        record["epochs"] = round(training["epochs"] * tokens / training["target_tokens_seen"], 2)
+    return record
 
 
 def parse_args(argv=None):
@@ -55,14 +86,19 @@ def main(argv=None):
     model = base.translator.model
     model.load_state_dict(average_weights(args.weights), strict=False)  # tied matrices are stored once
     averaged = {"weights": [Path(p).name for p in args.weights], "command": command_line("training.average", argv)}
+    run_dir, step = base.path.parent, last_step(args.weights)
+    best = base.metrics.get("training", {})
+    training = record_up_to(best, run_dir, step)
     # Recorded with the run it averages, so that a run continuing this model (--init-from) keeps it in its history.
-    metrics = {**base.metrics, "training": {**base.metrics.get("training", {}), "averaged": averaged}}
+    metrics = {**base.metrics, "training": {**training, "averaged": averaged}}
     metrics.pop("scores", None)  # scores of the model it started from: this one is scored anew
     out = Path(args.out)
     save_model_dir(model, base.translator.tokenizer, out, dtype=DTYPES[args.export_dtype], metrics=metrics)
     for name in (NOTES, SNAPSHOTS):
         if (base.path / name).is_file():
             shutil.copyfile(base.path / name, out / name)
+    if training is not best and (run_dir / SNAPSHOTS).is_file():
+        History.resume(run_dir, step).save(out / SNAPSHOTS)
     print(f"averaged {len(args.weights)} checkpoints into {out} ({METRICS} records them)")
 
 
