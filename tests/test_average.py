@@ -9,7 +9,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from serving.model_dir import open_model
-from training.average import average_weights, main as average_main
+from training.average import average_weights, last_step, main as average_main, record_up_to
 from training.train import main as train_main
 
 
@@ -101,3 +101,21 @@ def test_averaging_checkpoints_without_the_run_log_keeps_the_exported_record(kep
     exported = open_model(model, dtype="float32", device="cpu").metrics["training"]
     training = open_model(tmp_path / "avg", dtype="float32", device="cpu").metrics["training"]
     assert {k: training[k] for k in ("steps", "minutes")} == {k: exported[k] for k in ("steps", "minutes")}
+
+
+def test_a_malformed_or_silent_run_log_leaves_the_record_as_it_was(tmp_path):
+    best = {"steps": 20, "minutes": 1.0, "epochs": 0.5, "target_tokens_seen": 1000}
+    (tmp_path / "metrics.csv").write_text("step,epoch,minutes,target_tokens\n20,0,1.00,1000\n60,0,oops,3000\n")
+    assert record_up_to(best, tmp_path, 60) is best  # unreadable minutes
+    assert record_up_to(best, tmp_path, 80) is best  # no row for the step
+    assert record_up_to(best, tmp_path, 20) is best  # not later than the best checkpoint
+    (tmp_path / "metrics.csv").write_text("step,epoch,minutes,target_tokens\n20,0,1.00,1000\n60,0,3.04,3000\n")
+    assert record_up_to(best, tmp_path, 60) == {"steps": 60, "minutes": 3.0, "epochs": 1.5, "target_tokens_seen": 3000}
+
+
+def test_only_the_runs_own_kept_weights_give_the_step_to_record_up_to(tmp_path):
+    run = tmp_path / "run"
+    own = [run / "weights" / "step-40.safetensors", run / "weights" / "step-60.safetensors"]
+    assert last_step(own, run) == 60
+    assert last_step([*own, tmp_path / "other" / "weights" / "step-80.safetensors"], run) is None
+    assert last_step([run / "weights" / "mean.safetensors"], run) is None

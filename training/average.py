@@ -45,25 +45,29 @@ def average_weights(paths):
     return {name: t / len(paths) for name, t in total.items()}
 
 
-def last_step(paths):
-    """The step of the latest checkpoint among `paths` (files named step-N.safetensors by the trainer), or None."""
-    steps = [int(m.group(1)) for p in paths if (m := re.fullmatch(r"step-(\d+)\.safetensors", Path(p).name))]
+def last_step(paths, run_dir):
+    """The step of the latest checkpoint among `paths`, when all are the trainer's step-N.safetensors files of the
+    run in `run_dir` (its weights/ folder); else None."""
+    weights = (Path(run_dir) / "weights").resolve()
+    steps = [int(m.group(1)) for p in paths
+             if Path(p).resolve().parent == weights and (m := re.fullmatch(r"step-(\d+)\.safetensors", Path(p).name))]
     return max(steps) if len(steps) == len(paths) else None
 
 
 def record_up_to(training, run_dir, step):
     """The run's training record `training` (that of its best checkpoint) carried on to `step`, from the run's log
     (`run_dir`/metrics.csv): steps, minutes and target tokens as logged there, epochs in proportion to the tokens.
-    Unchanged when the log has no row for `step` or the step is not later."""
+    Unchanged when the log has no readable row for `step` or the step is not later."""
     log = Path(run_dir) / LOG
     if step is None or step <= training.get("steps", 0) or not log.is_file():
         return training
     with open(log, newline="", encoding="utf-8") as f:
         rows = [row for row in csv.DictReader(f) if row.get("step") == str(step)]
-    if not rows:
+    try:
+        tokens, minutes = int(rows[-1]["target_tokens"]), float(rows[-1]["minutes"])
+    except (IndexError, KeyError, TypeError, ValueError):
         return training
-    tokens = int(rows[-1]["target_tokens"])
-    record = {**training, "steps": step, "minutes": round(float(rows[-1]["minutes"]), 1), "target_tokens_seen": tokens}
+    record = {**training, "steps": step, "minutes": round(minutes, 1), "target_tokens_seen": tokens}
     if training.get("epochs") and training.get("target_tokens_seen"):
         record["epochs"] = round(training["epochs"] * tokens / training["target_tokens_seen"], 2)
     return record
@@ -86,7 +90,8 @@ def main(argv=None):
     model = base.translator.model
     model.load_state_dict(average_weights(args.weights), strict=False)  # tied matrices are stored once
     averaged = {"weights": [Path(p).name for p in args.weights], "command": command_line("training.average", argv)}
-    run_dir, step = base.path.parent, last_step(args.weights)
+    run_dir = base.path.parent
+    step = last_step(args.weights, run_dir)
     best = base.metrics.get("training", {})
     training = record_up_to(best, run_dir, step)
     # Recorded with the run it averages, so that a run continuing this model (--init-from) keeps it in its history.
