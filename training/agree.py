@@ -23,13 +23,8 @@ from sacrebleu.metrics import CHRF
 from tqdm import tqdm
 
 from .cli import checked_out_file, non_negative_float, run_cli
-from .distill import write_pairs
+from .distill import one_spaced, write_pairs
 from .evaluate import pairs_to_score
-
-
-def one_spaced(text):
-    """`text` with every run of white space made one space, as `training.distill` writes it."""
-    return " ".join(text.split())
 
 
 def references_by_english(references):

@@ -99,11 +99,12 @@ def main(argv=None):
     metrics.pop("scores", None)  # scores of the model it started from: this one is scored anew
     out = Path(args.out)
     save_model_dir(model, base.translator.tokenizer, out, dtype=DTYPES[args.export_dtype], metrics=metrics)
-    for name in (NOTES, SNAPSHOTS):
+    carried = training is not best and (run_dir / SNAPSHOTS).is_file()
+    if carried:
+        History.resume(run_dir, step).save(out / SNAPSHOTS)
+    for name in (NOTES,) if carried else (NOTES, SNAPSHOTS):
         if (base.path / name).is_file():
             shutil.copyfile(base.path / name, out / name)
-    if training is not best and (run_dir / SNAPSHOTS).is_file():
-        History.resume(run_dir, step).save(out / SNAPSHOTS)
     print(f"averaged {len(args.weights)} checkpoints into {out} ({METRICS} records them)")
 
 

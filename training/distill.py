@@ -36,11 +36,14 @@ def lines_done(out):
     return data.count(b"\n", 0, complete)
 
 
+def one_spaced(text):
+    """`text` with every run of white space (tabs, line breaks, no-break spaces) made one space."""
+    return " ".join(text.split())
+
+
 def tsv_line(english, italian):
-    """One TSV line: any run of white space inside a sentence (tabs, line breaks, no-break spaces) becomes one
-    space, so the line stays one pair."""
-    clean = (" ".join(s.split()) for s in (english, italian))
-    return "\t".join(clean) + "\n"
+    """One TSV line, each sentence `one_spaced`, so the line stays one pair."""
+    return f"{one_spaced(english)}\t{one_spaced(italian)}\n"
 
 
 def write_pairs(out, pairs):
