@@ -15,7 +15,6 @@ record and history go on to its last averaged checkpoint, so its card counts the
 
 import argparse
 import csv
-import re
 import shutil
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from transformer.translator import DTYPES
 
 from .cli import check_writable, command_line, run_cli
 from .snapshots import History
-from .train import LOG
+from .train import LOG, kept_step
 
 
 def average_weights(paths):
@@ -49,9 +48,8 @@ def last_step(paths, run_dir):
     """The step of the latest checkpoint among `paths`, when all are the trainer's step-N.safetensors files of the
     run in `run_dir` (its weights/ folder); else None."""
     weights = (Path(run_dir) / "weights").resolve()
-    steps = [int(m.group(1)) for p in paths
-             if Path(p).resolve().parent == weights and (m := re.fullmatch(r"step-(\d+)\.safetensors", Path(p).name))]
-    return max(steps) if len(steps) == len(paths) else None
+    steps = [kept_step(p) for p in paths if Path(p).resolve().parent == weights]
+    return max(steps) if len(steps) == len(paths) and None not in steps else None
 
 
 def record_up_to(training, run_dir, step):

@@ -16,6 +16,7 @@ import csv
 import math
 import os
 import random
+import re
 import shutil
 import sys
 import time
@@ -410,8 +411,9 @@ def keep_weights(run, model, step):
 
 
 def kept_step(path):
-    """The step of a kept weights file, step-N.safetensors."""
-    return int(path.stem.removeprefix("step-"))
+    """The step of a kept weights file, step-N.safetensors; None for a file of any other name."""
+    match = re.fullmatch(r"step-(\d+)\.safetensors", Path(path).name)
+    return int(match.group(1)) if match else None
 
 
 def truncate_log(log_path, step):
