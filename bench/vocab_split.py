@@ -1,16 +1,17 @@
-"""How finely the BPE vocabulary cuts words: subword tokens per word, English and Italian, for the shipped model's
-tokenizer and for vocabularies of other sizes learnt from the training data, on all sentences and on long ones.
+"""How finely the BPE vocabulary cuts words: subword tokens per word, English and Italian, for a model's tokenizer
+(the shipped one by default) and for vocabularies of other sizes learnt from the training data, on all sentences and
+on long ones.
 
-A larger vocabulary shortens the sequences the model reads and writes, at the cost of d_model parameters a token
-(the embedding is tied to the output layer); this says where the shorter sequences would be, before any hours of
-training are spent on a same-minutes comparison.
+A larger vocabulary shortens the sequences the model reads and writes, at the cost of d_model parameters a token in
+each embedding table (one in the shipped model: the encoder, the decoder and the output layer share it); this says
+where the shorter sequences would be, before any hours of training are spent on a same-minutes comparison.
 
     python -m bench.vocab_split
     python -m bench.vocab_split --sizes 8256 16256 32256 --data D/test-tatoeba.tsv D/dev-news.tsv
 
 `--train` (default: train.tsv, train-extra.tsv and train-docs.tsv of ../shared/data/en-it) is what each new
-vocabulary is learnt from, both languages together as for the shipped one (`training.train`); a size equal to the
-shipped one's tells how much of any difference is the data rather than the size. About a minute a vocabulary.
+vocabulary is learnt from, both languages together as `training.train` learns one; a size equal to the model's
+tells how much of any difference is the data rather than the size. About a minute a vocabulary.
 The last line of the output is a JSON summary.
 """
 
@@ -57,10 +58,11 @@ def split_rates(tokenizer, pairs, long_words):
 def main(argv=None):
     args = parse_args(argv)
     translator = Translator.load(args.model)
-    shipped, d_model = translator.tokenizer, translator.model.cfg.d_model
-    print(f"shipped: tokenizer of {args.model} ({shipped.get_vocab_size()} tokens)")
+    own, cfg = translator.tokenizer, translator.model.cfg
+    tables = 1 if cfg.tie_embeddings else 3  # source, target and output embeddings: one shared table or three
+    print(f"model: tokenizer of {args.model} ({own.get_vocab_size()} tokens)")
     train_pairs = [pair for path in args.train for pair in read_pairs(path)]
-    tokenizers = [("shipped", shipped)]
+    tokenizers = [("model", own)]
     for size in args.sizes:
         tokenizer, line = get_tokenizer(None, train_pairs, size)
         print(line)
@@ -68,7 +70,7 @@ def main(argv=None):
     measured = {path: read_pairs(path) for path in args.data}
     results, rows = [], []
     for name, tokenizer in tokenizers:
-        extra = (tokenizer.get_vocab_size() - shipped.get_vocab_size()) * d_model
+        extra = (tokenizer.get_vocab_size() - own.get_vocab_size()) * cfg.d_model * tables
         for path, pairs in measured.items():
             rates = split_rates(tokenizer, pairs, args.long_words)
             results.append(dict(tokenizer=name, size=tokenizer.get_vocab_size(), data=Path(path).name,
@@ -76,7 +78,7 @@ def main(argv=None):
             rows.append([name, Path(path).name, f"{tokenizer.get_vocab_size():,}", f"{extra:+,}",
                          *("-" if v is None else f"{v:.3f}" for v in rates.values())])
     print(f"\nsubword tokens per word ('long': {args.long_words}+ English words); extra parameters against the "
-          f"shipped model (d_model {d_model}, tied embedding)")
+          f"model (d_model {cfg.d_model}, {tables} embedding table(s))")
     print_table(["tokenizer", "data", "size", "extra params", "en all", "it all", "en long", "it long"], rows,
                 text_columns=2)
     print_json(results)

@@ -1,4 +1,4 @@
-"""bench.vocab_split: tokens per word of the shipped tokenizer and of vocabularies learnt at other sizes."""
+"""bench.vocab_split: tokens per word of a model's tokenizer and of vocabularies learnt at other sizes."""
 
 import json
 
@@ -19,7 +19,7 @@ def test_larger_vocabularies_cut_words_into_fewer_pieces(tiny_model_dir, toy_cor
     results = run(capsys, ["--model", str(tiny_model_dir), "--train", str(train), "--data", str(dev),
                            "--sizes", "270", "400", "--long-words", "4"])
     by_name = {r["tokenizer"]: r for r in results}
-    assert list(by_name) == ["shipped", "learnt 270", "learnt 400"]
+    assert list(by_name) == ["model", "learnt 270", "learnt 400"]
     small, large = by_name["learnt 270"], by_name["learnt 400"]
     assert small["size"] < large["size"]
     for side in ("en all", "it all"):
@@ -27,7 +27,7 @@ def test_larger_vocabularies_cut_words_into_fewer_pieces(tiny_model_dir, toy_cor
     assert small["en long"] == small["en all"]  # every toy sentence has 4 English words: all are long
     d_model = Translator.load(tiny_model_dir).model.cfg.d_model
     for r in results:
-        assert r["extra_parameters"] == (r["size"] - by_name["shipped"]["size"]) * d_model
+        assert r["extra_parameters"] == (r["size"] - by_name["model"]["size"]) * d_model
 
 
 def test_no_long_sentences_reads_as_none(translator):
