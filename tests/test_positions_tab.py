@@ -46,7 +46,7 @@ def test_the_tab_is_one_view_with_no_python_event(served):
     assert not demo.fns  # no event at all
     assert view.elem_id == "positional-encoding"
     assert [fn.__name__ for fn in view.server_fns] == ["positional_table"]
-    table = view.server_fns[0]()
+    table = json.loads(view.server_fns[0]().body)  # JSON encoded once, at start (views.prepared_json)
     assert np.allclose(dequantized(table), positional_encoding(served.translator.model), atol=5e-5)
     assert view.server_fns[0]("anything the page passes") is table  # computed once, when the page was built
     assert 'value="0, 4, 8, 9"' in view.html_template  # the tiny model's d_model 32

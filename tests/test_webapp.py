@@ -75,20 +75,22 @@ def test_line_breaks_are_read_as_spaces_and_said():
 
 
 def test_a_text_of_two_lines_is_translated_as_one(served, translator):
-    italian, status, _, inspection, payload = translation.translate(served, "I see\nthe cat.", "greedy", 2, 1.0, 0, 0)
+    italian, status, _, payload = translation.translate(served, "I see\nthe cat.", "greedy", 2, 1.0, 0, 0)
+    inspection = translation.inspection_of(served, "I see\nthe cat.", "greedy", 2, 1.0, 0, 0)  # the one kept
     assert italian == translator.translate("I see the cat.") and "2 lines were joined" in status
     assert not any("0x0A" in token for token in inspection.source_tokens)
     assert "never learnt" not in status  # no warning blaming characters the model lacks
 
 
-def test_translate_gives_the_text_status_chips_inspection_and_payload(served, translator):
-    italian, status, chips_html, inspection, payload = translation.translate(served, "I see the cat.", "beam", 2, 1.0,
-                                                                             0, 0)
+def test_translate_gives_the_text_status_chips_and_payload_and_keeps_the_inspection(served, translator):
+    italian, status, chips_html, payload = translation.translate(served, "I see the cat.", "beam", 2, 1.0, 0, 0)
+    inspection = translation.inspection_of(served, "I see the cat.", "beam", 2, 1.0, 0, 0)
+    assert inspection is served.recent.get(("I see the cat.", 2, None))  # an experiment on it costs nothing
     assert italian == translator.translate("I see the cat.", beam=2) == inspection.translation
     assert "beam search (2 beams)" in status and "▁cat" in chips_html and inspection.beam_trace is not None
     assert payload["translation"] == italian and payload["decoding"] == "beam search (2 beams)"
     assert payload["source_tokens"] == inspection.source_tokens and len(payload["beam"]["steps"]) > 0
-    assert translation.translate(served, " ", "greedy", 2, 1.0, 0, 0) == ("", texts.EMPTY_MESSAGE, "", None, None)
+    assert translation.translate(served, " ", "greedy", 2, 1.0, 0, 0) == ("", texts.EMPTY_MESSAGE, "", None)
 
 
 def test_output_tokens_end_the_sentence(translator):

@@ -1,16 +1,34 @@
 """How the page's events run (`QUIET`, the options of the events that answer a view), and what of them the outside
 world reaches: the page's events are private (`make_private`), their inputs checked beyond what Gradio checks
-(`check_inputs`), and no named route but the API's answers (`PublicRoutesOnly`)."""
+(`check_inputs`), no named route but the API's answers (`PublicRoutesOnly`), no request body larger than a limit
+(`BodyLimit`), and every answer of some size compressed (`compression`: Starlette's GZipMiddleware)."""
 
 import functools
 import inspect
 import json
+import logging
 import math
 import numbers
 import re
 
 import gradio as gr
+from starlette.middleware import Middleware
+from starlette.middleware.gzip import DEFAULT_EXCLUDED_CONTENT_TYPES, GZipMiddleware
 from starlette.responses import JSONResponse
+
+from .texts import echo
+
+log = logging.getLogger(__name__)
+
+
+class Refusal(gr.Error):
+    """A request refused, with its one-line reason for the client: logged as that one line (WARNING), never as a
+    traceback (Gradio prints one for every other error). Quote what the client sent with `texts.echo`."""
+
+    def __init__(self, message):
+        super().__init__(message, print_exception=False)
+        log.warning("refused: %s", message)
+
 
 # A view's events: not in the API, no spinner, and always run for the latest values (a click during a run queues one
 # more run, which reads the controls when it starts), so what is shown matches the controls however fast they change.
@@ -65,12 +83,12 @@ def _check_for(component):
 
 def _finite(label, value):
     if isinstance(value, numbers.Real) and not isinstance(value, bool) and not math.isfinite(value):
-        raise gr.Error(f"{label}: must be a finite number, got {value!r}")
+        raise Refusal(f"{label}: must be a finite number, got {echo(value)}")
 
 
 def _each_once(label, value):
     if isinstance(value, (list, tuple)) and len(set(map(repr, value))) != len(value):
-        raise gr.Error(f"{label}: each choice at most once, got {len(value)} with repeats")
+        raise Refusal(f"{label}: each choice at most once, got {len(value)} with repeats")
 
 
 def _has_special_arguments(fn):
@@ -121,22 +139,47 @@ class PublicRoutesOnly:
         kind, name = route.groups()
         public = self.public()
         if name not in public:
-            return await _answer(scope, receive, send, 404, f"no endpoint named {name!r}: the API has "
+            return await _answer(scope, receive, send, 404, f"no endpoint named {echo(name)}: the API has "
                                                             f"{', '.join(sorted(public))}")
-        if kind != "call":
+        if kind not in ("call", "call/v2"):
             return await self.app(scope, receive, send)
         body, receive = await _read_body(receive)
         try:
-            data = json.loads(body)["data"]
-        except (ValueError, TypeError, KeyError):
-            data = None
-        given = len(data) if isinstance(data, list) else None  # else Gradio says what is wrong with it
-        names = public[name].input_parameter_names or [f"argument {i + 1}" for i in range(len(public[name].inputs))]
-        if given is not None and given < len(names):
-            return await _answer(scope, receive, send, 422, (
-                f"/{name} takes {len(names)} arguments, in order: {', '.join(names)}; got {given}. Send them all, or "
-                f"name those you send in a call to /gradio_api/call/v2/{name} (the others take their defaults)."))
+            sent = json.loads(body)
+        except ValueError:
+            sent = None
+        wrong = (self.wrong_positional if kind == "call" else self.wrong_named)(name, public[name], sent)
+        if wrong:
+            return await _answer(scope, receive, send, 422, wrong)
         await self.app(scope, receive, send)
+
+    @staticmethod
+    def wrong_positional(name, fn, sent):
+        """What is wrong with the body of a call to /gradio_api/call/NAME ({"data": [arguments in order]}), or None
+        (a body Gradio itself explains)."""
+        data = sent.get("data") if isinstance(sent, dict) else None
+        names = fn.input_parameter_names or [f"argument {i + 1}" for i in range(len(fn.inputs))]
+        if isinstance(data, list) and len(data) < len(names):
+            return (f"/{name} takes {len(names)} arguments, in order: {', '.join(names)}; got {len(data)}. Send them "
+                    f"all, or name those you send in a call to /gradio_api/call/v2/{name} (the others take their "
+                    "defaults).")
+        return None
+
+    @staticmethod
+    def wrong_named(name, fn, sent):
+        """What is wrong with the body of a call to /gradio_api/call/v2/NAME ({"argument": value, ...}), or None:
+        Gradio answers a bare HTTP 500 to a body that is not an object, an unknown argument or one left out."""
+        parameters = [p for p in inspect.signature(fn.fn).parameters.values() if p.name != "request"]
+        takes = ", ".join(p.name if p.default is p.empty else f"{p.name}={p.default!r}" for p in parameters)
+        if not isinstance(sent, dict):
+            return f"/{name} takes a JSON object of named arguments ({takes}), got {echo(sent)}"
+        unknown = [key for key in sent if key not in {p.name for p in parameters}]
+        missing = [p.name for p in parameters if p.default is p.empty and p.name not in sent]
+        if unknown:
+            return f"/{name} has no argument {echo(unknown[0])}: it takes {takes}"
+        if missing:
+            return f"/{name} needs {', '.join(missing)}: it takes {takes}"
+        return None
 
 
 async def _answer(scope, receive, send, status, error):
@@ -166,3 +209,58 @@ async def _read_body(receive):
 
 async def _return(message):
     return message
+
+
+class BodyLimit:
+    """ASGI middleware: a request whose body is over `max_bytes` is answered 413 without being read further (by its
+    Content-Length when it gives one, else once that many bytes have arrived). Neither Starlette nor Gradio bounds a
+    request body (Gradio's `max_file_size` bounds each uploaded file, once it has been read): a 150 MB body was read
+    whole, 1.9 GB at its peak."""
+
+    def __init__(self, app, max_bytes):
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > self.max_bytes:
+            return await self.refuse(scope, receive, send)
+        received, started, over = 0, False, False
+
+        async def counted_receive():
+            nonlocal received, over
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    over = True
+                    return {"type": "http.disconnect"}  # the app stops reading, as if the client had gone
+            return message
+
+        async def watched_send(message):
+            nonlocal started
+            if over and not started:
+                return  # the app's answer to a body it did not get whole: ours goes instead
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted_receive, watched_send)
+        except Exception:
+            if not over:
+                raise
+        if over and not started:
+            await self.refuse(scope, receive, send)
+
+    async def refuse(self, scope, receive, send):
+        megabytes = self.max_bytes / (1024 * 1024)
+        await _answer(scope, receive, send, 413, f"request body over {megabytes:g} MB: this server takes no more")
+
+
+def compression():
+    """Starlette's GZipMiddleware for every answer of 1 kB or more, the queue's event streams included (the page's
+    translation payload arrives in one; Starlette leaves streams out by default, and flushes each message when it
+    does compress one), at level 6: most of level 9's gain for a fraction of its CPU."""
+    streams_too = tuple(kind for kind in DEFAULT_EXCLUDED_CONTENT_TYPES if kind != "text/event-stream")
+    return Middleware(GZipMiddleware, minimum_size=1000, compresslevel=6, exclude_content_types=streams_too)

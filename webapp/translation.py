@@ -1,6 +1,8 @@
 """The box above the tabs: the English sentence, the Italian translation, the Translate button and a few examples,
 the decoding controls (greedy, beam search, sampling) folded away, the status line and the token chips. Each
-translation is one `interpretability.inspect` call, kept in the session's State, from which every tab draws its views.
+translation is one `interpretability.inspect` call (`inspection_of`), whose payload every tab draws its views from;
+nothing is kept in the session: an experiment names the sentence and settings again, and finds the inspection among
+the server's recent ones (`served.ServedModel.inspect`).
 
 Laid out for a projector: at 1024×768, after Translate, the tab bar and the top of the first view are on the first
 screen (the decoding settings are an accordion whose title names the decoding, the examples one row of small buttons).
@@ -17,6 +19,7 @@ from interpretability import input_report
 from transformer import Sampling
 from transformer.tokenizer import EOS
 
+from .events import Refusal
 from .payload import translation_payload
 from .texts import EMPTY_MESSAGE
 from .tokens import output_tokens, token_chips
@@ -35,12 +38,16 @@ LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 
 @dataclass
 class TranslationBox:
-    """What the tabs need of the box: the sentence, the decoding controls (decoding, beam width, temperature, top-k,
-    seed) and the State of the translation's Inspection (the views get the payload in the page: `webapp.views`)."""
+    """What the tabs need of the box: the sentence and the decoding controls (decoding, beam width, temperature,
+    top-k, seed), the inputs of every experiment (the views get the payload in the page: `webapp.views`)."""
 
     text: gr.Textbox
     decoding_controls: list
-    inspection: gr.State
+
+    @property
+    def inputs(self):
+        """What an experiment's event sends: the sentence, then the decoding controls (`inspection_of`'s order)."""
+        return [self.text, *self.decoding_controls]
 
 
 def decoding_settings(decoding, beam, temperature, top_k, seed):
@@ -53,7 +60,7 @@ def decoding_settings(decoding, beam, temperature, top_k, seed):
             raise ValueError(f"the beam width must be in 1..{MAX_BEAM}, got {beam}")
         return beam, None
     except (TypeError, ValueError) as e:
-        raise gr.Error(f"Decoding settings: {e}") from e
+        raise Refusal(f"Decoding settings: {e}") from e
 
 
 def decoding_label(beam, sampling=None):
@@ -103,23 +110,32 @@ def translation_status(seconds, decoding, report, italian_tokens, max_tokens, jo
     return "\n\n".join(lines)
 
 
-def translate(served, text, decoding, beam, temperature, top_k, seed):
-    """English -> Italian. Outputs: translation, status, token chips, the Inspection kept for the experiments (heads
-    switched off, attribution, inside one head), and the payload every view is drawn from (`webapp.payload`)."""
-    if not text or not text.strip():
-        return "", EMPTY_MESSAGE, "", None, None
-    text, lines = one_line(text)
+def inspection_of(served, text, decoding, beam, temperature, top_k, seed):
+    """The `Inspection` of the translation of `text` (its lines read as one) with the decoding controls' settings,
+    None for an empty text; a recent one comes back at no cost (`served.ServedModel.inspect`). The translate event
+    and every experiment (one head's numbers, attribution) ask it so: the page sends the sentence and settings."""
+    if not isinstance(text, str) or not text.strip():
+        return None
     beam, sampling = decoding_settings(decoding, beam, temperature, top_k, seed)
+    return served.inspect(one_line(text)[0], beam, sampling)
+
+
+def translate(served, text, decoding, beam, temperature, top_k, seed):
+    """English -> Italian. Outputs: translation, status, token chips and the payload every view is drawn from
+    (`webapp.payload`)."""
+    if not text or not text.strip():
+        return "", EMPTY_MESSAGE, "", None
+    settings = (decoding, beam, temperature, top_k, seed)
     start = time.perf_counter()
-    inspection = served.inspect(text, beam, sampling)
+    inspection = inspection_of(served, text, *settings)
     seconds = time.perf_counter() - start
     outputs = output_tokens(inspection)
-    decoding = decoding_label(beam, sampling)
+    decoding = decoding_label(*decoding_settings(*settings))
+    lines = one_line(text)[1]
     status = translation_status(seconds, decoding, input_report(inspection), len(outputs) - 1,
                                 served.translator.max_source_tokens, lines)
     chips = token_chips(inspection.source_tokens, "English") + token_chips(outputs, "Italian")
-    return (inspection.translation, status, chips, inspection,
-            translation_payload(served.translator, inspection, decoding))
+    return inspection.translation, status, chips, translation_payload(served.translator, inspection, decoding)
 
 
 def decoding_controls_for(decoding):
@@ -173,14 +189,13 @@ def build(served, demo):
         controls = decoding_controls()
     status = gr.Markdown(label="Status", elem_id="status")
     chips = gr.HTML(label="Tokens", elem_id="chips")
-    inspection = gr.State(None, time_to_live=3600)
     payload = carrier()
-    io = dict(fn=served.bind(translate), inputs=[text, *controls],
-              outputs=[italian, status, chips, inspection, payload], **served.queue)
+    io = dict(fn=served.bind(translate), inputs=[text, *controls], outputs=[italian, status, chips, payload],
+              **served.queue)
     gr.on([button.click, text.submit, demo.load], api_name="translate", **io)
     for example, sentence in zip(examples, EXAMPLES):  # the sentence put in the box by the browser, then translated
         example.click(None, None, text, js=f"() => {json.dumps(sentence)}", api_visibility="private").then(
             api_visibility="private", **io)
     controls[0].input(decoding_controls_for, controls[0], [settings, *controls[1:]], api_visibility="private",
                       show_progress="hidden")
-    return TranslationBox(text, controls, inspection)
+    return TranslationBox(text, controls)
