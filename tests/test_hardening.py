@@ -118,6 +118,13 @@ def test_the_app_refuses_uploads_over_its_limit_and_compresses_its_answers(tiny_
         assert unknown.status_code == 422 and "has no argument 'txt'" in unknown.json()["error"]
         empty = httpx.post(app.url + "gradio_api/call/v2/translate", content=b"", timeout=60)
         assert empty.status_code == 422 and "takes a JSON object of named arguments" in empty.json()["error"]
+        events = httpx.get(app.url + "config", timeout=60).json()["dependencies"]
+        page_translate = next(event["id"] for event in events if event["api_name"] == "page_translate")
+        short = httpx.post(app.url + "gradio_api/queue/join", timeout=60, json={
+            "data": ["I see the cat."], "fn_index": page_translate, "session_hash": "s", "trigger_id": None})
+        assert short.status_code == 422 and short.json()["error"] == (
+            f"event {page_translate} (page_translate) takes 6 inputs, got 1")
+    assert app.returncode == 0 and "Traceback" not in app.output  # SIGTERM: a clean stop
 
 
 # --- Heavy work: admission, budget, shutdown ---------------------------------------------------------------------------

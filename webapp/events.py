@@ -120,10 +120,13 @@ class PublicRoutesOnly:
     """ASGI middleware: the routes that call an event by name (POST /gradio_api/call/NAME, call/v2/NAME, run/NAME,
     api/NAME) answer for the public endpoints of `blocks` only, 404 otherwise. Gradio's api_visibility="private"
     hides an event from the API's description and from gradio_client, but these routes call it all the same; the
-    page calls its events through the queue (/gradio_api/queue/join), by number, which this leaves alone. A call
-    to /gradio_api/call/NAME that leaves arguments out (Gradio would answer a bare "error") is told which it needs."""
+    page calls its events through the queue (/gradio_api/queue/join), by number. A call that leaves arguments out,
+    or names one the endpoint lacks, is told what the endpoint takes: Gradio answers a bare HTTP 500 on
+    /gradio_api/call/v2/NAME, a bare "error" on /gradio_api/call/NAME, and `{"error": null}` to a queued event sent
+    fewer inputs than it has (its message hidden, as every unexpected error's is, by launch's show_error=False)."""
 
     ROUTE = re.compile(r"/gradio_api/(call/v2|call|run|api)/([^/]+)/?$")
+    QUEUE = re.compile(r"/gradio_api/queue/join/?$")
 
     def __init__(self, app, blocks):
         self.app, self.blocks = app, blocks
@@ -133,7 +136,10 @@ class PublicRoutesOnly:
         return {fn.api_name: fn for fn in self.blocks.fns.values() if fn.api_visibility == "public" and fn.fn}
 
     async def __call__(self, scope, receive, send):
-        route = scope["type"] == "http" and scope["method"] == "POST" and self.ROUTE.search(scope["path"])
+        post = scope["type"] == "http" and scope["method"] == "POST"
+        if post and self.QUEUE.search(scope["path"]):
+            return await self.queued(scope, receive, send)
+        route = post and self.ROUTE.search(scope["path"])
         if not route:
             return await self.app(scope, receive, send)
         kind, name = route.groups()
@@ -151,6 +157,20 @@ class PublicRoutesOnly:
         wrong = (self.wrong_positional if kind == "call" else self.wrong_named)(name, public[name], sent)
         if wrong:
             return await _answer(scope, receive, send, 422, wrong)
+        await self.app(scope, receive, send)
+
+    async def queued(self, scope, receive, send):
+        """A queued event (the page's, by number) sent fewer inputs than it has: refused, saying how many it takes."""
+        body, receive = await _read_body(receive)
+        try:
+            sent = json.loads(body)
+            fn = self.blocks.fns.get(sent.get("fn_index"))
+        except (ValueError, AttributeError, TypeError):
+            return await self.app(scope, receive, send)  # Gradio says what is wrong with it
+        data = sent.get("data")
+        if fn is not None and isinstance(data, list) and len(data) < len(fn.inputs):
+            return await _answer(scope, receive, send, 422, f"event {sent['fn_index']} ({fn.api_name}) takes "
+                                                            f"{len(fn.inputs)} inputs, got {len(data)}")
         await self.app(scope, receive, send)
 
     @staticmethod
