@@ -121,6 +121,24 @@ def test_every_internal_link_and_anchor_exists(doc):
     assert not dead, f"{doc.relative_to(ROOT)}: dead links {dead}"
 
 
+SOURCES = [p for p in sorted(ROOT.rglob("*")) if p.suffix in (".py", ".js") and p.is_file()
+           and not {".git", "runs", "data"} & set(p.relative_to(ROOT).parts) and p != Path(__file__).resolve()]
+DOC_POINTER = re.compile(r"\b((?:docs/[\w-]+|README)\.md)(?:#([\w-]+))?")  # docs/design.md#pre-norm in a comment
+
+
+def test_code_points_to_docs_and_sections_that_exist():
+    dead, vague = [], []
+    for source in SOURCES:
+        text = source.read_text(encoding="utf-8")
+        name = source.relative_to(ROOT)
+        for target, anchor in DOC_POINTER.findall(text):
+            if not (ROOT / target).exists() or (anchor and anchor not in anchors(ROOT / target)):
+                dead.append(f"{name}: {target}#{anchor}")
+        vague += [f"{name}: {m.group(0)!r}" for m in re.finditer(r"\bREADME\b(?!\.md)[^\n]{0,20}", text)]
+    assert SOURCES and not dead, f"code points to docs that are gone: {dead}"
+    assert not vague, f"point to a doc and section as docs/NAME.md#anchor, not to the README by name: {vague}"
+
+
 def test_a_dead_anchor_is_found(tmp_path):
     doc = tmp_path / "a.md"
     doc.write_text("# Top\n\n## The eleven parts compared\n\n[ok](#the-eleven-parts-compared) "

@@ -54,7 +54,7 @@ CONFIGS = {
         dict(d_model=32, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=64, dropout=0.0, max_len=64),
         dict(bpe_vocab_size=456, max_tokens=512, lr=3e-3, warmup_steps=10, eval_every=20, min_lr=1e-4),
     ),
-    # The shipped model: sized for a couple of hours on 2 CPU cores (docs/training-log.md, "Choosing the cpu config").
+    # The shipped model: sized for a couple of hours on 2 CPU cores (docs/training-log.md#choosing-the-cpu-config).
     "cpu": (
         dict(d_model=256, n_heads=4, n_encoder_layers=4, n_decoder_layers=3, d_ff=1024, dropout=0.1, max_len=128),
         dict(bpe_vocab_size=8256, max_tokens=3000, lr=1.5e-3, warmup_steps=800, schedule="cosine",
