@@ -46,6 +46,8 @@ CHECKPOINT = "checkpoint.pt"
 WEIGHTS_KEPT = "weights"  # the last evaluations' weights (`keep_weights`)
 LOG = "metrics.csv"
 LOG_COLUMNS = ["step", "epoch", "minutes", "target_tokens", "train_loss", "lr", "tokens_per_s", "dev_bleu", "dev_chrf"]
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="python -m training.train", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
