@@ -139,6 +139,22 @@ def test_code_points_to_docs_and_sections_that_exist():
     assert not vague, f"point to a doc and section as docs/NAME.md#anchor, not to the README by name: {vague}"
 
 
+COMMAND = re.compile(r"python -m ([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*)\b(?!\.[A-Z])")  # not bench.NAME
+
+
+def test_every_command_the_docs_and_code_give_runs_a_module_that_exists():
+    """`python -m training.recipes.distill` and the like, in the docs and the code's own usage lines (the shipped
+    card's recorded commands are as they were run, and are not checked)."""
+    missing = []
+    for path in [*DOCS[:-1], *SOURCES]:
+        for module in COMMAND.findall(path.read_text(encoding="utf-8")):
+            file = ROOT / module.replace(".", "/")
+            if (ROOT / module.split(".")[0]).is_dir() and not (
+                    file.with_suffix(".py").is_file() or (file / "__main__.py").is_file()):
+                missing.append(f"{path.relative_to(ROOT)}: python -m {module}")
+    assert not missing, f"commands of modules that do not exist: {missing}"
+
+
 def test_a_dead_anchor_is_found(tmp_path):
     doc = tmp_path / "a.md"
     doc.write_text("# Top\n\n## The eleven parts compared\n\n[ok](#the-eleven-parts-compared) "
