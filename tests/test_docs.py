@@ -1,6 +1,7 @@
-"""The docs cannot drift from what they describe: the README's reading order gives each file's line count, every
-internal link and anchor points to a file and heading that exist, the scores the docs quote are the shipped model's
-metrics.json, the benchmark numbers the README and the design notes quote are in docs/benchmarks.md, and the
+"""The docs cannot drift from what they describe: the README's reading order gives each file's line count; every
+internal link and anchor, and every docs/NAME.md#anchor and `python -m` command in the code, points to a file,
+heading or module that exists; the scores and steps the docs quote are those of the shipped model's metrics.json and
+training histories; the benchmark numbers the README and the design notes quote are in docs/benchmarks.md; and the
 shipped model card is what `serving.model_card` makes of its directory.
 
 After files change length, `python tests/test_docs.py` prints the README's reading-order table with today's line
@@ -218,8 +219,17 @@ def flat(text):
     return re.sub(r"\s+", " ", text.replace("**", ""))
 
 
-@pytest.mark.parametrize("doc, text", quotes())
-def test_scores_quoted_in_the_docs_are_the_shipped_models(doc, text):
+def history_quotes():
+    """(doc, text) from the training histories beside the shipped model, as `quotes`."""
+    own = json.loads((MODEL / "training_snapshots.json").read_text(encoding="utf-8"))["snapshots"]
+    scratch = json.loads((MODEL / "from_scratch_snapshots.json").read_text(encoding="utf-8"))["snapshots"]
+    return [("docs/how-it-learned.md", f"starts at the fifth part's first step ({own[0]['step']:,})"),
+            ("docs/how-it-learned.md", f"for {scratch[-1]['minutes']:.0f} minutes on one CPU thread "
+                                       f"({scratch[-1]['step']:,} steps)")]
+
+
+@pytest.mark.parametrize("doc, text", quotes() + history_quotes())
+def test_numbers_quoted_in_the_docs_are_the_shipped_models(doc, text):
     found = flat(text) in flat((ROOT / doc).read_text(encoding="utf-8"))
     assert found, f"{doc} should say: {text}"
 
