@@ -49,7 +49,7 @@ from webapp.events import PublicRoutesOnly, check_inputs, make_private
 from webapp.page_script import PAGE_SCRIPT
 from webapp.served import ServedModel, serving_dtype
 from webapp.style import CSS
-from webapp.tabs import attention, heads, how_it_learned, inside_head, model_card, positions, steps
+from webapp.tabs import attention, heads, how_it_learned, inside_head, model_card, model_map, positions, steps
 from webapp.texts import INTRO
 
 MODEL_DIR = Path(os.environ.get("MODEL_DIR", Path(__file__).parent / "assets" / "model"))  # or a Hub id, user/name
@@ -102,6 +102,8 @@ def build_demo():
         gr.Markdown(INTRO)
         box = translation.build(served, demo)
         with gr.Tabs():
+            with tab("Model map", "map"):
+                model_map.build(served, box.inspection)
             with tab("Attention", "attention"):
                 attention.build(served)
             with tab("Inside one head", "head"):

@@ -171,8 +171,10 @@ def output_distribution(logits, top=TOP_LOGITS, temperatures=TEMPERATURES):
     """Per decoder position, (top ids, their logits, the log-sum-exp of the others' logits ÷ T for each temperature
     T): enough for softmax(logits / T) of the `top` tokens, exactly, at each of `temperatures`. logits (T, V), −∞ for
     tokens decoding never writes. Returns (ids (T, top), logits (T, top), rest (T, temperatures))."""
-    logits = torch.as_tensor(logits, dtype=torch.float64)
+    logits = torch.as_tensor(logits, dtype=torch.float32)
     values, ids = logits.topk(min(top, logits.size(-1)), dim=-1)  # (T, top)
     rest = logits.scatter(-1, ids, float("-inf"))  # (T, V): the others
-    lse = torch.stack([torch.logsumexp(rest / t, dim=-1) for t in temperatures], dim=-1)  # (T, temperatures)
-    return ids.numpy(), values.numpy(), lse.numpy()
+    largest = rest.amax(dim=-1, keepdim=True).clamp(min=-1e30)  # (T, 1); finite, so −∞ − largest stays −∞
+    below = rest - largest  # (T, V), <= 0: exp never overflows, however small T
+    lse = torch.stack([torch.exp(below / t).sum(dim=-1).log() + largest[:, 0] / t for t in temperatures], dim=-1)
+    return ids.numpy(), values.numpy(), lse.numpy()  # lse: (T, temperatures)
