@@ -101,7 +101,7 @@ def build_demo():
                    delete_cache=(3600, 3600)) as demo:
         gr.Markdown(INTRO)
         box = translation.build(served, demo)
-        with gr.Tabs():
+        with gr.Tabs(overflow_behavior="wrap"):  # every tab in one click on a projector or a phone
             with tab("Attention", "attention"):
                 attention.build(served)
             with tab("Inside one head", "head"):

@@ -97,7 +97,7 @@ def test_the_view_has_the_step_panel_code_and_the_help_and_no_event_on_a_transla
         inspection = gr.State(None)
         view = steps.build(served, inspection)
     script = view.js_on_load
-    assert script.index("const onTranslation") < script.index("const stepPanel") < script.index('"attribute"')
+    assert script.index("const store = ") < script.index("const stepPanel") < script.index('"attribute"')
     triggers = [(demo.blocks[block_id], name) for fn in demo.fns.values() for block_id, name in fn.targets]
     assert triggers == [(view, "attribute")]  # the attribution, asked by the page; nothing on a translation
     template = plain(steps.view_template())

@@ -177,7 +177,7 @@ def test_page_scripts_rely_on_the_pages_own_ids():
     for path in sorted((ROOT / "webapp").rglob("*.js")):
         code = path.read_text(encoding="utf-8")
         assert "data-testid" not in code and 'role="tab"][' not in code, path  # Gradio's test ids, a tab by its text
-    assert "tab-${id}-button" in (ROOT / "webapp" / "views.js").read_text(encoding="utf-8")
+    assert "tab-${id}-button" in (ROOT / "webapp" / "page.js").read_text(encoding="utf-8")
     assert "plotly" not in PAGE_SCRIPT and "fieldset" in PAGE_SCRIPT  # the keyboard's groups of choices
 
 

@@ -30,6 +30,18 @@ EXAMPLES = [  # short enough to fit one row on a projector (1024 px)
     "The cat is sleeping.",
 ]
 DECODINGS = {"greedy": "Greedy", "beam": "Beam search", "sampling": "Sampling"}
+# The page's load, in the browser: the box and the decoding controls as the URL's query string says (page.js writes
+# it: text, decoding, beam, temperature, top_k, seed), else as they are.
+FROM_URL = """(text, decoding, beam, temperature, topK, seed) => {
+  const query = new URLSearchParams(location.search), number = (name, value) => {
+    const given = Number(query.get(name));
+    return query.has(name) && Number.isFinite(given) ? given : value;
+  };
+  return [query.get("text") ?? text, query.get("decoding") ?? decoding, number("beam", beam),
+          number("temperature", temperature), number("top_k", topK), number("seed", seed)];
+}"""
+# Translate pressed once the box shows what Gradio was given (a tick later).
+PRESS_TRANSLATE = "setTimeout(() => document.getElementById('translate')?.click(), 50);"
 LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 
 
@@ -118,8 +130,10 @@ def translate(served, text, decoding, beam, temperature, top_k, seed):
     status = translation_status(seconds, decoding, input_report(inspection), len(outputs) - 1,
                                 served.translator.max_source_tokens, lines)
     chips = token_chips(inspection.source_tokens, "English") + token_chips(outputs, "Italian")
-    return (inspection.translation, status, chips, inspection,
-            translation_payload(served.translator, inspection, decoding))
+    payload = translation_payload(served.translator, inspection, decoding)
+    payload["request"] = {"text": text, "decoding": "sampling" if sampling else "beam" if beam > 1 else "greedy",
+                          "beam": beam, "temperature": temperature, "top_k": top_k, "seed": seed}
+    return inspection.translation, status, chips, inspection, payload
 
 
 def decoding_controls_for(decoding):
@@ -175,12 +189,20 @@ def build(served, demo):
     chips = gr.HTML(label="Tokens", elem_id="chips")
     inspection = gr.State(None, time_to_live=3600)
     payload = carrier()
+    # The latest request wins: a Translate pressed while one runs is run after it, with the box as it is then
+    # ("always_last"; Gradio's default drops it), so the page ends on the sentence in the box.
     io = dict(fn=served.bind(translate), inputs=[text, *controls],
               outputs=[italian, status, chips, inspection, payload], **served.queue)
-    gr.on([button.click, text.submit, demo.load], api_name="translate", **io)
-    for example, sentence in zip(examples, EXAMPLES):  # the sentence put in the box by the browser, then translated
-        example.click(None, None, text, js=f"() => {json.dumps(sentence)}", api_visibility="private").then(
-            api_visibility="private", **io)
-    controls[0].input(decoding_controls_for, controls[0], [settings, *controls[1:]], api_visibility="private",
-                      show_progress="hidden")
+    gr.on([button.click, text.submit], api_name="translate", trigger_mode="always_last", **io)
+    # An example clicked: the browser puts its sentence in the box, then presses Translate (the one event above).
+    for example, sentence in zip(examples, EXAMPLES):
+        example.click(None, None, text, js=f"() => {{ {PRESS_TRANSLATE} return {json.dumps(sentence)}; }}",
+                      api_visibility="private")
+    show_controls = dict(fn=decoding_controls_for, inputs=controls[0], outputs=[settings, *controls[1:]],
+                         api_visibility="private", show_progress="hidden")
+    controls[0].input(**show_controls)
+    # The page's load: the sentence and decoding settings in the URL, if any (page.js writes them), then translate.
+    demo.load(None, [text, *controls], [text, *controls], js=FROM_URL, api_visibility="private").then(
+        **show_controls).then(api_visibility="private", **io)
+    return TranslationBox(text, controls, inspection)
     return TranslationBox(text, controls, inspection)

@@ -70,7 +70,7 @@
     ctx.lineWidth = 3;
     for (const i of options.marked || []) ctx.strokeRect(left + 1, 3 + i * rowH, cell * cols - 2, rowH - 3);
     if (options.slot) ctx.strokeRect(left + options.slot[0] * cell, 1, (options.slot[1] - options.slot[0] + 1) * cell, height - 2);
-    canvas.dataset.values = JSON.stringify(rows);
+    if (store.testing) canvas.dataset.values = JSON.stringify(rows);  // what is drawn, for the tests only
     canvas.onmousemove = (event) => {
       const [x, y] = pointerAt(canvas, event);
       const [i, j] = [Math.floor((y - 2) / rowH), Math.floor((x - left) / cell)];
@@ -248,7 +248,7 @@
     if (questionOf(d) === question()) drawNumbers();
   });
 
-  onTranslation((payload) => {
+  store.on("translation", (payload) => {
     state.payload = payload;
     state.asked = null;
     answered.clear();

@@ -60,8 +60,9 @@
     }
   });
 
-  onTranslation((payload) => {
+  store.on("translation", (payload) => {
     current = payload;
+    nameSentence(root, payload);
     results = {};
     figure.hidden = true;
     status.innerHTML = payload && details.open ? 'A new sentence: <button type="button" class="attribution-ask">'
