@@ -105,9 +105,9 @@ def build_demo():
             with tab("Attention", "attention"):
                 attention.build(served)
             with tab("Inside one head", "head"):
-                inside_head.build(served, box.inspection)
+                inside_head.build(served)
             with tab("Decoding step by step", "steps"):
-                steps.build(served, box.inspection)
+                steps.build(served)
             with tab("Heads: switch off", "heads"):
                 heads.build(served, box.text, box.decoding_controls)
             with tab("Positional encoding", "positions"):
