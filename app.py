@@ -101,15 +101,15 @@ def build_demo():
                    delete_cache=(3600, 3600)) as demo:
         gr.Markdown(INTRO)
         box = translation.build(served, demo)
-        with gr.Tabs():
+        with gr.Tabs(overflow_behavior="wrap"):  # every tab in one click on a projector or a phone
             with tab("Model map", "map"):
-                model_map.build(served, box.inspection)
+                model_map.build(served)
             with tab("Attention", "attention"):
                 attention.build(served)
             with tab("Inside one head", "head"):
-                inside_head.build(served, box.inspection)
+                inside_head.build(served)
             with tab("Decoding step by step", "steps"):
-                steps.build(served, box.inspection)
+                steps.build(served)
             with tab("Heads: switch off", "heads"):
                 heads.build(served, box.text, box.decoding_controls)
             with tab("Positional encoding", "positions"):

@@ -1,10 +1,10 @@
 // "Model map": the paper's Figure 1 drawn for the loaded model (model_map.py), each box opening its live numbers and
-// its code. The map and every box's first view are drawn from the translation's payload (payload.map_json: views.js,
-// onTranslation); a box's vectors (embedding rows, a norm's input and output, the feed-forward's hidden units) come in
+// its code. The map and every box's first view are drawn from the translation's payload (payload.map_json; the
+// store's "translation"); a box's vectors (embedding rows, a norm's input and output, the feed-forward's hidden units) come in
 // one request the first time it is opened for a translation (the custom event "map_numbers", answered into this
 // view's value). The output box's temperature, top-k and top-p are redrawn here, with no request.
-// For the tests: root's data-open (the box shown), data-state ("drawn" once its numbers are on screen), data-draw-ms;
-// the panel's canvases carry `__rows` (the vectors drawn) and its tables the numbers as text.
+// Root's data-open (the box shown) and data-state ("drawn" once its numbers are on screen) say what is shown; for the
+// tests only (exposeForTests), data-draw-ms and the panel's canvases' `__rows` (the vectors drawn).
 (() => {
   const root = element.querySelector(".model-map");
   const $ = (selector) => root.querySelector(selector);
@@ -163,7 +163,7 @@
     const key = keyOf({translation: state.payload.id, ...q});
     if (answered.has(key) || state.asked === key) return;
     state.asked = key;
-    trigger("map_numbers", {translation: state.payload.id, ...q});
+    trigger("map_numbers", {translation: state.payload.id, shown: state.payload.request, ...q});
   };
   const numbers = () => {  // the open box's vectors, when they have come
     const q = request();
@@ -226,8 +226,8 @@
       ctx.fillStyle = i === marked ? "#b45309" : "#222";
       ctx.fillText(label, left - 6, 2 + (i + 0.5) * rowH);
     });
-    canvas.__rows = rows;
-    canvas.__layout = {left, cell, rowH, cols};
+    canvas.__layout = {left, cell, rowH, cols, rows};
+    exposeForTests(canvas, {__rows: rows});
     canvas.setAttribute("aria-label", `${rows.length} vectors of ${cols} numbers, coloured from blue (−${fmt(scale)}) ` +
                         `through white (0) to red (+${fmt(scale)})`);
   };
@@ -239,7 +239,7 @@
     const canvas = event.target, layout = canvas.__layout;
     if (!layout) return;
     const [x, y] = pointerAt(canvas, event), [i, j] = [Math.floor((y - 2) / layout.rowH), Math.floor((x - layout.left) / layout.cell)];
-    const value = canvas.__rows[i]?.[j];
+    const value = layout.rows[i]?.[j];
     canvas.parentElement.nextElementSibling.textContent = value === undefined ? "" : `row ${i}, dimension ${j}: ${fmt(value, 4)}`;
   };
   const strip = (cls) => `<div class="map-scroll"><canvas class="${cls}" role="img"></canvas></div>
@@ -420,7 +420,7 @@
     $(".map-t").textContent = state.temperature.toFixed(1);
     $(".map-p").textContent = state.topP.toFixed(2);
     root.dataset.temperature = state.temperature.toFixed(1);
-    root.dataset.drawMs = (performance.now() - start).toFixed(2);
+    if (store.testing) root.dataset.drawMs = (performance.now() - start).toFixed(2);
   };
 
   const PANELS = {embedding: embeddingPanel, position: embeddingPanel, residual: residualPanel, norm: normPanel,
@@ -437,7 +437,7 @@
     after();
     root.dataset.open = b.id;
     root.dataset.state = request() && !numbers() ? "asking" : "drawn";
-    root.dataset.drawMs = (performance.now() - start).toFixed(2);
+    if (store.testing) root.dataset.drawMs = (performance.now() - start).toFixed(2);
   };
   const shapesOf = (b) => {
     const S = lengthOf("encoder"), T = lengthOf("decoder"), n = lengthOf(b.stack), d = setup.d_model;
@@ -477,13 +477,14 @@
   panel.addEventListener("click", (event) => {
     const button = event.target.closest?.("button");
     if (!button) return;
-    if (button.matches(".map-open-tab")) openTab(button.dataset.tab);
+    if (button.matches(".map-open-tab")) store.set({tab: button.dataset.tab});
     if (button.matches(".map-show")) showAttention(button.dataset.tab, button.dataset.kind, state.layer[state.open.stack]);
   });
-  // The Attention tab at that layer (its own command), or Inside one head with its radios chosen as a click would.
+  // The Attention tab at that layer (the store's "attention"), or Inside one head with its radios chosen as a click
+  // would.
   const showAttention = (tab, kind, layer) => {
-    openTab(tab);
-    if (tab === "attention") return views.commands.showHead?.({kind, layer, head: "mean"});
+    if (tab === "attention") return store.set({attention: {kind, layer, head: "mean"}, tab});
+    store.set({tab});
     const pick = (name, value) => document.querySelector(`#inside-head input[name="${name}"][value="${value}"]`)?.click();
     pick("ih-kind", kind);
     pick("ih-layer", layer);
@@ -499,8 +500,9 @@
     if (q && keyOf({translation: state.payload.id, ...q}) === key) drawPanel();
   });
 
-  onTranslation((payload) => {
+  store.on("translation", (payload) => {
     state.payload = payload;
+    nameSentence(root.parentElement, payload);
     state.asked = null;
     state.token = state.step = 0;
     answered.clear();

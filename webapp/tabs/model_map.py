@@ -6,8 +6,9 @@ file and line numbers, read from the source when the app starts (`code_panels`),
 One view drawn in the browser (`model_map.js`). What a box shows at once comes in the translation's payload
 (`webapp.payload.map_json`: lengths, ratios, statistics, the output layer's top logits); the vectors themselves (a
 token's embedding row, a norm's input and output, the feed-forward's hidden units) come in one request when a box is
-first opened for a translation (the view's custom event `map_numbers`, answered by `map_numbers` from the session's
-`Inspection`, as "Inside one head" asks for a head). The attention boxes open the Attention and Inside one head tabs.
+first opened for a translation (the view's custom event `map_numbers`, answered by `map_numbers` for the translation
+the page shows, as "Inside one head" asks for a head). The attention boxes open the Attention and Inside one head
+tabs.
 """
 
 import html
@@ -22,6 +23,7 @@ from transformer import decoding, model
 
 from ..events import QUIET
 from ..payload import quantized, rounded
+from ..translation import shown_inspection
 from ..views import browser_view
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,12 +123,13 @@ def inert(text):
 def template(setup):
     """The view's page: the map (drawn by model_map.js from `setup`) and the panel its boxes open."""
     data = inert(json.dumps(setup))
-    return f"""<div class="model-map" aria-label="Model map" data-setup="{data}" data-state="empty">
+    return f"""<div class="model-map-view"><div class="model-map" aria-label="Model map" data-setup="{data}"
+data-state="empty">
 <div class="map-figure"><p class="map-note map-caption"></p><svg class="map-svg" role="group"
   aria-label="The Transformer of this app, box by box"></svg><p class="map-note map-norm-note"></p></div>
 <div class="map-panel" aria-live="polite"><p class="map-empty">Click a box of the map to see its numbers for the
 translated sentence, and the code that computes them.</p></div>
-</div>"""
+</div></div>"""
 
 
 def packed_vectors(values):
@@ -150,14 +153,18 @@ def box_json(internals, box, stack_name, index):
     return None
 
 
-def map_numbers(served, inspection, evt: gr.EventData):
-    """The answer to the view's `map_numbers` event ({translation, box, stack, index}: the payload's id and the box
-    opened): `box_json` of the session's translation, the question echoed so the page draws only the answer to its
-    latest one; None before any translation or for a box the model lacks."""
+def map_numbers(served, evt: gr.EventData):
+    """The answer to the view's `map_numbers` event ({translation, shown, box, stack, index}: the payload's id, its
+    request, and the box opened): `box_json` of the translation the page shows (`translation.shown_inspection`), the
+    question echoed so the page draws only the answer to its latest one; None before any translation or for a box
+    the model lacks."""
     asked = getattr(evt, "_data", None) or {}
     stack, box = asked.get("stack"), asked.get("box")
     index = asked.get("index") if isinstance(asked.get("index"), int) else 0
-    if inspection is None or stack not in STACKS:
+    if stack not in STACKS:
+        return None
+    inspection = shown_inspection(served, asked.get("shown"))
+    if inspection is None:
         return None
     numbers = box_json(served.internals(inspection), box, stack, index)
     if numbers is None:
@@ -165,9 +172,9 @@ def map_numbers(served, inspection, evt: gr.EventData):
     return {"translation": asked.get("translation"), "box": box, "stack": stack, "index": index, **numbers}
 
 
-def build(served, inspection):
-    """The map's view; its boxes ask for their vectors with the `map_numbers` event, answered from the session's
-    State `inspection` into the view's value."""
+def build(served):
+    """The map's view; its boxes ask for their vectors with the `map_numbers` event, answered into the view's
+    value."""
     view = browser_view(__file__, "model-map", template(setup_json(served.cfg, code_panels())), CSS)
-    view.map_numbers(served.bind(map_numbers), [inspection], view, **QUIET)
+    view.map_numbers(served.bind(map_numbers), None, view, **QUIET)
     return view
