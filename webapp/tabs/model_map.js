@@ -44,7 +44,7 @@
                                              label: "+"});
         else {
           const attention = kind !== "feed-forward";
-          const label = attention ? `${kind[0].toUpperCase()}${kind.slice(1)} (h=${setup.n_heads}, d_k=${setup.d_k})`
+          const label = attention ? `${kind[0].toUpperCase()}${kind.slice(1)}, h=${setup.n_heads}`
             : `Feed-forward ${setup.d_model}→${setup.d_ff}→${setup.d_model}`;
           boxes.push({id: `${stack}-${kind.replace(/ /g, "-")}`, box: attention ? "attention" : "feed-forward", stack,
                       kind, x, y, label, fill: attention ? "#fde68a" : "#bfdbfe"});
@@ -76,7 +76,7 @@
   };
   const drawMap = () => {
     const S = lengthOf("encoder"), T = lengthOf("decoder"), d = setup.d_model;
-    svg.setAttribute("viewBox", "0 0 570 800");
+    svg.setAttribute("viewBox", `0 ${LAYER_TOP("decoder") - 180} 570 ${980 - LAYER_TOP("decoder")}`);
     svg.replaceChildren(el("defs", {}));
     svg.firstChild.innerHTML = `<marker id="map-arrowhead" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7"
       markerHeight="7" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#4b5563"/></marker>`;
@@ -190,7 +190,7 @@
   });
 
   // --- The panel's parts -----------------------------------------------------------------------------------------------
-  const codeHtml = (name) => (setup.code[name] || []).map((c) => `<details class="map-code" open><summary>Code: <code>${
+  const codeHtml = (name) => (setup.code[name] || []).map((c, k) => `<details class="map-code"${k ? "" : " open"}><summary>Code: <code>${
     escapeHtml(c.name)}</code> — ${escapeHtml(c.file)}, lines ${c.start}–${c.end}</summary><pre class="map-source"
     data-file="${escapeHtml(c.file)}" data-start="${c.start}">${c.lines.map((line, i) => `<span class="ln">${c.start + i
     }</span>${escapeHtml(line)}`).join("\n")}</pre></details>`).join("");
@@ -201,7 +201,7 @@
     (_, i) => [i + 1, String(i + 1)]), state.layer[stack]);
   const tokenRadio = (stack) => `<div class="map-tokens">${radios("map-token", `${side(stack)} token`,
     tokensOf(stack).map((t, i) => [i, t]), state.token)}</div>`;
-  const table = (headers, rows, rowClass = () => "") => `<div class="map-scroll"><table class="map-table"><thead><tr>${
+  const table = (headers, rows, rowClass = () => "", cls = "") => `<div class="map-scroll ${cls}"><table class="map-table"><thead><tr>${
     headers.map((h) => `<th>${h}</th>`).join("")}</tr></thead><tbody>${rows.map((r, i) => `<tr class="${rowClass(i)}">${
     r.map((c, j) => `<td class="${j ? "" : "tok"}">${c}</td>`).join("")}</tr>`).join("")}</tbody></table></div>`;
   const pending = () => `<p class="map-status">Asking the server for this box's vectors…</p>`;
@@ -231,6 +231,27 @@
     canvas.setAttribute("aria-label", `${rows.length} vectors of ${cols} numbers, coloured from blue (−${fmt(scale)}) ` +
                         `through white (0) to red (+${fmt(scale)})`);
   };
+  // One token's hidden units as bars (all >= 0 past the ReLU), the `top` units in orange.
+  const drawActivations = (canvas, values, top) => {
+    const room = Math.max(260, (panel.clientWidth || 600) - 50), unit = Math.min(2, room / values.length);
+    const [left, height, width] = [40, 90, Math.ceil(40 + unit * values.length + 6)];
+    const ctx = sizedCanvas(canvas, width, height + 18), largest = Math.max(1e-9, ...values);
+    values.forEach((v, i) => {
+      ctx.fillStyle = top.has(i) ? ORANGE : "#1f77b4";
+      const h = (height - 4) * v / largest;
+      ctx.fillRect(left + i * unit, height - h, Math.max(unit, 1), h);
+    });
+    ctx.fillStyle = "#222";
+    ctx.font = "11px system-ui, sans-serif";
+    ctx.textAlign = "right";
+    ctx.fillText(fmt(largest, 2), left - 4, 10);
+    ctx.fillText("0", left - 4, height);
+    ctx.textAlign = "left";
+    ctx.fillText(`unit 0 … ${values.length - 1}`, left, height + 14);
+    canvas.__layout = {left, cell: unit, rowH: height, cols: values.length, rows: [values]};
+    exposeForTests(canvas, {__rows: [values]});
+    canvas.setAttribute("aria-label", `${values.length} hidden units, the largest ${fmt(largest, 3)}`);
+  };
   const rowsOf = (packed) => {
     const values = dequantize(packed), [n, c] = packed.shape;
     return Array.from({length: n}, (_, i) => Array.from(values.subarray(i * c, (i + 1) * c)));
@@ -238,7 +259,8 @@
   const readStrip = (event) => {
     const canvas = event.target, layout = canvas.__layout;
     if (!layout) return;
-    const [x, y] = pointerAt(canvas, event), [i, j] = [Math.floor((y - 2) / layout.rowH), Math.floor((x - layout.left) / layout.cell)];
+    const [x, y] = pointerAt(canvas, event);
+    const [i, j] = [Math.max(0, Math.floor((y - 2) / layout.rowH)), Math.floor((x - layout.left) / layout.cell)];
     const value = layout.rows[i]?.[j];
     canvas.parentElement.nextElementSibling.textContent = value === undefined ? "" : `row ${i}, dimension ${j}: ${fmt(value, 4)}`;
   };
@@ -337,7 +359,9 @@
       drawHeatmap($(".map-firing"), m.firing, m.firing.map((_, l) => `layer ${l + 1}`), labels,
                   {vmin: 0, vmax: 1, room: panel.clientWidth, annotate: tokens.length <= 16 ? 2 : undefined});
       $(".map-firing").__matrix = m.firing;
-      if (d) drawStrips($(".map-hidden"), [rowsOf(d.hidden)[t]], [`${t} ${tokens[t]}`]);
+      if (!d) return;
+      const hidden = rowsOf(d.hidden)[t], top = hidden.map((v, i) => [v, i]).sort((a, z) => z[0] - a[0]).slice(0, 8);
+      drawActivations($(".map-hidden"), hidden, new Set(top.filter(([v]) => v > 0).map(([, i]) => i)));
     }];
   };
 
@@ -412,7 +436,7 @@
       at T = ${state.temperature.toFixed(1)}${dist.nucleusOpen ? `, and top-p reaches into them (${fmt(1 - sampledLeft, 4)}
       of the draw lands there)` : ""}. This model's own sampler offers temperature and top-k; top-p is shown for
       comparison.</p>${table(["token", "logit", `p at T = ${state.temperature.toFixed(1)}`, "p sampled",
-      "slice of [0, 1)"], rows, (i) => (i === 0 ? "greedy" : dist.kept[i] ? "" : "cut"))}`;
+      "slice of [0, 1)"], rows, (i) => (i === 0 ? "greedy" : dist.kept[i] ? "" : "cut"), "map-tall")}`;
   };
   const redrawOutput = () => {  // a control moved: the table only, the controls kept (focus, drag)
     const start = performance.now(), step = Math.min(state.step, state.payload.output_tokens.length - 1);

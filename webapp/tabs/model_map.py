@@ -67,6 +67,7 @@ CSS = """
 .model-map svg .group { fill: #f3f4f6; stroke: #9ca3af; stroke-dasharray: 4 3; }
 .model-map svg .caption { fill: #374151; font-weight: 600; }
 .model-map .map-scroll { max-width: 100%; overflow-x: auto; }
+.model-map .map-scroll.map-tall { max-height: 430px; overflow-y: auto; }
 .model-map canvas { display: block; }
 .model-map .map-readout { font-family: var(--font-mono); font-size: 0.85em; min-height: 1.3em; white-space: pre-wrap; }
 .model-map .map-controls { display: flex; flex-wrap: wrap; gap: 4px 12px; align-items: flex-end; }
@@ -85,7 +86,9 @@ CSS = """
   padding: 6px; background: #f9fafb; border: 1px solid var(--border-color-primary); }
 .model-map pre.map-source .ln { color: #6b7280; user-select: none; display: inline-block; width: 3.2em; }
 .model-map .map-tokens .view-radio span { font-family: var(--font-mono); white-space: pre; }
-@media (max-width: 700px) { .model-map .map-figure { flex-basis: 100%; max-width: 100%; } }
+/* A phone: the map keeps a readable size (its labels 12 px) and scrolls sideways. */
+@media (max-width: 700px) { .model-map .map-figure { flex-basis: 100%; max-width: 100%; overflow-x: auto; }
+  .model-map .map-figure svg { min-width: 540px; } }
 """
 
 
