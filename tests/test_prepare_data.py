@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from helpers import toy_pairs, write_tsv
-from training import data_sources, prepare_data
+from training import data_sources, doc_pairs, prepare_data
 from training.prepare_data import DownloadError, SourceChanged, main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -317,3 +317,153 @@ def test_a_wrong_cached_source_is_one_error_line(tmp_path):
     assert proc.returncode == 1
     assert len(proc.stderr.splitlines()) == 1
     assert proc.stderr.startswith(f"error: {source.name}: {path} has sha256 ") and recorded in proc.stderr
+
+
+# --- train-docs.tsv: the aligners on hand-written pages, and the --docs step on packages unpacked in the cache ---
+
+LIBREOFFICE_EN = """<html><head><title>Paragraph</title><script>var x = "not text";</script></head><body>
+<h1 id="hd_id1">Formatting Paragraphs</h1>
+<p id="par_id2" class="paragraph">Choose <span class="menuitem">Format - Paragraph</span>.</p>
+<p id="par_id3" class="paragraph">Press <span id="swln1" class="switchinline"><span hidden="true" id="MACidm1">Command
+</span><span hidden="true" id="defaultidm2">Ctrl</span><script>setSystemSpan("swln1");</script></span>+1 to apply it.</p>
+<p id="par_id4" class="paragraph">Used twice.</p><p id="par_id4" class="paragraph">Used twice again.</p>
+<p id="par_id5" class="code">Sub Main</p>
+<p id="par_id6" class="paragraph">Only in English.</p>
+</body></html>"""
+LIBREOFFICE_IT = """<html><body>
+<p id="par_id3" class="paragraph">Premete <span id="swln1" class="switchinline"><span hidden="true" id="MACidm1">Comando
+</span><span hidden="true" id="defaultidm2">Ctrl</span></span>+1 per applicarlo.</p>
+<h1 id="hd_id1">Formattare i paragrafi</h1>
+<p id="par_id2" class="paragraph">Scegliete <span class="menuitem">Formato - Paragrafo</span>.</p>
+<p id="par_id4" class="paragraph">Usato due volte.</p><p id="par_id4" class="paragraph">Usato ancora.</p>
+<p id="par_id5" class="code">Sub Main</p>
+</body></html>"""
+
+
+def page(*blocks):
+    """A DocBook-like page: each block (tag, class, text) with an internal link when the text holds `LINK`."""
+    body = "".join(f'<{tag} class="{cls}">' + text.replace("LINK", '<a href="other.en.html#s1">LINK</a>') + f"</{tag}>"
+                   for tag, cls, text in blocks)
+    return f'<html><body><div class="section">{body}</div></body></html>'
+
+
+def blocks(text):
+    return doc_pairs.BlockParser().page(text)
+
+
+def test_libreoffice_help_is_paired_by_page_and_paragraph_id():
+    pairs = doc_pairs.id_pairs(blocks(LIBREOFFICE_EN), blocks(LIBREOFFICE_IT))
+    assert sorted(pairs) == sorted([("Formatting Paragraphs", "Formattare i paragrafi"),
+                                    ("Choose Format - Paragraph.", "Scegliete Formato - Paragrafo."),
+                                    ("Press Ctrl+1 to apply it.", "Premete Ctrl+1 per applicarlo.")])
+
+
+def test_manual_blocks_are_paired_by_position_where_the_structures_match():
+    english = [("h2", "title", "1.2. What is Debian?"), ("p", "", "Debian is an operating system."),
+               ("li", "listitem", "See LINK for more."), ("dt", "", "apt")]
+    italian = [("h2", "title", "1.2. Cos'è Debian?"), ("p", "", "Debian è un sistema operativo."),
+               ("li", "listitem", "Si veda LINK per altro."), ("dt", "", "apt")]
+    english_page, italian_page = page(*english), page(*italian).replace("other.en.html", "other.it.html")
+    assert doc_pairs.sequence_pairs(blocks(english_page), blocks(italian_page)) == [
+        (en, it) for (_, _, en), (_, _, it) in zip(english, italian)]
+
+
+def test_where_structures_differ_only_runs_of_three_matching_blocks_are_paired():
+    run = [("p", "", f"Sentence {n} of the run.") for n in range(3)]
+    run_it = [("p", "", f"Frase {n} della serie.") for n in range(3)]
+    english = [("h2", "title", "Title"), ("li", "a", "Short run one."), ("dt", "x", "A term."), *run]
+    italian = [("h2", "title", "Titolo"), ("td", "b", "Un blocco in più."), ("li", "a", "Serie breve."), *run_it]
+    assert doc_pairs.sequence_pairs(blocks(page(*english)), blocks(page(*italian))) == [
+        (en, it) for (_, _, en), (_, _, it) in zip(run, run_it)]
+
+
+@pytest.mark.parametrize("pair, reason", [
+    (("", "Vuoto."), "empty"),
+    (("Open %APPDATA% now.", "Aprite %APPDATA% ora."), "markup_residue"),
+    (("See [text/shared/00.xhp not found].", "Vedi [text/shared/00.xhp not found]."), "markup_residue"),
+    (("A" * 401, "B" * 401), "too_long"),
+    (("LibreOffice Writer", "LibreOffice writer!"), "untranslated"),
+    (("Select the text.", "Select the text and the table for this document."), "italian_is_english"),
+    (("x = 12 / 3", "y = 12 / 3"), "not_text"),
+    (("Use 3 columns.", "Usate 4 colonne."), "numbers_differ"),
+    (("Open the file dialog now.", "Aprite."), "length_ratio"),
+])
+def test_each_doc_filter_drops_what_it_names(pair, reason):
+    kept, removed = doc_pairs.filter_doc_pairs([pair, ("Save the file.", "Salvate il file.")], set())
+    assert kept == [("Save the file.", "Salvate il file.")]
+    assert removed[reason] == 1 and sum(removed.values()) == 1
+
+
+def test_doc_pairs_lose_shared_numbers_repeats_and_test_sentences_ignoring_punctuation():
+    pairs = [("Figure 17.11. The Curves tool", "Figura 17.11. Lo strumento Curve"),
+             ("2.1. Saving files", "2.1. Salvare i file"), ("2.1. Saving files", "2.1. Salvare i file"),
+             ("Where are you?", "Dove sei")]
+    kept, removed = doc_pairs.filter_doc_pairs(pairs, {prepare_data.normalise("Dove sei?")})
+    assert kept == [("The Curves tool", "Lo strumento Curve"), ("Saving files", "Salvare i file")]
+    assert removed["duplicates"] == 1 and removed["test_overlap"] == 1
+    assert doc_pairs.strip_leading_numbers("3. Three steps", "4. Tre passi") == ("3. Three steps", "4. Tre passi")
+
+
+def test_pages_of_both_languages_share_a_key():
+    assert doc_pairs.language_free("usr/share/doc/debian/FAQ/basic-defs.en.html") == \
+        doc_pairs.language_free("usr/share/doc/debian/FAQ/it/basic-defs.it.html")
+    assert doc_pairs.language_free("usr/share/libreoffice/help/en-US/text/shared/guide/autohide.html") == \
+        doc_pairs.language_free("usr/share/libreoffice/help/it/text/shared/guide/autohide.html")
+    assert doc_pairs.language_free("usr/share/doc/maint-guide-it/html/index.it.html#s1") == \
+        doc_pairs.language_free("usr/share/doc/maint-guide/html/index.en.html#s1")
+
+
+MANUAL_EN = page(("h2", "title", "3.1. Installing"), ("p", "", "Run the installer."),
+                 ("p", "", "We fell asleep!"), ("li", "listitem", "Reboot the machine."))
+MANUAL_IT = page(("h2", "title", "3.1. Installare"), ("p", "", "Avviate l'installazione."),
+                 ("p", "", "Ci siamo addormentati"), ("li", "listitem", "Riavviate la macchina."))
+TEST_MANUALS = (
+    doc_pairs.Manual("Office help", "office-help-en", "office-help-it", "1.0", "MPL-2.0", "Office contributors",
+                     "ids"),
+    doc_pairs.Manual("A manual", "a-manual", "a-manual-it", "2.0", "GPL-2+", "The authors", "blocks",
+                     copyright_package="a-manual-common", skip_pages=r"glossary\.html$"),
+)
+
+
+def unpacked_packages(cache):
+    """The packages of TEST_MANUALS as `apt-get download` + `dpkg-deb -x` leave them in CACHE/debian."""
+    trees = {"office-help-en": {"usr/share/office/help/en-US/text/para.html": LIBREOFFICE_EN},
+             "office-help-it": {"usr/share/office/help/it/text/para.html": LIBREOFFICE_IT},
+             "a-manual": {"usr/share/doc/a-manual/html/install.en.html": MANUAL_EN,
+                          "usr/share/doc/a-manual/html/glossary.en.html": MANUAL_EN},
+             "a-manual-it": {"usr/share/doc/a-manual-it/html/install.it.html": MANUAL_IT,
+                             "usr/share/doc/a-manual-it/html/glossary.it.html": MANUAL_IT},
+             "a-manual-common": {}}
+    copyright = {"office-help-en": "License: MPL-2.0\n", "a-manual-common": "License: GPL-2+\n\nLicense: GFDL-1.2+\n"}
+    for package, files in trees.items():
+        (cache / "debian" / f"{package}_1.0_all.deb").parent.mkdir(parents=True, exist_ok=True)
+        (cache / "debian" / f"{package}_1.0_all.deb").write_bytes(package.encode())
+        for path, text in {**files, **({f"usr/share/doc/{package}/copyright": copyright[package]}
+                                       if package in copyright else {})}.items():
+            (cache / "debian" / package / path).parent.mkdir(parents=True, exist_ok=True)
+            (cache / "debian" / package / path).write_text(text, encoding="utf-8")
+
+
+def test_docs_step_writes_train_docs_with_licences_and_no_test_sentence(network, tmp_path, monkeypatch):
+    monkeypatch.setattr(doc_pairs, "MANUALS", TEST_MANUALS)
+    unpacked_packages(tmp_path / "cache")
+    out = prepare(tmp_path, "out", "--docs")
+    docs = read_pairs(out / "train-docs.tsv")
+    assert sorted(docs) == sorted([("Formatting Paragraphs", "Formattare i paragrafi"),
+                                   ("Choose Format - Paragraph.", "Scegliete Formato - Paragrafo."),
+                                   ("Press Ctrl+1 to apply it.", "Premete Ctrl+1 per applicarlo."),
+                                   ("Installing", "Installare"), ("Run the installer.",
+                                                                  "Avviate l'installazione."),
+                                   ("Reboot the machine.", "Riavviate la macchina.")])  # not "We fell asleep!": a test sentence
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    entries = {entry["name"]: entry for entry in manifest["sources"]}
+    assert entries["A manual"]["copyright_file_licences"] == ["GPL-2+", "GFDL-1.2+"]
+    assert entries["Office help"]["licence"] == "MPL-2.0" and entries["Office help"]["pairs"] == 3
+    assert [p["name"] for p in entries["A manual"]["packages"]] == ["a-manual_1.0_all.deb", "a-manual-it_1.0_all.deb"]
+    assert manifest["removed"]["docs"]["A manual"]["test_overlap"] == 1
+    first = (out / "train-docs.tsv").read_bytes()
+    assert (prepare(tmp_path, "again", "--docs") / "train-docs.tsv").read_bytes() == first
+    (tmp_path / "cache" / "debian" / "a-manual-it_1.0_all.deb").write_bytes(b"another build")
+    with pytest.raises(SourceChanged, match="^a-manual-it_1.0_all.deb: .* pinned on first download for "
+                                            "a-manual-it=2.0; delete the file"):
+        prepare(tmp_path, "third", "--docs")

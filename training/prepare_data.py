@@ -129,21 +129,29 @@ class Lock:
         text = json.dumps(self.entries, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
         write_atomic(self.path, text.encode("utf-8"))
 
+    def check(self, name, digest, path, origin):
+        """Record `digest` as `name`'s sha256 on its first download; afterwards a different one is an error."""
+        recorded = self.entries.get(name, {}).get("sha256")
+        if recorded is None:
+            self.record(name, {"origin": origin, "sha256": digest})
+            print(f"{name}: first download, sha256 {digest} recorded in {self.path}")
+        elif digest != recorded:
+            raise SourceChanged(f"{name}: {path} has sha256 {digest}, not the {recorded} pinned on first download "
+                                f"for {origin}; delete the file to download it again")
+
 
 def checked_source(source, cache_dir, lock):
     """-> (path of `source`'s file, its manifest entry), once its sha256 is the pinned one: the one in the code, or
     the one recorded on its first download (recorded now when this is the first)."""
     path = fetch(source.url, cache_dir)
     digest = sha256(path.read_bytes())
-    recorded = lock.entries.get(source.name, {}).get("sha256")
-    expected, pinned = (source.sha256, "in the code") if source.sha256 else (recorded, "on first download")
-    if expected is None:
-        lock.record(source.name, {"url": source.url, "sha256": digest})
-        print(f"{source.name}: first download, sha256 {digest} recorded in {lock.path}")
-    elif digest != expected:
-        raise SourceChanged(f"{source.name}: {path} has sha256 {digest}, not the {expected} pinned {pinned} for "
-                            f"{source.url}; delete the file to download it again")
-    return path, {"name": source.name, "url": source.url, "sha256": digest, "pinned": pinned,
+    if source.sha256 and digest != source.sha256:
+        raise SourceChanged(f"{source.name}: {path} has sha256 {digest}, not the {source.sha256} pinned in the code "
+                            f"for {source.url}; delete the file to download it again")
+    if not source.sha256:
+        lock.check(source.name, digest, path, source.url)
+    return path, {"name": source.name, "url": source.url, "sha256": digest,
+                  "pinned": "in the code" if source.sha256 else "on first download",
                   "licence": source.licence, "credit": source.credit}
 
 
