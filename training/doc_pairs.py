@@ -27,7 +27,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from .prepare_data import Lock, clean, normalise
+from .prepare_data import clean, normalise
 
 DEBIAN_SUITE = "Debian 12 (bookworm)"
 
@@ -303,9 +303,8 @@ def unpacked(package, version, cache_dir, lock):
                   "pinned": "by Debian's signed archive; on first download"}
 
 
-def build_docs(cache_dir, sides_to_avoid, seed):
+def build_docs(cache_dir, lock, sides_to_avoid, seed):
     """-> (train-docs pairs shuffled with `seed`, manifest entries with each manual's licences, what was removed)."""
-    lock = Lock(cache_dir)
     pairs, entries, removed = [], [], {}
     for manual in MANUALS:
         (english_root, english_entry), (italian_root, italian_entry) = (

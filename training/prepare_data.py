@@ -409,10 +409,11 @@ def main(argv=None, sources=data_sources.PINNED):
                "dev_news": removed_from_dev_news, "extra": removed_from_extra}
     source_entries += [tatoeba_entry, *extra_entries]
     if args.docs:
-        from .doc_pairs import build_docs
+        from .doc_pairs import build_docs  # here: doc_pairs builds on this module
 
         dev_sides = {normalise(side) for pair in dev for side in pair}
-        files[DOCS], docs_entries, removed["docs"] = build_docs(args.cache, sides_to_avoid | dev_sides, args.seed)
+        files[DOCS], docs_entries, removed["docs"] = build_docs(args.cache, lock, sides_to_avoid | dev_sides,
+                                                                args.seed)
         source_entries += docs_entries
     contents, outputs = checked_outputs(files, sources.project_outputs)
     write_outputs(args.out, contents, args.docs)
