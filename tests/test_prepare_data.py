@@ -261,8 +261,9 @@ def test_a_changed_tatoeba_zip_is_a_warning_with_the_counts(network, tmp_path, c
     smaller.write_text("\n".join(TATOEBA_LINES[:30]) + "\n", encoding="utf-8")
     prepare(tmp_path, "again", "--tatoeba", smaller)
     warning = [line for line in capsys.readouterr().out.splitlines() if line.startswith("warning:")]
-    assert warning == [f"warning: {smaller} is not the ita-eng.zip recorded in {tmp_path / 'cache' / 'sources.lock.json'}"
-                       f" (48 pairs then, 30 now): train.tsv and dev.tsv differ from the ones built from it"]
+    lock = tmp_path / "cache" / "sources.lock.json"
+    assert warning == [f"warning: {smaller} is not the ita-eng.zip recorded in {lock} (48 pairs then, 30 now): "
+                       "train.tsv and dev.tsv differ from the ones built from it"]
 
 
 def test_a_failed_download_names_the_url_and_where_to_put_the_file(tmp_path, monkeypatch):
@@ -324,8 +325,9 @@ def test_a_wrong_cached_source_is_one_error_line(tmp_path):
 LIBREOFFICE_EN = """<html><head><title>Paragraph</title><script>var x = "not text";</script></head><body>
 <h1 id="hd_id1">Formatting Paragraphs</h1>
 <p id="par_id2" class="paragraph">Choose <span class="menuitem">Format - Paragraph</span>.</p>
-<p id="par_id3" class="paragraph">Press <span id="swln1" class="switchinline"><span hidden="true" id="MACidm1">Command
-</span><span hidden="true" id="defaultidm2">Ctrl</span><script>setSystemSpan("swln1");</script></span>+1 to apply it.</p>
+<p id="par_id3" class="paragraph">Press <span id="swln1" class="switchinline"><span hidden="true" id="MACidm1">
+Command</span><span hidden="true" id="defaultidm2">Ctrl</span><script>setSystemSpan("swln1");</script></span>+1
+to apply it.</p>
 <p id="par_id4" class="paragraph">Used twice.</p><p id="par_id4" class="paragraph">Used twice again.</p>
 <p id="par_id5" class="code">Sub Main</p>
 <p id="par_id6" class="paragraph">Only in English.</p>
@@ -454,7 +456,7 @@ def test_docs_step_writes_train_docs_with_licences_and_no_test_sentence(network,
                                    ("Press Ctrl+1 to apply it.", "Premete Ctrl+1 per applicarlo."),
                                    ("Installing", "Installare"), ("Run the installer.",
                                                                   "Avviate l'installazione."),
-                                   ("Reboot the machine.", "Riavviate la macchina.")])  # not "We fell asleep!": a test sentence
+                                   ("Reboot the machine.", "Riavviate la macchina.")])  # not "We fell asleep!"
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     entries = {entry["name"]: entry for entry in manifest["sources"]}
     assert entries["A manual"]["copyright_file_licences"] == ["GPL-2+", "GFDL-1.2+"]
