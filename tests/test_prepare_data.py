@@ -249,7 +249,8 @@ def test_a_source_changed_since_its_first_download_is_refused(network, tmp_path)
 def test_a_benchmark_that_is_not_the_scored_file_writes_nothing(network, tmp_path):
     sources = dataclasses.replace(FIXTURE_SOURCES, project_outputs={"test-tatoeba.tsv": "f" * 64})
     with pytest.raises(SourceChanged, match="^test-tatoeba.tsv: the rebuild has sha256 .* not the f{64} of the file "
-                                            "the scores are on"):
+                                            r"the scores are on; its sources \(tatoeba-test-v2020-07-28.eng, "
+                                            r"tatoeba-test-v2020-07-28.ita\) are not"):
         prepare(tmp_path, sources=sources)
     assert not (tmp_path / "out").exists()
 

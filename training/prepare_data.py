@@ -338,9 +338,10 @@ def tsv_bytes(pairs):
     return "".join(f"{en}\t{it}\n" for en, it in pairs).encode("utf-8")
 
 
-def checked_outputs(files, project_outputs):
+def checked_outputs(files, project_outputs, sources_of):
     """-> ({name: bytes}, {name: manifest entry}), once every file the scores are on is byte-identical to the
-    project's: otherwise nothing is written and the error names the file."""
+    project's: otherwise nothing is written and the error names the file and the sources (`sources_of[name]`) it
+    was built from."""
     contents, entries = {}, {}
     for name, pairs in files.items():
         contents[name] = tsv_bytes(pairs)
@@ -349,8 +350,9 @@ def checked_outputs(files, project_outputs):
             entries[name]["same_as_project_file"] = entries[name]["sha256"] == project_outputs[name]
             if name in data_sources.MUST_MATCH and not entries[name]["same_as_project_file"]:
                 raise SourceChanged(f"{name}: the rebuild has sha256 {entries[name]['sha256']}, not the "
-                                    f"{project_outputs[name]} of the file the scores are on; its sources are not the "
-                                    f"files it was made from")
+                                    f"{project_outputs[name]} of the file the scores are on; its sources "
+                                    f"({', '.join(sources_of[name])}) are not the files it was made from: delete them "
+                                    f"and their lines in the lock file to download them again")
     return contents, entries
 
 
@@ -415,7 +417,9 @@ def main(argv=None, sources=data_sources.PINNED):
         files[DOCS], docs_entries, removed["docs"] = build_docs(args.cache, lock, sides_to_avoid | dev_sides,
                                                                 args.seed)
         source_entries += docs_entries
-    contents, outputs = checked_outputs(files, sources.project_outputs)
+    test_set_files = {parallel.name: [parallel.english.name, parallel.italian.name] for parallel in sources.test_sets}
+    sources_of = {TEST: test_set_files[sources.benchmark], DEV_NEWS: test_set_files[sources.dev_news]}
+    contents, outputs = checked_outputs(files, sources.project_outputs, sources_of)
     write_outputs(args.out, contents, args.docs)
     manifest = {"command": command_line("training.prepare_data", argv), "seed": args.seed, "dev_size": args.dev_size,
                 "sources": source_entries, "outputs": outputs, "removed": removed}
