@@ -183,7 +183,7 @@ def test_light_requests_are_answered_while_heavy_ones_are_refused(translator, ti
 
 def test_attribution_stops_at_the_budget_in_its_float32_copy(translator, tiny_model_dir):
     served = serve(translator, tiny_model_dir, heavy_budget=1e-9)
-    inspection = translation.inspection_of(served, SENTENCE, "greedy", 4, 1.0, 0, 0)  # light: no budget
+    inspection = translation.shown_inspection(served, translation.request_json(SENTENCE, 1, None))  # light: no budget
     with pytest.raises(gr.Error, match="needed more than the 1e-09 s each heavy request may take"):
         served.attribute(inspection, "integrated_gradients")
 
@@ -208,11 +208,11 @@ def test_recent_inspections_stay_under_their_bytes_least_recently_used_first(tra
 def test_the_page_keeps_no_state_and_an_experiment_names_its_sentence(translator, tiny_model_dir):
     served = serve(translator, tiny_model_dir)
     with gr.Blocks() as demo:
-        box = translation.build(served, demo)
+        translation.build(served, demo)
     assert not [block for block in demo.blocks.values() if isinstance(block, gr.State)]
-    assert box.inputs[0] is box.text and box.inputs[1:] == box.decoding_controls
-    first = translation.inspection_of(served, SENTENCE, "beam", 2, 1.0, 0, 0)
-    assert translation.inspection_of(served, SENTENCE, "beam", 2, 1.0, 0, 0) is first  # recomputed only if forgotten
+    shown = translation.request_json(SENTENCE, 2, None)  # what an experiment's request carries
+    first = translation.shown_inspection(served, shown)
+    assert translation.shown_inspection(served, shown) is first  # made again only once forgotten
 
 
 # --- One line for each wrong thing -----------------------------------------------------------------------------------

@@ -1,8 +1,7 @@
 """The box above the tabs: the English sentence, the Italian translation, the Translate button and a few examples,
 the decoding controls (greedy, beam search, sampling) folded away, the status line and the token chips. Each
-translation is one `interpretability.inspect` call (`inspection_of`), whose payload every tab draws its views from;
-nothing is kept in the session: an experiment names the sentence and settings again, and finds the inspection among
-the server's recent ones (`served.ServedModel.inspect`).
+translation is one `interpretability.inspect` call, whose payload every tab draws its views from (nothing is kept on
+the server: an experiment's request carries the sentence and settings it runs on, `shown_inspection`).
 
 Laid out for a projector: at 1024×768, after Translate, the tab bar and the top of the first view are on the first
 screen (the decoding settings are an accordion whose title names the decoding, the examples one row of small buttons).
@@ -21,7 +20,7 @@ from transformer.tokenizer import EOS
 
 from .events import Refusal
 from .payload import translation_payload
-from .texts import EMPTY_MESSAGE
+from .texts import EMPTY_MESSAGE, echo
 from .tokens import output_tokens, token_chips
 from .views import carrier
 
@@ -33,21 +32,28 @@ EXAMPLES = [  # short enough to fit one row on a projector (1024 px)
     "The cat is sleeping.",
 ]
 DECODINGS = {"greedy": "Greedy", "beam": "Beam search", "sampling": "Sampling"}
+# The page's load, in the browser: the box and the decoding controls as the URL's query string says (page.js writes
+# it: text, decoding, beam, temperature, top_k, seed), else as they are.
+FROM_URL = """(text, decoding, beam, temperature, topK, seed) => {
+  const query = new URLSearchParams(location.search), number = (name, value) => {
+    const given = Number(query.get(name));
+    return query.has(name) && Number.isFinite(given) ? given : value;
+  };
+  return [query.get("text") ?? text, query.get("decoding") ?? decoding, number("beam", beam),
+          number("temperature", temperature), number("top_k", topK), number("seed", seed)];
+}"""
+# Translate pressed once the box shows what Gradio was given (a tick later).
+PRESS_TRANSLATE = "setTimeout(() => document.getElementById('translate')?.click(), 50);"
 LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 
 
 @dataclass
 class TranslationBox:
     """What the tabs need of the box: the sentence and the decoding controls (decoding, beam width, temperature,
-    top-k, seed), the inputs of every experiment (the views get the payload in the page: `webapp.views`)."""
+    top-k, seed); the views get each translation's payload in the page (`webapp.views`)."""
 
     text: gr.Textbox
     decoding_controls: list
-
-    @property
-    def inputs(self):
-        """What an experiment's event sends: the sentence, then the decoding controls (`inspection_of`'s order)."""
-        return [self.text, *self.decoding_controls]
 
 
 def decoding_settings(decoding, beam, temperature, top_k, seed):
@@ -110,32 +116,47 @@ def translation_status(seconds, decoding, report, italian_tokens, max_tokens, jo
     return "\n\n".join(lines)
 
 
-def inspection_of(served, text, decoding, beam, temperature, top_k, seed):
-    """The `Inspection` of the translation of `text` (its lines read as one) with the decoding controls' settings,
-    None for an empty text; a recent one comes back at no cost (`served.ServedModel.inspect`). The translate event
-    and every experiment (one head's numbers, attribution) ask it so: the page sends the sentence and settings."""
-    if not isinstance(text, str) or not text.strip():
+def request_json(text, beam, sampling):
+    """What the page keeps of a translation's request (the payload's `request`): the sentence as translated and its
+    decoding settings, which every experiment sends back (`shown_inspection`) and the URL keeps."""
+    return {"text": text, "decoding": "sampling" if sampling else "beam" if beam > 1 else "greedy", "beam": beam,
+            "temperature": sampling.temperature if sampling else 1.0, "top_k": sampling.top_k if sampling else 0,
+            "seed": sampling.seed if sampling else 0}
+
+
+def shown_inspection(served, shown):
+    """The Inspection of the translation the page shows, made again from what an experiment's request carries
+    (`shown`: the payload's `request`, `request_json`), so that an experiment runs on the sentence and settings on
+    screen, never on the text box edited since, and the server keeps nothing between requests. None when the page
+    shows no translation; a gr.Error that says why for settings out of range."""
+    if not isinstance(shown, dict) or not isinstance(shown.get("text"), str) or not shown["text"].strip():
         return None
-    beam, sampling = decoding_settings(decoding, beam, temperature, top_k, seed)
-    return served.inspect(one_line(text)[0], beam, sampling)
+    decoding = shown.get("decoding")
+    if decoding not in DECODINGS:
+        raise Refusal(f"Decoding settings: the decoding must be one of {', '.join(DECODINGS)}, got {echo(decoding)}")
+    beam, sampling = decoding_settings(decoding, shown.get("beam"), shown.get("temperature"), shown.get("top_k"),
+                                       shown.get("seed"))
+    return served.inspect(one_line(shown["text"])[0], beam, sampling)
 
 
 def translate(served, text, decoding, beam, temperature, top_k, seed):
-    """English -> Italian. Outputs: translation, status, token chips and the payload every view is drawn from
-    (`webapp.payload`)."""
+    """English -> Italian. Outputs: translation, status, token chips, and the payload every view is drawn from
+    (`webapp.payload`, with the request it was made with: `request_json`)."""
     if not text or not text.strip():
         return "", EMPTY_MESSAGE, "", None
-    settings = (decoding, beam, temperature, top_k, seed)
+    text, lines = one_line(text)
+    beam, sampling = decoding_settings(decoding, beam, temperature, top_k, seed)
     start = time.perf_counter()
-    inspection = inspection_of(served, text, *settings)
+    inspection = served.inspect(text, beam, sampling)
     seconds = time.perf_counter() - start
     outputs = output_tokens(inspection)
-    decoding = decoding_label(*decoding_settings(*settings))
-    lines = one_line(text)[1]
+    decoding = decoding_label(beam, sampling)
     status = translation_status(seconds, decoding, input_report(inspection), len(outputs) - 1,
                                 served.translator.max_source_tokens, lines)
     chips = token_chips(inspection.source_tokens, "English") + token_chips(outputs, "Italian")
-    return inspection.translation, status, chips, translation_payload(served.translator, inspection, decoding)
+    payload = translation_payload(served.translator, inspection, decoding)
+    payload["request"] = request_json(text, beam, sampling)
+    return inspection.translation, status, chips, payload
 
 
 def decoding_controls_for(decoding):
@@ -190,12 +211,20 @@ def build(served, demo):
     status = gr.Markdown(label="Status", elem_id="status")
     chips = gr.HTML(label="Tokens", elem_id="chips")
     payload = carrier()
-    io = dict(fn=served.bind(translate), inputs=[text, *controls], outputs=[italian, status, chips, payload],
-              **served.queue)
-    gr.on([button.click, text.submit, demo.load], api_name="translate", **io)
-    for example, sentence in zip(examples, EXAMPLES):  # the sentence put in the box by the browser, then translated
-        example.click(None, None, text, js=f"() => {json.dumps(sentence)}", api_visibility="private").then(
-            api_visibility="private", **io)
-    controls[0].input(decoding_controls_for, controls[0], [settings, *controls[1:]], api_visibility="private",
-                      show_progress="hidden")
+    # The latest request wins: a Translate pressed while one runs is run after it, with the box as it is then
+    # ("always_last"; Gradio's default drops it), so the page ends on the sentence in the box.
+    io = dict(fn=served.bind(translate), inputs=[text, *controls],
+              outputs=[italian, status, chips, payload], **served.queue)
+    gr.on([button.click, text.submit], api_name="translate", trigger_mode="always_last", **io)
+    # An example clicked: the browser puts its sentence in the box, then presses Translate (the one event above).
+    for example, sentence in zip(examples, EXAMPLES):
+        example.click(None, None, text, js=f"() => {{ {PRESS_TRANSLATE} return {json.dumps(sentence)}; }}",
+                      api_visibility="private")
+    show_controls = dict(fn=decoding_controls_for, inputs=controls[0], outputs=[settings, *controls[1:]],
+                         api_visibility="private", show_progress="hidden")
+    controls[0].input(**show_controls)
+    # The page's load: the sentence and decoding settings in the URL, if any (page.js writes them), then translate.
+    demo.load(None, [text, *controls], [text, *controls], js=FROM_URL, api_visibility="private").then(
+        **show_controls).then(api_visibility="private", **io)
+    return TranslationBox(text, controls)
     return TranslationBox(text, controls)
