@@ -47,7 +47,7 @@ from starlette.middleware import Middleware  # noqa: E402
 from serving.model_dir import open_model
 from transformer import ModelLoadError
 from webapp import api, no_model, translation
-from webapp.events import BodyLimit, PublicRoutesOnly, check_inputs, compression, make_private
+from webapp.events import BodyLimit, PreparedAnswers, PublicRoutesOnly, check_inputs, compression, make_private
 from webapp.page_script import PAGE_SCRIPT
 from webapp.served import ServedModel
 from webapp.settings import MEGABYTE, SettingError, Settings
@@ -129,9 +129,10 @@ def launch(**options):
     """Serve the page. Threads: enough for every concurrency group at its limit (webapp.api.register), so that one
     kind of work waiting never takes another's. Limits (docs/deployment.md): request bodies (`BodyLimit`), uploaded
     files (Gradio's max_file_size: the app takes none), sessions kept (Gradio's state_session_capacity); answers
-    compressed (`compression`); only the API's routes called by name (`PublicRoutesOnly`)."""
+    compressed (`compression`), the page's prepared data sent with no session built (`PreparedAnswers`); only the
+    API's routes called by name (`PublicRoutesOnly`)."""
     middleware = [Middleware(BodyLimit, max_bytes=SETTINGS.body_mb * MEGABYTE), compression(),
-                  Middleware(PublicRoutesOnly, blocks=demo)]
+                  Middleware(PreparedAnswers, blocks=demo), Middleware(PublicRoutesOnly, blocks=demo)]
     demo.launch(theme=gr.themes.Soft(), css=CSS, js=PAGE_SCRIPT, footer_links=["api", "gradio"],
                 max_threads=12 * SETTINGS.batch_size + 64, max_file_size=SETTINGS.upload_mb * MEGABYTE,
                 state_session_capacity=SETTINGS.sessions, app_kwargs={"middleware": middleware}, **options)

@@ -24,7 +24,7 @@ from serving.batching import Busy, DeadlineExceeded, Lane, check_deadline
 from serving.model_dir import ModelDirectory
 from transformer import Translator
 from webapp import api, translation
-from webapp.events import BodyLimit, PublicRoutesOnly, Refusal, compression
+from webapp.events import BodyLimit, PreparedAnswers, PublicRoutesOnly, Refusal, compression
 from webapp.served import RecentInspections, ServedModel, inspection_bytes
 from webapp.settings import SettingError, Settings
 from webapp.tabs.heads import parse_head_name
@@ -52,14 +52,17 @@ def test_a_page_server_function_answers_json_prepared_once_gzip_to_a_browser():
     with gr.Blocks() as demo:
         view = browser_view(ROOT / "webapp" / "tabs" / "how_it_learned.py", "view", "<div></div>",
                             server_functions=[prepared_json("history", history)])
-    client = TestClient(gr.mount_gradio_app(fastapi.FastAPI(), demo, path=""))
     ask = {"component_id": view._id, "fn_name": "history", "data": [], "session_hash": "s"}
-    browser = client.post("/gradio_api/component_server", json=ask, headers={"Accept-Encoding": "gzip"})
-    assert browser.status_code == 200 and browser.headers["content-encoding"] == "gzip"
-    assert browser.json() == history  # the client undoes the gzip, as a browser does
-    plain = client.post("/gradio_api/component_server", json=ask, headers={"Accept-Encoding": "identity"})
-    assert "content-encoding" not in plain.headers and plain.json() == history
-    assert int(browser.headers["content-length"]) < len(plain.content) / 5
+    for middleware in ([], [Middleware(PreparedAnswers, blocks=demo)]):  # through Gradio, then answered before it
+        client = TestClient(gr.mount_gradio_app(fastapi.FastAPI(middleware=middleware), demo, path=""))
+        browser = client.post("/gradio_api/component_server", json=ask, headers={"Accept-Encoding": "gzip"})
+        assert browser.status_code == 200 and browser.headers["content-encoding"] == "gzip"
+        assert browser.json() == history  # the client undoes the gzip, as a browser does
+        plain = client.post("/gradio_api/component_server", json=ask, headers={"Accept-Encoding": "identity"})
+        assert "content-encoding" not in plain.headers and plain.json() == history
+        assert int(browser.headers["content-length"]) < len(plain.content) / 5
+        assert ("s" in demo.state_holder) == (not middleware)  # answered before it, no session was built
+        demo.state_holder.session_data.pop("s", None)
     serve_history = view.server_fns[0]
     assert serve_history().body is serve_history().body  # the same bytes every call: nothing encoded per call
 

@@ -1,7 +1,8 @@
 """How the page's events run (`QUIET`, the options of the events that answer a view), and what of them the outside
 world reaches: the page's events are private (`make_private`), their inputs checked beyond what Gradio checks
 (`check_inputs`), no named route but the API's answers (`PublicRoutesOnly`), no request body larger than a limit
-(`BodyLimit`), and every answer of some size compressed (`compression`: Starlette's GZipMiddleware)."""
+(`BodyLimit`), the page's prepared data sent as it is (`PreparedAnswers`), and every answer of some size
+compressed (`compression`: Starlette's GZipMiddleware)."""
 
 import functools
 import inspect
@@ -200,6 +201,33 @@ class PublicRoutesOnly:
         if missing:
             return f"/{name} needs {', '.join(missing)}: it takes {takes}"
         return None
+
+
+class PreparedAnswers:
+    """ASGI middleware: a call of a page server function whose answer was prepared at start (`views.prepared_json`:
+    the training history, the positional-encoding table) answered here, from its bytes. Gradio would first open a
+    session for the caller, building every component's configuration on its event loop (54 ms each on a loaded
+    2-core machine): 16 callers with new session ids held every other request up for over a second."""
+
+    ROUTE = re.compile(r"/gradio_api/component_server/?$")
+
+    def __init__(self, app, blocks):
+        self.app, self.blocks = app, blocks
+
+    async def __call__(self, scope, receive, send):
+        if not (scope["type"] == "http" and scope["method"] == "POST" and self.ROUTE.search(scope["path"])):
+            return await self.app(scope, receive, send)
+        body, receive = await _read_body(receive)
+        try:
+            asked = json.loads(body)
+            block = self.blocks.blocks.get(asked.get("component_id"))
+            answer = getattr(getattr(block, str(asked.get("fn_name")), None), "answer", None)
+        except (ValueError, AttributeError, TypeError):
+            answer = None
+        if answer is None:
+            return await self.app(scope, receive, send)  # another server function, or Gradio says what is wrong
+        accepted = dict(scope["headers"]).get(b"accept-encoding", b"").decode("latin-1")
+        await answer(accepted)(scope, receive, send)
 
 
 async def _answer(scope, receive, send, status, error):
