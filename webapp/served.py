@@ -94,7 +94,7 @@ class ServedModel:
     model call."""
 
     def __init__(self, directory, source, batch_size=16, wrap=lambda fn: fn, heavy_slots=1, heavy_budget=30.0,
-                 heavy_waiting=4, inspections_bytes=64 * 2**20, light_tokens=LONG_INPUT_TOKENS):
+                 heavy_waiting=4, inspections_bytes=32 * 2**20, light_tokens=LONG_INPUT_TOKENS):
         translator = self.translator = directory.translator
         self.directory, self.source, self.batch_size = directory, source, batch_size
         self.heavy_budget, self.light_tokens = heavy_budget, light_tokens

@@ -79,6 +79,6 @@ class Settings:
                    dtype=dtype, threads=threads, heavy_slots=heavy_slots,
                    heavy_budget=_seconds(environ, "HEAVY_BUDGET_S", 30.0),
                    heavy_waiting=_whole(environ, "HEAVY_WAITING", 4 * heavy_slots, 0),
-                   sessions=_whole(environ, "MAX_SESSIONS", 200, 1),
-                   inspections_mb=_whole(environ, "INSPECTIONS_MB", 64, 1),
+                   sessions=_whole(environ, "MAX_SESSIONS", 100, 1),
+                   inspections_mb=_whole(environ, "INSPECTIONS_MB", 32, 1),
                    body_mb=_whole(environ, "MAX_BODY_MB", 1, 1), upload_mb=_whole(environ, "MAX_UPLOAD_MB", 1, 0))
