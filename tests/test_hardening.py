@@ -224,11 +224,12 @@ def test_the_page_keeps_no_state_and_an_experiment_names_its_sentence(translator
 @pytest.mark.parametrize("environ, message", [
     ({"MODEL_DTYPE": "bogus"}, "MODEL_DTYPE must be one of float32, float16, bfloat16, got 'bogus'"),
     ({"BATCH_SIZE": "abc"}, "BATCH_SIZE must be a whole number >= 1, got 'abc'"),
-    ({"BATCH_SIZE": "0"}, "BATCH_SIZE must be a whole number >= 1, got 0"),
-    ({"HEAVY_SLOTS": "0"}, "HEAVY_SLOTS must be a whole number >= 1, got 0"),
+    ({"BATCH_SIZE": "0"}, "BATCH_SIZE must be a whole number >= 1, got '0'"),
+    ({"HEAVY_SLOTS": "0"}, "HEAVY_SLOTS must be a whole number >= 1, got '0'"),
     ({"HEAVY_BUDGET_S": "nan"}, "HEAVY_BUDGET_S must be a positive number of seconds, got 'nan'"),
     ({"MAX_BODY_MB": "x" * 1000}, "MAX_BODY_MB must be a whole number >= 1, got 'xxxxxxxxxxxxx"),
     ({"MODEL_DEVICE": "tpu"}, "MODEL_DEVICE: device must be one of cpu, cuda"),
+    ({"MAX_SESSIONS": "50"}, "MAX_SESSIONS must be a whole number >= 200, got '50'"),
 ])
 def test_a_wrong_setting_is_one_line_naming_it(environ, message):
     with pytest.raises(SettingError) as error:
@@ -239,7 +240,7 @@ def test_a_wrong_setting_is_one_line_naming_it(environ, message):
 def test_the_settings_default_to_the_documented_limits():
     settings = Settings.from_environment({"MODEL_DEVICE": "cpu"})
     assert (settings.batch_size, settings.heavy_slots, settings.heavy_budget, settings.heavy_waiting) == (16, 1, 30, 4)
-    assert (settings.body_mb, settings.upload_mb, settings.sessions, settings.inspections_mb) == (1, 1, 100, 32)
+    assert (settings.body_mb, settings.upload_mb, settings.sessions, settings.inspections_mb) == (1, 1, 256, 32)
 
 
 def test_app_py_with_a_wrong_setting_says_one_line_and_exits_2():

@@ -13,36 +13,36 @@ from .served import serving_dtype
 from .texts import echo
 
 MEGABYTE = 1024 * 1024
+# Gradio drops a session even while its event is queued or running, whose caller then gets no answer: keep at least
+# as many as the queue holds events (app.py: 128 waiting) and runs at once.
+MIN_SESSIONS = 200
 
 
 class SettingError(ValueError):
     """An environment variable the app cannot run with (its message: one line)."""
 
 
-def _whole(environ, name, default, low):
+def _read(environ, name, default, parse, accepted, takes):
+    """The variable `name` of `environ` parsed, `default` when unset or empty; a SettingError saying what it `takes`
+    unless `parse` reads it and `accepted` the value."""
     raw = environ.get(name)
     if raw is None or raw == "":
         return default
     try:
-        value = int(raw)
+        value = parse(raw)
     except ValueError:
-        raise SettingError(f"{name} must be a whole number >= {low}, got {echo(raw)}") from None
-    if value < low:
-        raise SettingError(f"{name} must be a whole number >= {low}, got {value}")
+        value = None
+    if value is None or not accepted(value):
+        raise SettingError(f"{name} must be {takes}, got {echo(raw)}")
     return value
+
+
+def _whole(environ, name, default, low):
+    return _read(environ, name, default, int, lambda value: value >= low, f"a whole number >= {low}")
 
 
 def _seconds(environ, name, default):
-    raw = environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value < float("inf"):
-        raise SettingError(f"{name} must be a positive number of seconds, got {echo(raw)}")
-    return value
+    return _read(environ, name, default, float, lambda value: 0 < value < float("inf"), "a positive number of seconds")
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class Settings:
     heavy_slots: int  # heavy computations at once
     heavy_budget: float  # seconds a heavy request may take from its arrival, its wait included
     heavy_waiting: int  # heavy requests that may wait for a slot; more are refused at once as busy
-    sessions: int  # page sessions Gradio keeps (its state_session_capacity); the oldest go first
+    sessions: int  # sessions Gradio keeps (its state_session_capacity), the oldest dropped first
     inspections_mb: int  # memory of the recent translations kept for the experiments (webapp.served)
     body_mb: int  # the largest request body accepted
     upload_mb: int  # the largest file Gradio's upload route accepts (the app takes none)
@@ -79,6 +79,6 @@ class Settings:
                    dtype=dtype, threads=threads, heavy_slots=heavy_slots,
                    heavy_budget=_seconds(environ, "HEAVY_BUDGET_S", 30.0),
                    heavy_waiting=_whole(environ, "HEAVY_WAITING", 4 * heavy_slots, 0),
-                   sessions=_whole(environ, "MAX_SESSIONS", 100, 1),
+                   sessions=_whole(environ, "MAX_SESSIONS", 256, MIN_SESSIONS),
                    inspections_mb=_whole(environ, "INSPECTIONS_MB", 32, 1),
                    body_mb=_whole(environ, "MAX_BODY_MB", 1, 1), upload_mb=_whole(environ, "MAX_UPLOAD_MB", 1, 0))
