@@ -185,6 +185,12 @@ class Lane:
     def waiting(self):
         return len(self._waiting)
 
+    @property
+    def full(self):
+        """Whether a call now would be refused at once (every slot taken and the line full, or closed)."""
+        return self._closed.is_set() or (not self._free and self.max_waiting is not None
+                                         and len(self._waiting) >= self.max_waiting)
+
     def _acquire(self, timeout):
         with self._lock:
             if self._closed.is_set():

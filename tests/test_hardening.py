@@ -184,6 +184,33 @@ def test_light_requests_are_answered_while_heavy_ones_are_refused(translator, ti
         holder.join(5)
 
 
+def test_heavy_api_calls_are_refused_at_the_door_while_the_lane_is_full(translator, tiny_model_dir):
+    served = serve(translator, tiny_model_dir, heavy_waiting=0)
+    with gr.Blocks() as demo:
+        api.register(served)
+    demo.queue()
+    app = fastapi.FastAPI(middleware=[Middleware(api.HeavyAdmission, served=served)])
+    release = threading.Event()
+    holder = threading.Thread(target=served.heavy, args=(lambda: release.wait(10),))
+    with TestClient(gr.mount_gradio_app(app, demo, path="")) as client:
+        holder.start()
+        time.sleep(0.05)
+        try:
+            assert served.lane.full
+            for route, body in [("call/translate", {"data": [SENTENCE, "beam", 4, 1.0, 0, 0]}),
+                                ("call/v2/translate", {"text": "word " * 1000}),  # long: heavy whatever the decoding
+                                ("call/ablate", {"data": [SENTENCE, ["cross L1 H1"], 1]})]:
+                refused = client.post(f"/gradio_api/{route}", json=body)
+                assert refused.status_code == 503 and "The server is busy with heavy requests" in refused.json()["error"]
+            greedy = client.post("/gradio_api/call/translate", json={"data": [SENTENCE, "greedy", 4, 1.0, 0, 0]})
+            assert greedy.status_code == 200 and "event_id" in greedy.json()  # light: queued as usual
+        finally:
+            release.set()
+            holder.join(10)
+        assert not served.lane.full
+        assert client.post("/gradio_api/call/translate", json={"data": [SENTENCE, "beam", 4, 1.0, 0, 0]}).status_code == 200
+
+
 def test_attribution_stops_at_the_budget_in_its_float32_copy(translator, tiny_model_dir):
     served = serve(translator, tiny_model_dir, heavy_budget=1e-9)
     inspection = translation.shown_inspection(served, translation.request_json(SENTENCE, 1, None))  # light: no budget

@@ -15,8 +15,10 @@ Gradio opens a session for every API call made without one (each REST call); how
 `launch(state_session_capacity=...)` (app.py, MAX_SESSIONS), the oldest dropped first.
 """
 
+import json
 import math
 import numbers
+import re
 
 import gradio as gr
 
@@ -26,8 +28,8 @@ from interpretability.inspection import MAX_CANDIDATES
 from transformer import Sampling
 from transformer.decoding import MAX_SEED, MAX_TEMPERATURE, MIN_TEMPERATURE, check_whole_number
 
+from .events import Refusal, answer_json, read_body
 from .payload import candidates, input_json, rounded
-from .events import Refusal
 from .tabs.heads import parse_head_name
 from .texts import echo
 from .translation import MAX_BEAM, decoding_label, one_line
@@ -181,3 +183,43 @@ def register(served):
     heavy = dict(concurrency_id="api-heavy", concurrency_limit=served.batch_size)
     for name, fn in ENDPOINTS.items():
         gr.api(served.bind(fn), api_name=name, **groups.get(name, heavy))
+
+
+class HeavyAdmission:
+    """ASGI middleware: an API call of heavy work (/inspect, /sample, /ablate; /translate with a beam or a long text)
+    that arrives while the heavy lane is full (`serving.batching.Lane.full`: every slot busy, its line full) is
+    refused at once with HTTP 503 and the busy message, before it becomes an event in Gradio's queue. There, a burst of
+    them would go first, in order of arrival, each opening a session on the event loop before the lane refuses it:
+    100 of them held up the greedy request that came next for seconds."""
+
+    ROUTE = re.compile(r"/gradio_api/(call/v2|call)/(translate|inspect|sample|ablate)/?$")
+    ARGUMENTS = ("text", "decoding", "beam")  # /translate's first ones, in order
+
+    def __init__(self, app, served):
+        self.app, self.served = app, served
+
+    async def __call__(self, scope, receive, send):
+        route = scope["type"] == "http" and scope["method"] == "POST" and self.ROUTE.search(scope["path"])
+        if not route or not self.served.lane.full:
+            return await self.app(scope, receive, send)
+        body, receive = await read_body(receive)
+        kind, name = route.groups()
+        if name != "translate" or self.heavy_translation(kind, body):
+            return await answer_json(scope, receive, send, 503, self.served.busy_message("the heavy lane is full"))
+        await self.app(scope, receive, send)
+
+    def heavy_translation(self, kind, body):
+        """Whether a /translate call's body asks for heavy work (what it gets wrong, the endpoint says)."""
+        try:
+            sent = json.loads(body)
+            arguments = dict(zip(self.ARGUMENTS, sent["data"])) if kind == "call" else dict(sent)
+        except (ValueError, TypeError, KeyError):
+            return False
+        text = arguments.get("text")
+        if not isinstance(text, str):
+            return False
+        if arguments.get("decoding") == "beam" and arguments.get("beam", 4) != 1:
+            return True
+        # no token is 64 characters long: a text this long has more tokens than light work takes, uncounted
+        return len(text) > 64 * self.served.light_tokens or not self.served.is_light(one_line(text)[0])
+

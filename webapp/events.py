@@ -146,23 +146,23 @@ class PublicRoutesOnly:
         kind, name = route.groups()
         public = self.public()
         if name not in public:
-            return await _answer(scope, receive, send, 404, f"no endpoint named {echo(name)}: the API has "
+            return await answer_json(scope, receive, send, 404, f"no endpoint named {echo(name)}: the API has "
                                                             f"{', '.join(sorted(public))}")
         if kind not in ("call", "call/v2"):
             return await self.app(scope, receive, send)
-        body, receive = await _read_body(receive)
+        body, receive = await read_body(receive)
         try:
             sent = json.loads(body)
         except ValueError:
             sent = None
         wrong = (self.wrong_positional if kind == "call" else self.wrong_named)(name, public[name], sent)
         if wrong:
-            return await _answer(scope, receive, send, 422, wrong)
+            return await answer_json(scope, receive, send, 422, wrong)
         await self.app(scope, receive, send)
 
     async def queued(self, scope, receive, send):
         """A queued event (the page's, by number) sent fewer inputs than it has: refused, saying how many it takes."""
-        body, receive = await _read_body(receive)
+        body, receive = await read_body(receive)
         try:
             sent = json.loads(body)
             fn = self.blocks.fns.get(sent.get("fn_index"))
@@ -170,7 +170,7 @@ class PublicRoutesOnly:
             return await self.app(scope, receive, send)  # Gradio says what is wrong with it
         data = sent.get("data")
         if fn is not None and isinstance(data, list) and len(data) < len(fn.inputs):
-            return await _answer(scope, receive, send, 422, f"event {sent['fn_index']} ({fn.api_name}) takes "
+            return await answer_json(scope, receive, send, 422, f"event {sent['fn_index']} ({fn.api_name}) takes "
                                                             f"{len(fn.inputs)} inputs, got {len(data)}")
         await self.app(scope, receive, send)
 
@@ -217,7 +217,7 @@ class PreparedAnswers:
     async def __call__(self, scope, receive, send):
         if not (scope["type"] == "http" and scope["method"] == "POST" and self.ROUTE.search(scope["path"])):
             return await self.app(scope, receive, send)
-        body, receive = await _read_body(receive)
+        body, receive = await read_body(receive)
         try:
             asked = json.loads(body)
             block = self.blocks.blocks.get(asked.get("component_id"))
@@ -230,11 +230,12 @@ class PreparedAnswers:
         await answer(accepted)(scope, receive, send)
 
 
-async def _answer(scope, receive, send, status, error):
+async def answer_json(scope, receive, send, status, error):
+    """Answer an ASGI request from a middleware: {"error": `error`} with HTTP `status`."""
     await JSONResponse({"error": error}, status_code=status)(scope, receive, send)
 
 
-async def _read_body(receive):
+async def read_body(receive):
     """(the request's body, a `receive` that gives it again, then whatever comes next)."""
     chunks, more = [], True
     while more:
@@ -303,7 +304,7 @@ class BodyLimit:
 
     async def refuse(self, scope, receive, send):
         megabytes = self.max_bytes / (1024 * 1024)
-        await _answer(scope, receive, send, 413, f"request body over {megabytes:g} MB: this server takes no more")
+        await answer_json(scope, receive, send, 413, f"request body over {megabytes:g} MB: this server takes no more")
 
 
 def compression():

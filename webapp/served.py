@@ -167,11 +167,14 @@ class ServedModel:
         try:
             return self.lane.run(fn, self.heavy_budget)
         except Busy as e:
-            raise Refusal(f"The server is busy with heavy requests ({HEAVY_WORK}): {e}. Try again in a moment, or "
-                           "use greedy decoding on a shorter text.") from e
+            raise Refusal(self.busy_message(e)) from e
         except DeadlineExceeded as e:
             raise Refusal(f"This request needed more than the {self.heavy_budget:g} s each heavy request may take "
                            f"({HEAVY_WORK}), its wait included: try a shorter text or a narrower beam.") from e
+
+    def busy_message(self, why):
+        return (f"The server is busy with heavy requests ({HEAVY_WORK}): {why}. Try again in a moment, or use greedy "
+                "decoding on a shorter text.")
 
     def close(self, timeout=5.0):
         """Refuse heavy work from now on and stop what runs at its next model step (`Lane.close`); whether it ended
