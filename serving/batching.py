@@ -179,22 +179,38 @@ class Lane:
         self._lock = threading.Condition()
         self._free = slots
         self._waiting = deque()  # threading.Event per waiting caller, oldest first
+        self._admitted = deque()  # when each call let in at the door (`admit`) but not arrived yet stops counting
         self._closed = threading.Event()
 
     @property
     def waiting(self):
         return len(self._waiting)
 
-    @property
-    def full(self):
-        """Whether a call now would be refused at once (every slot taken and the line full, or closed)."""
-        return self._closed.is_set() or (not self._free and self.max_waiting is not None
-                                         and len(self._waiting) >= self.max_waiting)
+    def _taken(self, now):
+        """Places taken: slots running, callers waiting, calls admitted (`admit`) that have not arrived yet."""
+        while self._admitted and self._admitted[0] < now:
+            self._admitted.popleft()  # admitted, never arrived (its client went)
+        return self.slots - self._free + len(self._waiting) + len(self._admitted)
+
+    def admit(self, within):
+        """Let in a call that will come to `run` within `within` seconds, if there is a place for it (a slot or a
+        place in line, counting those let in before that have not come yet); False, holding nothing, otherwise. A
+        server's door asks it before a request joins a queue in front of the lane, so that a burst is refused there
+        whole rather than one request at a time from that queue."""
+        with self._lock:
+            now = time.monotonic()
+            if self._closed.is_set() or (self.max_waiting is not None
+                                         and self._taken(now) >= self.slots + self.max_waiting):
+                return False
+            self._admitted.append(now + within)
+            return True
 
     def _acquire(self, timeout):
         with self._lock:
             if self._closed.is_set():
                 raise Busy("the server is shutting down")
+            if self._admitted:
+                self._admitted.popleft()  # an admitted call has come (this one, or one before it)
             if self._free and not self._waiting:
                 self._free -= 1
                 return True

@@ -187,10 +187,10 @@ def register(served):
 
 class HeavyAdmission:
     """ASGI middleware: an API call of heavy work (/inspect, /sample, /ablate; /translate with a beam or a long text)
-    that arrives while the heavy lane is full (`serving.batching.Lane.full`: every slot busy, its line full) is
-    refused at once with HTTP 503 and the busy message, before it becomes an event in Gradio's queue. There, a burst of
-    them would go first, in order of arrival, each opening a session on the event loop before the lane refuses it:
-    100 of them held up the greedy request that came next for seconds."""
+    for which the heavy lane has no place (`serving.batching.Lane.admit`: its slots, its line and the calls let in
+    before it, not arrived yet) is refused at once with HTTP 503 and the busy message, before it becomes an event in
+    Gradio's queue. There, a burst of them would go first, in order of arrival, each opening a session on the event
+    loop before the lane refuses it: 100 of them held up the greedy request that came next for 10 s."""
 
     ROUTE = re.compile(r"/gradio_api/(call/v2|call)/(translate|inspect|sample|ablate)/?$")
     ARGUMENTS = ("text", "decoding", "beam")  # /translate's first ones, in order
@@ -200,11 +200,12 @@ class HeavyAdmission:
 
     async def __call__(self, scope, receive, send):
         route = scope["type"] == "http" and scope["method"] == "POST" and self.ROUTE.search(scope["path"])
-        if not route or not self.served.lane.full:
+        if not route:
             return await self.app(scope, receive, send)
         body, receive = await read_body(receive)
         kind, name = route.groups()
-        if name != "translate" or self.heavy_translation(kind, body):
+        heavy = name != "translate" or self.heavy_translation(kind, body)
+        if heavy and not self.served.lane.admit(self.served.heavy_budget):
             return await answer_json(scope, receive, send, 503, self.served.busy_message("the heavy lane is full"))
         await self.app(scope, receive, send)
 
