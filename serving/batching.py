@@ -205,12 +205,17 @@ class Lane:
             self._admitted.append(now + within)
             return True
 
+    def arrived(self):
+        """A call let in by `admit` has come (to run, or to be refused before it needed the lane): its place is
+        counted by `run` from now on, or is free."""
+        with self._lock:
+            if self._admitted:
+                self._admitted.popleft()
+
     def _acquire(self, timeout):
         with self._lock:
             if self._closed.is_set():
                 raise Busy("the server is shutting down")
-            if self._admitted:
-                self._admitted.popleft()  # an admitted call has come (this one, or one before it)
             if self._free and not self._waiting:
                 self._free -= 1
                 return True

@@ -151,7 +151,8 @@ def test_a_full_line_of_heavy_work_is_refused_at_once():
 def test_the_door_lets_in_no_more_than_the_lane_has_places_for_until_they_come_or_expire():
     lane = Lane(1, max_waiting=2)
     assert [lane.admit(60) for _ in range(4)] == [True, True, True, False]  # a slot and two places in line
-    assert lane.run(lambda: "came", 1) == "came"  # an admitted call arrives: its place is free again once done
+    lane.arrived()  # an admitted call comes to its endpoint, and is refused there (a bad argument)
+    assert lane.run(lambda: "came", 1) == "came"  # or comes to run: its place is free again once done
     assert lane.admit(60) and not lane.admit(60)
     expiring = Lane(1, max_waiting=0)
     assert expiring.admit(0.05) and not expiring.admit(60)

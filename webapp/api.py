@@ -107,6 +107,7 @@ def translate(served, text: str, decoding: str = "greedy", beam: int = 4, temper
     """English -> Italian, the translation only (the page's translation of the same text and settings). `decoding`:
     "greedy", "beam" (with `beam`, the width, 1-8) or "sampling" (with `temperature` 0.01-100, `top_k` (0: all
     tokens) and `seed`: the same seed gives the same translation)."""
+    came_through_the_door(served, "translate", text, decoding, beam)
     text = text_argument(text)
     beam, sampling = decoding_arguments(served, decoding, beam, temperature, top_k, seed)
     if not text.strip():
@@ -117,6 +118,7 @@ def translate(served, text: str, decoding: str = "greedy", beam: int = 4, temper
 def sample(served, text: str, temperature: float = 1.0, top_k: int = 0, seed: int = 0) -> str:
     """English -> Italian by sampling: each token drawn from the model's distribution at `temperature` (0.01-100)
     among the `top_k` most probable (0: all); the same seed gives the same translation."""
+    came_through_the_door(served, "sample", text)
     text = text_argument(text)
     sampling = sampling_argument(temperature, top_k, seed, served.cfg.vocab_size)
     if not text.strip():
@@ -128,6 +130,7 @@ def ablate(served, text: str, heads: list[str], beam: int = 1) -> str:
     """English -> Italian with the attention heads `heads` switched off (their output zeroed before W_O), each named
     "<kind> L<layer> H<head>", kind encoder, decoder or cross, e.g. ["cross L2 H3", "encoder L1 H1"]; `beam`: the
     beam width, 1-8 (1: greedy)."""
+    came_through_the_door(served, "ablate", text)
     text = text_argument(text)
     chosen = heads_argument(served, heads)
     beam = whole_argument("beam", beam, 1, MAX_BEAM)
@@ -143,6 +146,7 @@ def inspect(served, text: str, decoding: str = "greedy", beam: int = 4, temperat
     each layers x heads x queries x keys, rows adding up to 1, rounded to 4 decimals), the `candidates` most probable
     next tokens at each step ([token, probability]; 1-100) and what of the input the model may not read well
     (`input`). Decoding settings as for /translate."""
+    came_through_the_door(served, "inspect", text)
     text = text_argument(text)
     beam, sampling = decoding_arguments(served, decoding, beam, temperature, top_k, seed)
     candidates = whole_argument("candidates", candidates, 1, MAX_CANDIDATES)
@@ -185,15 +189,19 @@ def register(served):
         gr.api(served.bind(fn), api_name=name, **groups.get(name, heavy))
 
 
+ARRIVAL_S = 5.0  # a call let in at the door is expected at its endpoint within this (Gradio's queue, a loaded machine)
+
+
 class HeavyAdmission:
-    """ASGI middleware: an API call of heavy work (/inspect, /sample, /ablate; /translate with a beam or a long text)
-    for which the heavy lane has no place (`serving.batching.Lane.admit`: its slots, its line and the calls let in
+    """ASGI middleware: an API call of heavy work (`ticketed`: /inspect, /ablate; /translate with a beam; /translate
+    and /sample of a long text) for which the heavy lane has no place (`serving.batching.Lane.admit`: its slots, its line and the calls let in
     before it, not arrived yet) is refused at once with HTTP 503 and the busy message, before it becomes an event in
     Gradio's queue. There, a burst of them would go first, in order of arrival, each opening a session on the event
     loop before the lane refuses it: 100 of them held up the greedy request that came next for 10 s."""
 
     ROUTE = re.compile(r"/gradio_api/(call/v2|call)/(translate|inspect|sample|ablate)/?$")
-    ARGUMENTS = ("text", "decoding", "beam")  # /translate's first ones, in order
+    ARGUMENTS = {"translate": ("text", "decoding", "beam"), "sample": ("text",), "inspect": ("text",),
+                 "ablate": ("text",)}  # each endpoint's first arguments, in order
 
     def __init__(self, app, served):
         self.app, self.served = app, served
@@ -204,23 +212,37 @@ class HeavyAdmission:
             return await self.app(scope, receive, send)
         body, receive = await read_body(receive)
         kind, name = route.groups()
-        heavy = name != "translate" or self.heavy_translation(kind, body)
-        if heavy and not self.served.lane.admit(self.served.heavy_budget):
+        if self.heavy(name, kind, body) and not self.served.lane.admit(ARRIVAL_S):
             return await answer_json(scope, receive, send, 503, self.served.busy_message("the heavy lane is full"))
         await self.app(scope, receive, send)
 
-    def heavy_translation(self, kind, body):
-        """Whether a /translate call's body asks for heavy work (what it gets wrong, the endpoint says)."""
+    def heavy(self, name, kind, body):
+        """Whether a call's body asks for heavy work (`ticketed`); what it gets wrong, the endpoint says."""
         try:
             sent = json.loads(body)
-            arguments = dict(zip(self.ARGUMENTS, sent["data"])) if kind == "call" else dict(sent)
+            arguments = dict(zip(self.ARGUMENTS[name], sent["data"])) if kind == "call" else dict(sent)
         except (ValueError, TypeError, KeyError):
             return False
-        text = arguments.get("text")
-        if not isinstance(text, str):
-            return False
-        if arguments.get("decoding") == "beam" and arguments.get("beam", 4) != 1:
-            return True
-        # no token is 64 characters long: a text this long has more tokens than light work takes, uncounted
-        return len(text) > 64 * self.served.light_tokens or not self.served.is_light(one_line(text)[0])
+        return ticketed(self.served, name, arguments.get("text"), arguments.get("decoding", "greedy"),
+                        arguments.get("beam", 4))
 
+
+def ticketed(served, name, text, decoding="greedy", beam=4):
+    """Whether a call of the endpoint `name` with these raw arguments is heavy work, let in by `HeavyAdmission` only
+    with a place in the heavy lane: /inspect and /ablate always; /translate with a beam; /translate and /sample of a
+    long text. The door and the endpoint (`came_through_the_door`) ask it alike."""
+    if name in ("inspect", "ablate"):
+        return True
+    if not isinstance(text, str):
+        return False
+    if name == "translate" and decoding == "beam" and beam != 1:
+        return True
+    # no token is 64 characters long: a text this long has more tokens than light work takes, uncounted
+    return len(text) > 64 * served.light_tokens or not served.is_light(one_line(text)[0])
+
+
+def came_through_the_door(served, name, text, decoding="greedy", beam=4):
+    """A call `HeavyAdmission` let in has left Gradio's queue for its endpoint: its place in the heavy lane is now
+    counted there (`Lane.arrived`)."""
+    if ticketed(served, name, text, decoding, beam):
+        served.lane.arrived()
