@@ -11,7 +11,7 @@
     MODEL_THREADS=2 python app.py          # torch threads per operation (default: 1, as a server under load wants)
     HEAVY_SLOTS=2 HEAVY_BUDGET_S=60 python app.py  # heavy work two at a time, a minute each (default: 1, 30 s)
     HEAVY_WAITING=8 python app.py          # heavy requests waiting for a turn; more are refused as busy (default: 4)
-    MAX_SESSIONS=500 INSPECTIONS_MB=16 MAX_BODY_MB=2 python app.py  # limits (docs/deployment.md, Limits)
+    MAX_SESSIONS=500 INSPECTIONS_MB=16 MAX_BODY_MB=2 python app.py  # limits: docs/deployment.md#limits-of-a-public-space
 
 Wiring only: `serving.model_dir.open_model` loads the model, `webapp.served.ServedModel` holds it with the calls the
 page makes, and the page is built from `webapp.translation` (the box above the tabs) and one module per tab

@@ -47,7 +47,7 @@ def _seconds(environ, name, default):
 
 @dataclass(frozen=True)
 class Settings:
-    """What app.py serves and how (README, Running the app; docs/deployment.md, Limits)."""
+    """What app.py serves and how (docs/app.md#settings, docs/deployment.md#limits-of-a-public-space)."""
 
     model_dir: Path | str  # a directory, or a Hub id user/name
     device: object  # a torch.device
