@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from browser_helpers import WAIT, expect, no_error_shown, translate
+from browser_helpers import WAIT, expect, no_error_shown, open_tab, translate
 
 from interpretability import inspect, record_internals
 from transformer import model as transformer_model
@@ -33,8 +33,9 @@ def recorded(translator):
 
 @pytest.fixture
 def shown(page, translator, recorded):
-    """The page, SENTENCE translated, the map shown (its first tab)."""
+    """The page, SENTENCE translated, the map shown (the first tab of the bar)."""
     translate(page, SENTENCE, translator.translate(SENTENCE))
+    open_tab(page, "Model map")
     expect(page.locator(f"{VIEW} .map-svg .box").first).to_be_visible(timeout=WAIT)
     return page
 

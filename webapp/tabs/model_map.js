@@ -157,9 +157,10 @@
     return null;
   };
   const keyOf = (q) => `${q.translation}|${q.box}|${q.stack}|${q.index}`;
-  const ask = () => {
+  const visible = () => element.getClientRects().length > 0;  // a hidden tab's view has no box
+  const ask = () => {  // one request for the open box's vectors, unless here, on their way, or the map out of view
     const q = request();
-    if (!q || !state.payload) return;
+    if (!q || !state.payload || !visible()) return;
     const key = keyOf({translation: state.payload.id, ...q});
     if (answered.has(key) || state.asked === key) return;
     state.asked = key;
@@ -524,6 +525,9 @@
     if (q && keyOf({translation: state.payload.id, ...q}) === key) drawPanel();
   });
 
+  store.on("tab", (tab) => {  // the map shown again: ask for the open box's vectors of a translation made meanwhile
+    if (tab === "map") requestAnimationFrame(ask);
+  });
   store.on("translation", (payload) => {
     state.payload = payload;
     nameSentence(root.parentElement, payload);
