@@ -5,15 +5,14 @@ is there)."""
 import csv
 import json
 import re
-from pathlib import Path
 
 import pytest
-
 from helpers import toy_pairs
+
+from bench.common import DATA_DIR
 from training.demo_set import (SETS, DemoSentence, changes, contains_words, main, missing_requirements,
                                parse_required, read_demo_set, score_demo_set)
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "en-it"
 DEMO_DIR = SETS["demo"].parent
 KINDS = {"greeting", "ml", "nlp", "numbers", "travel", "food", "news"}
 
