@@ -115,6 +115,8 @@ def test_a_malformed_demo_file_is_refused_with_its_line(tmp_path):
     (tmp_path / "noheader.tsv").write_text("Hello.\tCiao.\tciao\tgreeting\n", encoding="utf-8")
     with pytest.raises(ValueError, match="header"):
         read_demo_set(tmp_path / "noheader.tsv")
+    with pytest.raises(ValueError, match="no sentences"):
+        read_demo_set(write_demo_tsv(tmp_path / "empty.tsv", []))
 
 
 def test_bad_arguments_are_rejected(capsys):
