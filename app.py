@@ -12,7 +12,7 @@
     HEAVY_SLOTS=2 HEAVY_BUDGET_S=60 python app.py  # heavy work two at a time, a minute each (default: 1, 30 s)
     STATE_TTL_S=300 python app.py          # a session's translation kept 5 minutes (default: 10)
 
-Wiring only: `serving.model_dir.open_model` loads the model, `webapp.served.ServedModel` holds it with the calls the
+Wiring only: `modeldir.directory.open_model` loads the model, `webapp.served.ServedModel` holds it with the calls the
 page makes, and the page is built from `webapp.translation` (the box above the tabs) and one module per tab
 (`webapp/tabs/`). Each translation ships one payload of numbers to the page, whose views draw every control's answer
 there (`webapp.views`); the experiments (heads switched off, attribution, one head's arithmetic) ask the server, from
@@ -41,8 +41,8 @@ import gradio as gr  # noqa: E402 (after the environment it reads)
 import torch  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
-from serving.device import pick_device
-from serving.model_dir import open_model
+from modeldir.device import pick_device
+from modeldir.directory import open_model
 from transformer import ModelLoadError
 from webapp import api, no_model, translation
 from webapp.events import PublicRoutesOnly, check_inputs, make_private

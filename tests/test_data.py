@@ -129,7 +129,7 @@ def test_init_from_a_model_without_byte_fallback_grows_its_vocabulary(tiny_model
     spec["model"]["vocab"] = {t: i for t, i in spec["model"]["vocab"].items() if i < n_old}
     spec["model"]["byte_fallback"] = False
     Tokenizer.from_str(json.dumps(spec)).save(str(old_dir / "tokenizer.json"))
-    from serving.model_dir import save_model_dir
+    from modeldir.directory import save_model_dir
 
     model = old.model
     model.src_embed.embedding.weight.data = model.src_embed.embedding.weight.data[:n_old].clone()
