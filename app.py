@@ -58,7 +58,7 @@ MODEL_DEVICE = pick_device(os.environ.get("MODEL_DEVICE"))  # a CUDA GPU when th
 BATCH_SIZE = int(os.environ.get("BATCH_SIZE", 16))
 # On a CPU decoding in batches, float32: batched float16 is slower there and may change an answer; one sentence at a
 # time, float16 (a decoder step waits on reading the weights, float16 halves that); on a GPU, bfloat16 or float16
-# (webapp.served.serving_dtype, serving.device).
+# (webapp.served.serving_dtype, modeldir.device).
 MODEL_DTYPE = os.environ.get("MODEL_DTYPE") or serving_dtype(MODEL_DEVICE, BATCH_SIZE)
 # Torch threads per operation. The server runs a batch of light requests, a heavy one and Gradio's event loop at once:
 # with two threads per operation on two cores they wait on each other (a float16 decode on 2 threads beside one other

@@ -17,7 +17,6 @@ a float32 copy of the translator's model, made the first time and kept while tha
 the translator's own model is never changed, and its parameters never receive a gradient.
 """
 
-import numbers
 import threading
 import time
 import weakref
@@ -26,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from inputs.checks import check_whole_number
 from transformer.model import Transformer, padding_mask
 from transformer.tokenizer import EOS, EOS_ID
 
@@ -87,8 +87,7 @@ def path_points(method, steps):
     """Where along the straight path from the zero baseline (0) to the input (1) the gradient is taken: at the input
     only for gradient × input; for integrated gradients the midpoints of `steps` equal intervals (the midpoint
     Riemann sum: for a smooth function its error shrinks as 1/steps², like the trapezoid rule's)."""
-    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 1:
-        raise ValueError(f"steps must be a positive integer, got {steps!r}")
+    check_whole_number("steps", steps, 1)
     if method == "gradient_x_input":
         return torch.ones(1)
     return (torch.arange(steps) + 0.5) / steps

@@ -15,9 +15,24 @@ from interpretability.inspection import MAX_CANDIDATES
 from training import evaluate, head_importance, train
 from training.cli import run_cli
 from transformer import Translator
-from inputs.checks import MAX_BEAM
+from inputs.checks import MAX_BEAM, as_whole_number, check_whole_number
 
 # ---- The library ----
+
+
+@pytest.mark.parametrize("bounds, wanted", [((), ""), ((0,), " >= 0"), ((0, 9), r" in 0\.\.9")])
+def test_the_one_whole_number_check_names_what_it_wants(bounds, wanted):
+    check_whole_number("n", 3, *bounds)
+    for value in (2.5, True, "3", None):
+        with pytest.raises(ValueError, match=rf"n must be a whole number{wanted}, got {value!r}"):
+            check_whole_number("n", value, *bounds)
+    with pytest.raises(ValueError, match=r"n must be a whole number in 0\.\.9, got 10"):
+        check_whole_number("n", 10, 0, 9)
+
+
+def test_a_whole_number_as_a_page_or_a_command_line_sends_it():
+    assert [as_whole_number(v) for v in ("4", 4.0, 7, " 5 ")] == [4, 4, 7, 5]
+    assert [as_whole_number(v) for v in ("four", "2.5", None, float("inf"), float("nan"))] == [None] * 5
 
 BAD_BEAMS = [0, -1, 2.5, 10**9, MAX_BEAM + 1, True, "2", None]
 

@@ -2,7 +2,8 @@
 
 A model directory holds `model.safetensors` (weights in float32, float16 or bfloat16), `config.json` (the
 TransformerConfig) and `tokenizer.json` (BPE); `modeldir` describes the rest of what it may hold (scores,
-notes, the training history) and writes it. Looking inside a translation is `interpretability`'s work.
+notes, the training history) and writes it. Looking inside a translation is `interpretability`'s work; checking and
+cleaning what people type, `inputs`' (`inputs.text.CheckedTranslator`).
 """
 
 import json
@@ -16,7 +17,7 @@ from .decoding import generate
 from .model import Transformer, TransformerConfig
 from .tokenizer import EOS_ID, decode, encode_batch, load_tokenizer, pad_sequences
 
-# What a model directory must hold (serving.model_dir names the optional files beside them).
+# What a model directory must hold (modeldir.files names the optional files beside them).
 WEIGHTS, CONFIG, TOKENIZER = "model.safetensors", "config.json", "tokenizer.json"
 REQUIRED_FILES = (WEIGHTS, CONFIG, TOKENIZER)
 
