@@ -54,7 +54,7 @@ from webapp.texts import INTRO
 
 MODEL_DIR = Path(os.environ.get("MODEL_DIR", Path(__file__).parent / "assets" / "model"))  # or a Hub id, user/name
 MODEL_DEVICE = pick_device(os.environ.get("MODEL_DEVICE"))  # a CUDA GPU when there is one
-# Concurrent translations decoded together, at most this many at once (1: each alone). README, Benchmarks.
+# Concurrent translations decoded together, at most this many (1: each alone): docs/benchmarks.md#serving-under-load
 BATCH_SIZE = int(os.environ.get("BATCH_SIZE", 16))
 # On a CPU decoding in batches, float32: batched float16 is slower there and may change an answer; one sentence at a
 # time, float16 (a decoder step waits on reading the weights, float16 halves that); on a GPU, bfloat16 or float16
