@@ -37,7 +37,7 @@ def beam_steps(model, src, beam, alpha=0.6, no_repeat_ngram=0):
     steps, finished_before = [], 0
     for state in beam_search_steps(model, src, beam, alpha, no_repeat_ngram=no_repeat_ngram):
         last_token = state.ys[:, -1:]  # (K, 1)
-        parents = state.parent_log_probs
+        parents = state.log_probs[state.parents]  # (K, V): each kept hypothesis's parent's next-token log-probs
         ranks = (parents > parents.gather(1, last_token)).sum(dim=1) + 1  # (K,)
         hypotheses = zip(state.ys[:, 1:].tolist(), state.scores[0].tolist(), ranks.tolist())
         live = [Live(tokens, score, rank) for tokens, score, rank in hypotheses if score > float("-inf")]

@@ -223,7 +223,8 @@ class BeamState(NamedTuple):
 
     ys: torch.Tensor  # (B*K, 1 + step): the kept hypotheses, <s> first, K per sentence, best first
     scores: torch.Tensor  # (B, K): their summed log-probabilities (-inf: no hypothesis yet to fill that beam)
-    parent_log_probs: torch.Tensor  # (B*K, V): the next-token log-probabilities each kept hypothesis was chosen from
+    log_probs: torch.Tensor  # (B*K, V): the next-token log-probabilities of the hypotheses this step extended
+    parents: torch.Tensor  # (B*K,): the row of `log_probs` each kept hypothesis extends
     finished: list  # per sentence, its Finished hypotheses so far, in the order they ended
 
 
@@ -275,7 +276,7 @@ def beam_search_steps(model, src, beam=4, alpha=0.6, use_cache=True, no_repeat_n
                 # beam has kept going for the batch's longer sentences (that made results batch-dependent).
                 best = int(scores[b].argmax())
                 finished[b].append(Finished.at(length, ys[b * K + best, 1:].tolist(), scores[b, best].item(), alpha))
-        yield BeamState(ys, scores, log_probs.index_select(0, flat_index), finished)
+        yield BeamState(ys, scores, log_probs, flat_index, finished)
         done = [d or length >= limits[b] or _beam_finished(finished[b], scores[b], K, length, alpha)
                 for b, d in enumerate(done)]
         if all(done):
