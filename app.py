@@ -49,7 +49,7 @@ from webapp.events import PublicRoutesOnly, check_inputs, make_private
 from webapp.page_script import PAGE_SCRIPT
 from webapp.served import ServedModel, serving_dtype
 from webapp.style import CSS
-from webapp.tabs import attention, heads, how_it_learned, inside_head, model_card, positions, steps
+from webapp.tabs import attention, heads, how_it_learned, inside_head, model_card, model_map, positions, steps
 from webapp.texts import INTRO
 
 MODEL_DIR = Path(os.environ.get("MODEL_DIR", Path(__file__).parent / "assets" / "model"))  # or a Hub id, user/name
@@ -101,13 +101,15 @@ def build_demo():
                    delete_cache=(3600, 3600)) as demo:
         gr.Markdown(INTRO)
         box = translation.build(served, demo)
-        with gr.Tabs():
+        with gr.Tabs(overflow_behavior="wrap"):  # every tab in one click on a projector or a phone
+            with tab("Model map", "map"):
+                model_map.build(served)
             with tab("Attention", "attention"):
                 attention.build(served)
             with tab("Inside one head", "head"):
-                inside_head.build(served, box.inspection)
+                inside_head.build(served)
             with tab("Decoding step by step", "steps"):
-                steps.build(served, box.inspection)
+                steps.build(served)
             with tab("Heads: switch off", "heads"):
                 heads.build(served, box.text, box.decoding_controls)
             with tab("Positional encoding", "positions"):

@@ -169,7 +169,7 @@ DRAWN = {
     "query": "(query) => document.querySelector('#inside-head .inside-head')?.dataset.query === query",
     "measure": "(m) => !!document.querySelector(`#head-diagnostics .diagnostics-table[data-measure='${m}']`)",
     # the new payload drawn: its id published, and the heatmap's rows are its Italian tokens
-    "translation": "(old) => { const p = window.translatorViews?.payload; const c = document.querySelector("
+    "translation": "(old) => { const p = window.translatorStore?.get('translation'); const c = document.querySelector("
                    "'#attention-heatmap canvas'); return !!p && p.id !== old && c?.__matrix?.length === "
                    "p.target_tokens.length; }",
 }
@@ -206,7 +206,7 @@ def radio(name, value):
 
 def browser_round(page, sentence):
     """{case: (ms, requests)} of one round: a translation, then each control."""
-    old = page.evaluate("() => window.translatorViews?.payload?.id ?? null")
+    old = page.evaluate("() => window.translatorStore?.get('translation')?.id ?? null")
     page.locator("#english textarea").fill(sentence)
     runs = {"translate (click to heatmap)": click_until(page, "#translate", DRAWN["translation"], old)}
     for case, name, value, key in [("attention: layer", "attention-layer", "2", "layer"),
@@ -238,6 +238,7 @@ def run_browser(model_dir, sentences, repeats):
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.add_init_script("globalThis.translatorTestHooks = true")  # what is drawn, read (webapp/store.js)
             page.goto(url)
             page.wait_for_function(DRAWN["translation"], arg=None, timeout=120_000)
             rounds = [browser_round(page, sentences[i % 2]) for i in range(repeats + 1)][1:]

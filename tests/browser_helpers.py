@@ -16,9 +16,19 @@ expect = sync_api.expect
 WAIT = 60_000  # ms: a loaded CI machine answers slowly, which is not what is tested here
 
 
-def open_app(browser, url):
-    """A fresh page of the app at `url`, after the example it translates on load."""
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+TEST_HOOKS = "globalThis.translatorTestHooks = true"  # the page shows what it drew (webapp/store.js: exposeForTests)
+
+
+def new_page(browser, width=1400, height=1000):
+    """A blank page of `browser`, `width` x `height`, whose views expose what they draw to the tests."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.add_init_script(TEST_HOOKS)
+    return page
+
+
+def open_app(browser, url, width=1400, height=1000):
+    """A fresh page of the app at `url` (`width` x `height`), after the sentence it translates on load."""
+    page = new_page(browser, width, height)
     page.goto(url)
     expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
     return page

@@ -62,7 +62,7 @@ def test_help_text_names_rows_columns_and_what_the_mouse_does():
 
 
 def test_the_script_answers_in_the_page():
-    assert "views.commands.showHead = showHead" in SCRIPT  # the heads tab opens a head here
-    assert "onTranslation(" in SCRIPT
+    assert 'store.on("attention"' in SCRIPT  # the heads tab opens a head here, through the store
+    assert 'store.on("translation"' in SCRIPT
     assert not re.search(r"\bserver\.\w+\(|fetch\(|XMLHttpRequest", SCRIPT)  # no request to the server
     assert "saveCanvas(" in SCRIPT and "saveJson(" in SCRIPT  # downloads made in the page

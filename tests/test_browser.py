@@ -18,6 +18,7 @@ from browser_helpers import (
     choose,
     choose_decoding,
     expect,
+    new_page,
     open_app,
     option,
     page_point,
@@ -144,7 +145,7 @@ def test_lines_typed_with_shift_enter_are_translated_as_one_text(page, translato
 def test_on_a_projector_the_first_view_is_on_the_first_screen(browser, translator, tmp_path):
     """At 1024×768, after Translate, the tab bar and the top of the attention heatmap are on the first screen, without
     scrolling (the decoding settings folded, one row of examples)."""
-    page = browser.new_page(viewport={"width": 1024, "height": 768})
+    page = new_page(browser, 1024, 768)
     try:
         page.goto(browser.app_url)
         expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)

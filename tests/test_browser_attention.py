@@ -115,7 +115,7 @@ def test_every_control_is_answered_in_the_page(translated):
 @pytest.mark.parametrize("kind, layer, head", [("cross", 3, "mean"), ("encoder", 2, 1), ("decoder", 2, 2)])
 def test_the_drawn_matrix_is_the_models_attention(translated, kind, layer, head):
     page, inspection = translated
-    page.evaluate("(h) => window.translatorViews.commands.showHead(h)", {"kind": kind, "layer": layer, "head": head})
+    page.evaluate("(h) => window.translatorStore.set({attention: h})", {"kind": kind, "layer": layer, "head": head})
     assert shown(page) == (kind, layer, str(head))
     (matrix,) = drawn(page)
     assert_same(matrix, expected_map(inspection, kind, layer, head))

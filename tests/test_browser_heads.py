@@ -61,12 +61,11 @@ def test_kind_and_measure_are_answered_in_the_page_with_the_librarys_numbers(pag
 
 
 def test_a_head_clicked_opens_it_in_the_attention_tab(page):
-    """The click asks the attention view (views.commands.showHead, registered by attention.js) for that kind, layer
-    and head, 1-based, and opens the Attention tab."""
+    """The click writes the store's "attention" (that kind, layer and head, 1-based: what attention.js shows) and
+    "tab" (the Attention tab, opened)."""
     open_heads(page)
-    page.evaluate("""() => { const views = window.translatorViews, show = views.commands.showHead;
-        window.__shown = [];
-        views.commands.showHead = (head) => { window.__shown.push(head); return show?.(head); }; }""")
+    page.evaluate("""() => { window.__shown = [];
+        window.translatorStore.on("attention", (head) => window.__shown.push(head)); window.__shown = []; }""")
     pick(page, "diagnosed-kind", "encoder")
     page.locator('#head-diagnostics .diagnostics-cell[data-layer="2"][data-head="1"]').click()
     expect(page.get_by_role("tab", name="Attention", exact=True)).to_have_attribute("aria-selected", "true",

@@ -8,7 +8,7 @@ import json
 import re
 
 import pytest
-from browser_helpers import WAIT, expect, no_error_shown, open_tab, translate
+from browser_helpers import WAIT, expect, new_page, no_error_shown, open_tab, translate
 
 from interpretability import head_details, inspect
 
@@ -169,7 +169,7 @@ def test_no_number_overlaps_another_nor_a_label_and_nothing_is_cut(browser, widt
     """At 1024 px and on a phone (390 px), decoder self-attention (negative scores, hidden keys): no piece of text of
     the view (numbers, token labels, panel titles, captions, controls) overlaps another; the view is no wider than
     the page, and what is wider than the screen (the table, the strips) scrolls sideways in its own box, whole."""
-    page = browser.new_page(viewport={"width": width, "height": 900})
+    page = new_page(browser, width, 900)
     try:
         page.goto(browser.app_url)
         expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)

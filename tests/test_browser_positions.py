@@ -8,7 +8,7 @@ import re
 import httpx
 import numpy as np
 import pytest
-from browser_helpers import WAIT, expect, open_tab, server_requests, translate
+from browser_helpers import WAIT, expect, new_page, open_tab, server_requests, translate
 
 from interpretability import embedding_norms, inspect, positional_encoding
 
@@ -65,7 +65,7 @@ def this_tabs_events(app_url):
 
 
 def test_opening_the_tab_fetches_the_table_once_and_draws_the_models_values(browser, translator, pe):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page = new_page(browser)
     try:
         requests = server_requests(page)
         page.goto(browser.app_url)

@@ -104,7 +104,7 @@ def test_no_event_of_the_tab_runs_on_a_translation(served):
     for view_id in ("head-diagnostics", "ablation-result"):
         view = next(b for b in demo.blocks.values() if b.elem_id == view_id)
         script = view.js_on_load
-        assert script.index("const onTranslation") < script.index("const stepPanel") < script.index(".heads-off-view")
+        assert script.index("const store = ") < script.index("const stepPanel") < script.index(".heads-off-view")
     assert "plotly" not in (ROOT / "webapp" / "tabs" / "heads.js").read_text(encoding="utf-8")
 
 

@@ -53,11 +53,11 @@ def test_the_page_gets_the_history_once_and_draws_every_control_itself(tiny_mode
     sync_api = pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
-    from browser_helpers import page_point  # here: importing it skips a module without Playwright or Chromium
+    from browser_helpers import new_page, page_point  # here: importing it skips a module without Playwright or Chromium
     last = history["snapshots"][-1]
     with start_app(tiny_model_dir, MODEL_DTYPE="float32") as app, sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page = new_page(browser)
         page.goto(app.url)
         page.locator("#tab-learned-button").click()
         view = page.locator("#how-it-learned .learn")

@@ -17,13 +17,20 @@ from webapp.tabs import inside_head
 from webapp.views import VIEWS_JS
 
 
+SENTENCE = "we want the water."
+SHOWN = {"text": SENTENCE, "decoding": "greedy", "beam": 1, "temperature": 1.0, "top_k": 0, "seed": 0}
+
+
 @pytest.fixture(scope="module")
 def inspection(translator):
-    return inspect(translator, "we want the water.")
+    return inspect(translator, SENTENCE)
 
 
 def ask(served, inspection, **data):
-    return inside_head.head_numbers(served, inspection, gr.EventData(None, data))
+    """The view's question about `inspection`'s sentence (None: no translation shown), as the page sends it: with
+    the shown translation's request (the payload's), from which the server makes the inspection again."""
+    shown = None if inspection is None else SHOWN
+    return inside_head.head_numbers(served, gr.EventData(None, {"shown": shown, **data}))
 
 
 @pytest.mark.parametrize("kind", list(ATTENTION_KINDS))
@@ -74,8 +81,7 @@ def test_before_a_translation_nothing_is_sent(served):
 
 def test_the_view_runs_its_script_and_names_its_event(served):
     with gr.Blocks():
-        inspection = gr.State(None)
-        view = inside_head.build(served, inspection)
+        view = inside_head.build(served)
     assert view.js_on_load.startswith(VIEWS_JS) and view.js_on_load.endswith(
         Path(inside_head.__file__).with_suffix(".js").read_text(encoding="utf-8"))
     assert 'trigger("head_numbers"' in view.js_on_load and callable(view.head_numbers)

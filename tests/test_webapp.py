@@ -75,20 +75,37 @@ def test_line_breaks_are_read_as_spaces_and_said():
 
 
 def test_a_text_of_two_lines_is_translated_as_one(served, translator):
-    italian, status, _, inspection, payload = translation.translate(served, "I see\nthe cat.", "greedy", 2, 1.0, 0, 0)
+    italian, status, _, payload = translation.translate(served, "I see\nthe cat.", "greedy", 2, 1.0, 0, 0)
     assert italian == translator.translate("I see the cat.") and "2 lines were joined" in status
-    assert not any("0x0A" in token for token in inspection.source_tokens)
+    assert not any("0x0A" in token for token in payload["source_tokens"])
+    assert payload["request"]["text"] == "I see the cat."  # what an experiment runs on: the text translated
     assert "never learnt" not in status  # no warning blaming characters the model lacks
 
 
-def test_translate_gives_the_text_status_chips_inspection_and_payload(served, translator):
-    italian, status, chips_html, inspection, payload = translation.translate(served, "I see the cat.", "beam", 2, 1.0,
-                                                                             0, 0)
+def test_translate_gives_the_text_status_chips_and_payload(served, translator):
+    italian, status, chips_html, payload = translation.translate(served, "I see the cat.", "beam", 2, 1.0, 0, 0)
+    inspection = inspect(translator, "I see the cat.", beam=2)
     assert italian == translator.translate("I see the cat.", beam=2) == inspection.translation
-    assert "beam search (2 beams)" in status and "▁cat" in chips_html and inspection.beam_trace is not None
+    assert "beam search (2 beams)" in status and "▁cat" in chips_html and payload["beam"] is not None
     assert payload["translation"] == italian and payload["decoding"] == "beam search (2 beams)"
     assert payload["source_tokens"] == inspection.source_tokens and len(payload["beam"]["steps"]) > 0
-    assert translation.translate(served, " ", "greedy", 2, 1.0, 0, 0) == ("", texts.EMPTY_MESSAGE, "", None, None)
+    assert payload["request"] == {"text": "I see the cat.", "decoding": "beam", "beam": 2, "temperature": 1.0,
+                                  "top_k": 0, "seed": 0}
+    assert translation.translate(served, " ", "greedy", 2, 1.0, 0, 0) == ("", texts.EMPTY_MESSAGE, "", None)
+
+
+def test_an_experiment_runs_on_the_translation_shown_made_again_from_its_request(served, translator):
+    """The payload's request is what every experiment sends back: the same sentence, decoded the same way."""
+    *_, payload = translation.translate(served, "I see\nthe cat.", "sampling", 2, 1.5, 5, 7)
+    shown = translation.shown_inspection(served, payload["request"])
+    assert shown.translation == payload["translation"] and shown.source_tokens == payload["source_tokens"]
+    assert shown.target_tokens == payload["target_tokens"] and shown.sampling.seed == 7
+    assert translation.shown_inspection(served, None) is None  # no translation shown
+    assert translation.shown_inspection(served, {"text": " "}) is None
+    with pytest.raises(gr.Error, match="the decoding must be one of greedy, beam, sampling"):
+        translation.shown_inspection(served, {**payload["request"], "decoding": "<script>"})
+    with pytest.raises(gr.Error, match="the beam width must be in"):
+        translation.shown_inspection(served, {**payload["request"], "decoding": "beam", "beam": 99})
 
 
 def test_output_tokens_end_the_sentence(translator):
@@ -177,7 +194,7 @@ def test_page_scripts_rely_on_the_pages_own_ids():
     for path in sorted((ROOT / "webapp").rglob("*.js")):
         code = path.read_text(encoding="utf-8")
         assert "data-testid" not in code and 'role="tab"][' not in code, path  # Gradio's test ids, a tab by its text
-    assert "tab-${id}-button" in (ROOT / "webapp" / "views.js").read_text(encoding="utf-8")
+    assert "tab-${id}-button" in (ROOT / "webapp" / "page.js").read_text(encoding="utf-8")
     assert "plotly" not in PAGE_SCRIPT and "fieldset" in PAGE_SCRIPT  # the keyboard's groups of choices
 
 

@@ -1,6 +1,9 @@
-"""The page's script (`launch(js=)`): `page.js`, the plumbing of the whole page (the keyboard: one Tab stop per group
-of choices, the arrow keys within it). The views' own scripts run in their components (`webapp.views`)."""
+"""The page's script (`launch(js=)`): the store the views share (`store.js`), then `page.js`, the plumbing of the whole
+page (the keyboard: one Tab stop per group of choices, the arrow keys within it; the open tab and the view in the
+URL). The views' own scripts run in their components (`webapp.views`)."""
 
 from pathlib import Path
 
-PAGE_SCRIPT = (Path(__file__).parent / "page.js").read_text(encoding="utf-8")
+HERE = Path(__file__).parent
+STORE_JS = (HERE / "store.js").read_text(encoding="utf-8")
+PAGE_SCRIPT = f"() => {{\n{STORE_JS}\n({(HERE / 'page.js').read_text(encoding='utf-8').strip()})();\n}}"

@@ -1,6 +1,7 @@
 """The box above the tabs: the English sentence, the Italian translation, the Translate button and a few examples,
 the decoding controls (greedy, beam search, sampling) folded away, the status line and the token chips. Each
-translation is one `interpretability.inspect` call, kept in the session's State, from which every tab draws its views.
+translation is one `interpretability.inspect` call, whose payload every tab draws its views from (nothing is kept on
+the server: an experiment's request carries the sentence and settings it runs on, `shown_inspection`).
 
 Laid out for a projector: at 1024×768, after Translate, the tab bar and the top of the first view are on the first
 screen (the decoding settings are an accordion whose title names the decoding, the examples one row of small buttons).
@@ -34,17 +35,28 @@ EXAMPLES = [  # short enough to fit one row on a projector (1024 px)
     "The cat is sleeping.",
 ]
 DECODINGS = {"greedy": "Greedy", "beam": "Beam search", "sampling": "Sampling"}
+# The page's load, in the browser: the box and the decoding controls as the URL's query string says (page.js writes
+# it: text, decoding, beam, temperature, top_k, seed), else as they are.
+FROM_URL = """(text, decoding, beam, temperature, topK, seed) => {
+  const query = new URLSearchParams(location.search), number = (name, value) => {
+    const given = Number(query.get(name));
+    return query.has(name) && Number.isFinite(given) ? given : value;
+  };
+  return [query.get("text") ?? text, query.get("decoding") ?? decoding, number("beam", beam),
+          number("temperature", temperature), number("top_k", topK), number("seed", seed)];
+}"""
+# Translate pressed once the box shows what Gradio was given (a tick later).
+PRESS_TRANSLATE = "setTimeout(() => document.getElementById('translate')?.click(), 50);"
 LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 
 
 @dataclass
 class TranslationBox:
-    """What the tabs need of the box: the sentence, the decoding controls (decoding, beam width, temperature, top-k,
-    seed) and the State of the translation's Inspection (the views get the payload in the page: `webapp.views`)."""
+    """What the tabs need of the box: the sentence and the decoding controls (decoding, beam width, temperature,
+    top-k, seed); the views get each translation's payload in the page (`webapp.views`)."""
 
     text: gr.Textbox
     decoding_controls: list
-    inspection: gr.State
 
 
 def decoding_settings(decoding, beam, temperature, top_k, seed):
@@ -109,11 +121,34 @@ def translation_status(seconds, decoding, report, italian_tokens, max_tokens, jo
     return "\n\n".join(lines)
 
 
+def request_json(text, beam, sampling):
+    """What the page keeps of a translation's request (the payload's `request`): the sentence as translated and its
+    decoding settings, which every experiment sends back (`shown_inspection`) and the URL keeps."""
+    return {"text": text, "decoding": "sampling" if sampling else "beam" if beam > 1 else "greedy", "beam": beam,
+            "temperature": sampling.temperature if sampling else 1.0, "top_k": sampling.top_k if sampling else 0,
+            "seed": sampling.seed if sampling else 0}
+
+
+def shown_inspection(served, shown):
+    """The Inspection of the translation the page shows, made again from what an experiment's request carries
+    (`shown`: the payload's `request`, `request_json`), so that an experiment runs on the sentence and settings on
+    screen, never on the text box edited since, and the server keeps nothing between requests. None when the page
+    shows no translation; a gr.Error that says why for settings out of range."""
+    if not isinstance(shown, dict) or not isinstance(shown.get("text"), str) or not shown["text"].strip():
+        return None
+    decoding = shown.get("decoding")
+    if decoding not in DECODINGS:
+        raise gr.Error(f"Decoding settings: the decoding must be one of {', '.join(DECODINGS)}, got {decoding!r}")
+    beam, sampling = decoding_settings(decoding, shown.get("beam"), shown.get("temperature"), shown.get("top_k"),
+                                       shown.get("seed"))
+    return served.inspect(one_line(shown["text"])[0], beam, sampling)
+
+
 def translate(served, text, decoding, beam, temperature, top_k, seed):
-    """English -> Italian. Outputs: translation, status, token chips, the Inspection kept for the experiments (heads
-    switched off, attribution, inside one head), and the payload every view is drawn from (`webapp.payload`)."""
+    """English -> Italian. Outputs: translation, status, token chips, and the payload every view is drawn from
+    (`webapp.payload`, with the request it was made with: `request_json`)."""
     if not text or not text.strip():
-        return "", EMPTY_MESSAGE, "", None, None
+        return "", EMPTY_MESSAGE, "", None
     text, lines = one_line(text)
     beam, sampling = decoding_settings(decoding, beam, temperature, top_k, seed)
     start = time.perf_counter()
@@ -124,8 +159,9 @@ def translate(served, text, decoding, beam, temperature, top_k, seed):
     status = translation_status(seconds, decoding, input_report(inspection), len(outputs) - 1,
                                 served.translator.max_source_tokens, lines)
     chips = token_chips(inspection.source_tokens, "English") + token_chips(outputs, "Italian")
-    return (inspection.translation, status, chips, inspection,
-            translation_payload(served.translator, inspection, decoding))
+    payload = translation_payload(served.translator, inspection, decoding)
+    payload["request"] = request_json(text, beam, sampling)
+    return inspection.translation, status, chips, payload
 
 
 def decoding_controls_for(decoding):
@@ -179,14 +215,21 @@ def build(served, demo):
         controls = decoding_controls()
     status = gr.Markdown(label="Status", elem_id="status")
     chips = gr.HTML(label="Tokens", elem_id="chips")
-    inspection = gr.State(None, time_to_live=3600)
     payload = carrier()
+    # The latest request wins: a Translate pressed while one runs is run after it, with the box as it is then
+    # ("always_last"; Gradio's default drops it), so the page ends on the sentence in the box.
     io = dict(fn=served.bind(translate), inputs=[text, *controls],
-              outputs=[italian, status, chips, inspection, payload], **served.queue)
-    gr.on([button.click, text.submit, demo.load], api_name="translate", **io)
-    for example, sentence in zip(examples, EXAMPLES):  # the sentence put in the box by the browser, then translated
-        example.click(None, None, text, js=f"() => {json.dumps(sentence)}", api_visibility="private").then(
-            api_visibility="private", **io)
-    controls[0].input(decoding_controls_for, controls[0], [settings, *controls[1:]], api_visibility="private",
-                      show_progress="hidden")
-    return TranslationBox(text, controls, inspection)
+              outputs=[italian, status, chips, payload], **served.queue)
+    gr.on([button.click, text.submit], api_name="translate", trigger_mode="always_last", **io)
+    # An example clicked: the browser puts its sentence in the box, then presses Translate (the one event above).
+    for example, sentence in zip(examples, EXAMPLES):
+        example.click(None, None, text, js=f"() => {{ {PRESS_TRANSLATE} return {json.dumps(sentence)}; }}",
+                      api_visibility="private")
+    show_controls = dict(fn=decoding_controls_for, inputs=controls[0], outputs=[settings, *controls[1:]],
+                         api_visibility="private", show_progress="hidden")
+    controls[0].input(**show_controls)
+    # The page's load: the sentence and decoding settings in the URL, if any (page.js writes them), then translate.
+    demo.load(None, [text, *controls], [text, *controls], js=FROM_URL, api_visibility="private").then(
+        **show_controls).then(api_visibility="private", **io)
+    return TranslationBox(text, controls)
+    return TranslationBox(text, controls)

@@ -1,19 +1,18 @@
-// Shared by the views of the page: put before each tab's own script in its gr.HTML's js_on_load (webapp/views.py).
-// The translation's payload (webapp/payload.py) reaches every view through `views`: the translation box publishes it
-// once per translation, each view draws it when it arrives (or at once, when one came before the view was drawn);
-// null when the box was emptied: the views clear, so that none shows a sentence other than the one in the box.
-const views = (window.translatorViews ??= {payload: null, listeners: new Set()});
-views.publish ??= (payload) => {
-  views.payload = payload;
-  for (const draw of views.listeners) draw(payload);
-};
-// What one view asks of another, by name (the heads tab's diagnostics open a head in the attention view:
-// views.commands.showHead?.({kind, layer, head})); `openTab` opens a tab as a click on its button would.
-views.commands ??= {};
-const openTab = (id) => document.getElementById(`tab-${id}-button`)?.click();
-const onTranslation = (draw) => {
-  views.listeners.add(draw);
-  if (views.payload) draw(views.payload);
+// Shared by the views of the page: put after store.js and before each tab's own script in its gr.HTML's js_on_load
+// (webapp/views.py). A view draws the translation the store holds (store.on("translation", draw): at once when one
+// is shown, then on each new one; null when the box was emptied: the views clear, so that none shows a sentence
+// other than the one in the box), and names the sentence it draws (`sentenceCaption`).
+
+// The line at the top of a view (`root`) that names the sentence it draws (`payload`'s English and Italian), so
+// that a view never shows a sentence other than the one it names; hidden when there is none.
+const nameSentence = (root, payload) => {
+  let line = root.querySelector(":scope > .view-sentence");
+  if (!line) {
+    line = Object.assign(document.createElement("p"), {className: "view-sentence"});
+    root.prepend(line);
+  }
+  line.hidden = !payload;
+  line.textContent = payload ? `Sentence: “${payload.request?.text ?? ""}” → “${payload.translation}”` : "";
 };
 
 // Numbers packed by payload.quantized ({shape, scale, type: "uint8" or "int16", bytes: base64, little-endian,

@@ -1,24 +1,27 @@
 """Views drawn in the browser. The translate event writes the translation's payload (`webapp.payload`) into one
-component, the `carrier`, whose script hands it to every view (`views.js`: `onTranslation`); each view is a gr.HTML
-with its own script (the `.js` beside its tab's module, run after `views.js`), which draws the payload and answers
-every control in the page, as bertviz pairs `head_view.py` with `head_view.js`. Why not plotly: Gradio loads
-plotly.js only with a gr.Plot, a plotly redraw of a 40-token map takes longer than the 50 ms a click may, and a canvas
-the page draws is also the PNG the download button saves (the file is the view on screen)."""
+component, the `carrier`, whose script puts it in the page's store (`store.js`, key "translation"), which every view
+reads; each view is a gr.HTML with its own script (the `.js` beside its tab's module, after `store.js` and
+`views.js`), which draws the payload and answers every control in the page, as bertviz pairs `head_view.py` with
+`head_view.js`. Why not plotly: Gradio loads plotly.js only with a gr.Plot, a plotly redraw of a 40-token map takes
+longer than the 50 ms a click may, and a canvas the page draws is also the PNG the download button saves (the file is
+the view on screen)."""
 
 from pathlib import Path
 
 import gradio as gr
 
-VIEWS_JS = (Path(__file__).parent / "views.js").read_text(encoding="utf-8")
+from .page_script import STORE_JS
+
+VIEWS_JS = STORE_JS + (Path(__file__).parent / "views.js").read_text(encoding="utf-8")
 PUBLISH_JS = """
-watch("value", () => views.publish(props.value || null));
-if (props.value) views.publish(props.value);
+watch("value", () => store.set({translation: props.value || null}));
+if (props.value) store.set({translation: props.value});
 """
 
 
 def view_script(module_file, shared_scripts=()):
-    """The script of a view: `views.js`, then `shared_scripts` (code several views use, e.g. the step panel), then
-    the `.js` file named as the view's module."""
+    """The script of a view: the store and `views.js`, then `shared_scripts` (code several views use, e.g. the step
+    panel), then the `.js` file named as the view's module."""
     own = Path(module_file).with_suffix(".js").read_text(encoding="utf-8")
     return "\n".join([VIEWS_JS, *shared_scripts, own])
 
@@ -31,6 +34,6 @@ def browser_view(module_file, elem_id, html_template, css_template="", server_fu
 
 
 def carrier():
-    """The component the translate event writes the payload into (drawn as nothing): it publishes it to the views."""
+    """The component the translate event writes the payload into (drawn as nothing): it puts it in the store."""
     return gr.HTML(None, html_template="", js_on_load=VIEWS_JS + PUBLISH_JS, elem_id="translation-payload",
                    padding=False, container=False)

@@ -1,9 +1,11 @@
 // The "Attention" tab, drawn in the page (bertviz style) from the maps each translation's payload brings once
-// (views.js: onTranslation, unpack): the kind, layer, head, naming of the Italian rows and heatmap or lines, a click
-// on the overview, a hover, a click on a cell or a token, the downloads — all answered here, no request to the server.
-// What is drawn is on #attention-heatmap's data-* (kind, layer, head, rows, view, outline "row,col", lit: the query
-// whose lines are lit; drawMs: how long the last redraw took) and on its canvas (`__matrices`: the matrices drawn,
-// `__matrix` the first, `__cells`: where each map's cells are), for the tests.
+// (the store's "translation"; views.js: unpack): the kind, layer, head, naming of the Italian rows and heatmap or
+// lines, a click on the overview, a hover, a click on a cell or a token, the downloads — all answered here, no request
+// to the server. The head shown is the store's "attention" ({kind, layer, head}: another view writes it to show a head
+// here; the URL keeps it), the colour scale its "scale". What is drawn is on #attention-heatmap's data-* (kind, layer,
+// head, rows, view, scale, outline "row,col", lit: the query whose lines are lit); for the tests only
+// (exposeForTests), on its canvas: `__matrices` (the matrices drawn), `__matrix` (the first), `__cells` (where each
+// map's cells are), and the figure's data-draw-ms (how long the last redraw took).
 (() => {
   const root = element.querySelector(".attn-view");
   const $ = (selector) => root.querySelector(selector);
@@ -15,7 +17,12 @@
                  produced: "Italian token produced at that step"};
   const HEAD_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
   const state = {payload: null, maps: {}, kind: "cross", layer: 1, head: "mean", rows: "input", view: "heatmap",
-                 outline: null, panels: [], lit: null};
+                 scale: "fixed", outline: null, panels: [], lit: null};
+  // The colour scale: "fixed", 0 to 1 for every map (the default: the same colour is the same weight in every map),
+  // or "own", 0 to the map's largest weight (over a grid of heads, the grid's), named under the title.
+  const SCALES = {fixed: "colours 0 to 1, the same for every map", own: "colours 0 to this map's largest weight"};
+  const scaleTop = (matrices) => (state.scale === "fixed" ? 1
+    : Math.max(1e-9, ...matrices.flat(2).filter((v) => v !== null)));
 
   // --- What is shown -------------------------------------------------------------------------------------------------
   const maps = (kind = state.kind) => {  // the kind's unpacked maps, once per translation
@@ -54,8 +61,9 @@
                           ...Array.from({length: heads()}, (_, h) => [h + 1, String(h + 1)])]],
     rows: () => ["Italian rows", [["input", "decoder input"], ["produced", "token produced"]]],
     view: () => ["View", [["heatmap", "heatmap"], ["lines", "lines"]]],
+    scale: () => ["Colours", [["fixed", "0 to 1"], ["own", "0 to the map's largest"]]],
   };
-  const IDS = {kind: "kind", layer: "layer", head: "head", rows: "rows", view: "style"};
+  const IDS = {kind: "kind", layer: "layer", head: "head", rows: "rows", view: "style", scale: "scale"};
   const renderControl = (name) => {
     const [legend, options] = CONTROLS[name]();
     const slot = controls.querySelector(`[data-control="${name}"]`);
@@ -79,7 +87,7 @@
     if (name === "kind") setKind(value);
     else if (name === "layer") state.layer = Math.max(1, Math.min(value, depth(state.kind)));
     else state[name] = value;
-    if (name !== "rows" && name !== "view") state.outline = null;
+    if (name !== "rows" && name !== "view" && name !== "scale") state.outline = null;
     draw();
   });
 
@@ -106,8 +114,9 @@
     const xTitle = `Key: ${SIDES[kind.columns]} (columns)`, yTitle = `Query: ${SIDES[rowSide()]} (rows)`;
     const shown = shownHeads(), grid = shown.length > 1;
     const matrices = shown.map(matrixOf);
-    const vmax = grid ? Math.max(1e-9, ...matrices.flat(2).filter((v) => v !== null)) : undefined;
+    const vmax = scaleTop(matrices);
     // Over a grid the axes are named in the header, not beside each map, where they would run into its labels.
+    notes = [...notes, SCALES[state.scale]];
     const lines = grid ? [title, `${yTitle} · ${xTitle}`, ...notes] : [title, ...notes];
     const cell = grid ? Math.max(8, Math.min(22, 300 / Math.max(cols.length, 1))) : undefined;
     const panels = matrices.map((matrix, i) => {
@@ -143,12 +152,22 @@
     ctx0.font = "13px system-ui, sans-serif";
     const widest = (labels) => Math.max(0, ...labels.map((l) => ctx0.measureText(l).width));
     const lines = [title, ...notes, ...(shown.length > 1 ? ["one colour per head"] : [])];
-    const headHeight = 26 + 17 * (lines.length - 1) + 10;
-    const qx = LINE.pad + widest(rows) + 8, kx = qx + LINE.gap;
-    const width = Math.max(kx + 8 + widest(cols) + LINE.pad, headerWidth(lines));
+    // Each side named over its tokens: the queries (rows of the heatmap) left, the keys (its columns) right.
+    const sides = [`Query: ${SIDES[rowSide()]}`, `Key: ${SIDES[state.payload.kinds[state.kind].columns]}`];
+    ctx0.font = "600 13px system-ui, sans-serif";
+    const [queryWidth, keyWidth] = sides.map((side) => ctx0.measureText(side).width);
+    ctx0.font = "13px system-ui, sans-serif";
+    const sidesTop = 26 + 17 * (lines.length - 1) + 10, headHeight = sidesTop + 24;
+    const qx = LINE.pad + Math.max(widest(rows), queryWidth) + 8, kx = qx + LINE.gap;
+    const width = Math.max(kx + 8 + Math.max(widest(cols), keyWidth) + LINE.pad, headerWidth(lines));
     const height = headHeight + LINE.rowPx * Math.max(rows.length, cols.length) + LINE.pad;
     const ctx = sizedCanvas(canvas, width, height);
     header(ctx, width, lines);
+    ctx.font = "600 13px system-ui, sans-serif";
+    ctx.textAlign = "right";
+    ctx.fillText(sides[0], qx, sidesTop + 8);
+    ctx.textAlign = "left";
+    ctx.fillText(sides[1], kx, sidesTop + 8);
     const y = (i) => headHeight + (i + 0.5) * LINE.rowPx;
     const lit = state.lit;
     ctx.lineWidth = 2;
@@ -196,10 +215,10 @@
   const MASKED_RGB = MASKED.match(/[0-9a-f]{2}/gi).map((h) => parseInt(h, 16));
   const miniatures = {};  // per translation and kind: one small canvas per map, one pixel per weight
   const miniature = (layer, head) => {
-    const key = `${state.payload.id},${state.kind},${layer},${head}`;
+    const key = `${state.payload.id},${state.kind},${layer},${head},${state.scale}`;
     if (miniatures[key]) return miniatures[key];
     const m = maps(), matrix = masked(m.map(layer, head));
-    const vmax = Math.max(1e-9, ...matrix.flat().filter((v) => v !== null));
+    const vmax = scaleTop([matrix]);
     const mini = Object.assign(document.createElement("canvas"), {width: m.cols, height: m.rows});
     const ctx = mini.getContext("2d"), image = ctx.createImageData(m.cols, m.rows);
     matrix.forEach((row, i) => row.forEach((v, j) => {
@@ -261,7 +280,12 @@
     for (const button of root.querySelectorAll(".attn-downloads button")) button.disabled = !ready;
     tooltip.hidden = true;
     Object.assign(figure.dataset, {kind: state.kind, layer: state.layer, head: state.head, rows: state.rows,
-                                   view: state.view});
+                                   view: state.view, scale: state.scale});
+    const shown = store.get("attention");
+    if (shown?.kind !== state.kind || shown?.layer !== state.layer || shown?.head !== state.head) {
+      store.set({attention: {kind: state.kind, layer: state.layer, head: state.head}});
+    }
+    if (store.get("scale") !== state.scale) store.set({scale: state.scale});
     if (!ready) {
       state.panels = [];
       $("#attention-heatmap .attn-title").textContent = "";
@@ -273,17 +297,16 @@
     const notes = state.view === "lines" ? ["lines as opaque as their weight"]
       : state.kind === "decoder" ? ["grey: future positions, hidden by the causal mask"] : [];
     const matrices = state.view === "lines" ? drawLines(title, notes) : drawHeatmaps(title, notes);
-    canvas.__matrices = matrices;
-    canvas.__matrix = matrices[0];
-    canvas.__cells = state.panels.filter((p) => !p.lines).map((p) =>  // where each map's cells are, in CSS pixels
-      ({x: p.x + p.box.left, y: p.y + p.box.top, cell: p.box.cell, rows: p.box.rows, cols: p.box.cols}));
+    exposeForTests(canvas, {__matrices: matrices, __matrix: matrices[0],
+      __cells: state.panels.filter((p) => !p.lines).map((p) =>  // where each map's cells are, in CSS pixels
+        ({x: p.x + p.box.left, y: p.y + p.box.top, cell: p.box.cell, rows: p.box.rows, cols: p.box.cols}))});
     const {row = "", col = ""} = state.outline ?? {};
     Object.assign(figure.dataset, {outline: state.outline ? `${row},${col}` : "", lit: state.lit ?? ""});
     canvas.setAttribute("aria-label", `${title}: ${state.view}`);
     figure.setAttribute("aria-label", title);
     $("#attention-heatmap .attn-title").textContent = title;
     drawOverview();
-    figure.dataset.drawMs = (performance.now() - start).toFixed(2);
+    exposeForTests(figure.dataset, {drawMs: (performance.now() - start).toFixed(2)});
   };
 
   // --- The mouse: a tooltip, outlines, lit lines, the overview ------------------------------------------------------
@@ -384,21 +407,29 @@
     }, `attention-${state.kind}.json`);
   });
 
-  // --- Asked by other views; each new translation --------------------------------------------------------------------
+  // --- The store: the head another view (or the URL) asks for, the colour scale, each new translation ----------------
   const showHead = ({kind, layer, head}) => {  // 1-based layer and head (or "mean" / "all")
+    const before = [state.kind, state.layer, state.head].join();
     if (kind && KINDS.includes(kind)) state.kind = kind;
     state.layer = Math.max(1, Math.min(+layer || 1, depth(state.kind)));
     state.head = head === "mean" || head === "all" ? head : Math.max(1, Math.min(+head || 1, heads()));
+    if ([state.kind, state.layer, state.head].join() === before) return;
     state.outline = null;
     draw();
   };
-  views.commands.showHead = showHead;
-  onTranslation((payload) => {
+  store.on("attention", (shown) => shown && showHead(shown));
+  store.on("scale", (scale) => {
+    if (!SCALES[scale] || scale === state.scale) return;
+    state.scale = scale;
+    draw();
+  });
+  store.on("translation", (payload) => {
     state.payload = payload;
     state.maps = {};
     state.outline = null;
     state.lit = null;
     if (payload) setKind(state.kind);
+    nameSentence(root, payload);
     draw();
   });
   draw();

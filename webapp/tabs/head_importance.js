@@ -11,7 +11,7 @@ for (const [kind, title, drop] of data.kinds) {
   const box = drawHeatmap(canvas, drop, drop.map((_, i) => `layer ${i + 1}`), drop[0].map((_, h) => `head ${h + 1}`), {
     title, cell: 46, vmin: -data.limit, vmax: data.limit, color: (v) => diverging(v / data.limit), annotate: 1,
   });
-  canvas.__box = box;
+  exposeForTests(canvas, {__box: box});
   const head = (event) => {
     const cell = cellAt(box, event);
     return cell && cell.row !== undefined && cell.col !== undefined ? cell : null;

@@ -1,7 +1,7 @@
 // The heads tab's two views, drawn in the page (after views.js and step_panel.js; heads.py builds them):
 // - the diagnostics: one kind's heads as a layers × heads grid, each cell its number for the measure chosen and its
 //   plain-words pattern, from the payload (kind and measure answered here, no request); a head clicked opens it in the
-//   Attention tab (views.commands.showHead);
+//   Attention tab (the store's "attention" and "tab");
 // - the switch-off result: the comparison and the step panel of the run with heads switched off, which the server sends
 //   as this view's value (heads.switch_heads_off); a new translation clears it here (it was another sentence's).
 (() => {
@@ -43,12 +43,12 @@
     grid.addEventListener("click", (event) => {
       const button = event.target.closest(".diagnostics-cell");
       if (!button) return;
-      views.commands.showHead?.({kind: chosen(diagnostics, "diagnosed-kind"), layer: +button.dataset.layer,
-                                 head: +button.dataset.head});
-      openTab("attention");
+      store.set({attention: {kind: chosen(diagnostics, "diagnosed-kind"), layer: +button.dataset.layer,
+                             head: +button.dataset.head}, tab: "attention"});
     });
-    onTranslation((next) => {
+    store.on("translation", (next) => {
       payload = next;
+      nameSentence(diagnostics, payload);
       draw();
     });
     return;
@@ -71,5 +71,5 @@
     if (answer.payload) panel.show(answer.payload);
     else panel.clear();
   });
-  onTranslation(clear);
+  store.on("translation", clear);
 })();

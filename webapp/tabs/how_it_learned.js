@@ -87,19 +87,18 @@
 
   // The cross-attention map the controls choose, on a canvas (views.js: drawHeatmap); the mouse over a cell reads it.
   const canvas = $(".learn-map");
-  let box = null;
+  let drawn = null;  // {map, box, rows, cols}: what is drawn, and where
   const drawMap = (probe) => {
     const map = attention(probe.cross_attention);
-    box = drawHeatmap(canvas, map, probe.target_tokens, probe.source_tokens, {vmax: 1, cell: 24,
+    const box = drawHeatmap(canvas, map, probe.target_tokens, probe.source_tokens, {vmax: 1, cell: 24,
       xTitle: "English (keys)", yTitle: "Italian (queries)"});
-    canvas.__matrix = map;  // what is drawn, and where (for the tests)
-    canvas.__box = box;
-    canvas.__labels = [probe.target_tokens, probe.source_tokens];
+    drawn = {map, box, rows: probe.target_tokens, cols: probe.source_tokens};
+    exposeForTests(canvas, {__matrix: map, __box: box});
   };
   canvas.addEventListener("mousemove", (event) => {
-    const cell = box && cellAt(box, event), [rows, cols] = canvas.__labels;
+    const cell = drawn && cellAt(drawn.box, event);
     canvas.title = cell && cell.col !== undefined && cell.row !== undefined
-      ? `${rows[cell.row]} → ${cols[cell.col]}: ${canvas.__matrix[cell.row][cell.col].toFixed(2)}` : "";
+      ? `${drawn.rows[cell.row]} → ${drawn.cols[cell.col]}: ${drawn.map[cell.row][cell.col].toFixed(2)}` : "";
   });
 
   const drawCurves = (r, current) => {  // train loss (line, left axis) and dev BLEU (dots, right axis) over steps

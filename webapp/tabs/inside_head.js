@@ -21,7 +21,8 @@
   const ask = () => {  // one request for the chosen head, unless drawn, on its way, or out of view
     if (!state.payload || answered.has(question()) || state.asked === question() || !visible()) return;
     state.asked = question();
-    trigger("head_numbers", {translation: state.payload.id, kind: state.kind, layer: state.layer, head: state.head});
+    trigger("head_numbers", {translation: state.payload.id, shown: state.payload.request, kind: state.kind,
+                             layer: state.layer, head: state.head});
   };
 
   const clampChoices = () => {  // a shallower kind: its last layer; a shorter row of tokens: its first token
@@ -70,7 +71,7 @@
     ctx.lineWidth = 3;
     for (const i of options.marked || []) ctx.strokeRect(left + 1, 3 + i * rowH, cell * cols - 2, rowH - 3);
     if (options.slot) ctx.strokeRect(left + options.slot[0] * cell, 1, (options.slot[1] - options.slot[0] + 1) * cell, height - 2);
-    canvas.dataset.values = JSON.stringify(rows);
+    if (store.testing) canvas.dataset.values = JSON.stringify(rows);  // what is drawn, for the tests only
     canvas.onmousemove = (event) => {
       const [x, y] = pointerAt(canvas, event);
       const [i, j] = [Math.floor((y - 2) / rowH), Math.floor((x - left) / cell)];
@@ -248,7 +249,7 @@
     if (questionOf(d) === question()) drawNumbers();
   });
 
-  onTranslation((payload) => {
+  store.on("translation", (payload) => {
     state.payload = payload;
     state.asked = null;
     answered.clear();

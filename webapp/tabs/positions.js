@@ -1,11 +1,11 @@
 // "Positional encoding", drawn in the page. The table (positions x dimensions) does not depend on the sentence: it is
 // asked of the server once per page, when the tab is first shown (`server.positional_table()`, positions.py); the
-// sentence's tokens and norms come with each translation's payload (views.js: onTranslation). The dimensions typed,
+// sentence's tokens and norms come with each translation's payload (the store's "translation"). The dimensions typed,
 // a new sentence, the mouse over a map: all answered here, with no request to the server.
 (() => {
   const root = element.querySelector(".positions-view");
   const $ = (selector) => root.querySelector(selector);
-  const state = {pe: null, payload: views.payload};
+  const state = {pe: null, payload: store.get("translation") ?? null};
   const CURVE_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"];
 
   const decode = (table) => {  // the table (payload.quantized) -> rows of numbers
@@ -13,10 +13,10 @@
     return Array.from({length: rows}, (_, i) => Array.from(values.subarray(i * cols, (i + 1) * cols)));
   };
   const sentence = () => (state.payload ? state.payload.source_tokens : []);
-  const timed = (name, draw) => {  // how long each redraw took, for the tests and the benchmarks
+  const timed = (name, draw) => {  // how long each redraw took, for the tests and the benchmarks only
     const start = performance.now();
     draw();
-    root.dataset[name] = (performance.now() - start).toFixed(2);
+    exposeForTests(root.dataset, {[name]: (performance.now() - start).toFixed(2)});
   };
 
   // --- The table: one pixel block per value, drawn from an image of the values (fast for 128 x 256) ---
@@ -182,17 +182,17 @@
     root.dataset.payload = state.payload ? state.payload.id : "";
   };
 
-  onTranslation((payload) => {
+  store.on("translation", (payload) => {
     state.payload = payload;
     drawSentence();
   });
 
   const load = async () => {  // once per page, however often the view is drawn
-    views.positionalTable ??= server.positional_table();
+    if (!store.get("positionalTable")) store.set({positionalTable: server.positional_table()});
     try {
-      state.pe = decode(await views.positionalTable);
+      state.pe = decode(await store.get("positionalTable"));
     } catch (error) {
-      views.positionalTable = null;  // asked again when the view is next drawn
+      store.set({positionalTable: null});  // asked again when the view is next drawn
       $(".pos-table-note").textContent = `The table could not be loaded (${error}): reload the page to try again.`;
       return;
     }

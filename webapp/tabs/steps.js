@@ -42,7 +42,7 @@
     }
     figure.hidden = true;
     status.textContent = "Computing the attribution of every step…";
-    trigger("attribute", {method: method(), request: ++request});
+    trigger("attribute", {method: method(), shown: current.request, request: ++request});
   };
   details.addEventListener("toggle", ask);
   root.querySelector(".attribution-controls").addEventListener("change", ask);
@@ -60,8 +60,9 @@
     }
   });
 
-  onTranslation((payload) => {
+  store.on("translation", (payload) => {
     current = payload;
+    nameSentence(root, payload);
     results = {};
     figure.hidden = true;
     status.innerHTML = payload && details.open ? 'A new sentence: <button type="button" class="attribution-ask">'

@@ -19,6 +19,7 @@ from interpretability.attribution import METHODS
 from ..events import QUIET
 from ..payload import rounded
 from ..texts import ATTRIBUTION_HELP, BEAM_HELP, SAMPLING_HELP, STEPS_HELP
+from ..translation import shown_inspection
 from ..views import browser_view
 
 STEP_PANEL_JS = Path(__file__).with_name("step_panel.js").read_text(encoding="utf-8")
@@ -81,13 +82,15 @@ def attribution_json(attribution, inspection):
             "mean_agreement": rounded(attribution.mean_agreement), "seconds": round(attribution.seconds, 3)}
 
 
-def attribute(served, inspection, evt: gr.EventData):
-    """The page's "attribute" event (its panel opened, or its method changed): the attribution of the translation in
-    the session's State, every step at once, as the view's new value."""
+def attribute(served, evt: gr.EventData):
+    """The page's "attribute" event ({method, shown, request}: its panel opened, or its method changed): the
+    attribution of the translation the page shows (`shown`, its request: `translation.shown_inspection`), every step
+    at once, as the view's new value."""
     data = evt._data if isinstance(evt._data, dict) else {}
     method = data.get("method")
     if method not in METHODS:
         raise gr.Error(f"Attribution: the method must be one of {', '.join(METHODS)}, got {method!r}")
+    inspection = shown_inspection(served, data.get("shown"))
     if inspection is None:
         return gr.skip()
     return {"attribution": attribution_json(served.attribute(inspection, method), inspection),
@@ -108,12 +111,12 @@ def view_template():
 </details></div>"""
 
 
-def build(served, inspection):
+def build(served):
     """The tab: how decoding works, the step view of each translation (drawn in the page), and the attribution
-    panel, computed for the translation in the State `inspection` when asked."""
+    panel, computed for the translation shown when asked."""
     gr.Markdown(STEPS_HELP)
     with gr.Accordion("Sampling and beam search, explained", open=False):
         gr.Markdown(SAMPLING_HELP + "\n\n" + BEAM_HELP)
     view = stepped_view(__file__, "step-view", view_template(), CSS)
-    view.attribute(served.bind(attribute), inspection, view, **QUIET)
+    view.attribute(served.bind(attribute), None, view, **QUIET)
     return view
