@@ -49,12 +49,12 @@ from webapp.events import PublicRoutesOnly, check_inputs, make_private
 from webapp.page_script import PAGE_SCRIPT
 from webapp.served import ServedModel, serving_dtype
 from webapp.style import CSS
-from webapp.tabs import attention, heads, how_it_learned, inside_head, model_card, positions, steps
+from webapp.tabs import attention, heads, how_it_learned, inside_head, model_card, model_map, positions, steps
 from webapp.texts import INTRO
 
 MODEL_DIR = Path(os.environ.get("MODEL_DIR", Path(__file__).parent / "assets" / "model"))  # or a Hub id, user/name
 MODEL_DEVICE = pick_device(os.environ.get("MODEL_DEVICE"))  # a CUDA GPU when there is one
-# Concurrent translations decoded together, at most this many at once (1: each alone). README, Benchmarks.
+# Concurrent translations decoded together, at most this many (1: each alone): docs/benchmarks.md#serving-under-load
 BATCH_SIZE = int(os.environ.get("BATCH_SIZE", 16))
 # On a CPU decoding in batches, float32: batched float16 is slower there and may change an answer; one sentence at a
 # time, float16 (a decoder step waits on reading the weights, float16 halves that); on a GPU, bfloat16 or float16
@@ -102,6 +102,8 @@ def build_demo():
         gr.Markdown(INTRO)
         box = translation.build(served, demo)
         with gr.Tabs(overflow_behavior="wrap"):  # every tab in one click on a projector or a phone
+            with tab("Model map", "map"):
+                model_map.build(served)
             with tab("Attention", "attention"):
                 attention.build(served)
             with tab("Inside one head", "head"):

@@ -115,7 +115,8 @@ def training_runs(metrics):
 
 
 def averaged_weights(run):
-    """The checkpoint files a run's weights were averaged from (`training.average`), and the command; ([], None)."""
+    """The checkpoint files a run's weights were averaged from (`training.recipes.average`), and the command;
+    ([], None)."""
     averaged = _dict(run.get("averaged"))
     weights = [w for w in averaged.get("weights") or [] if isinstance(w, str)]
     command = averaged.get("command") if weights and isinstance(averaged.get("command"), str) else None
@@ -148,8 +149,8 @@ def training_markdown(metrics, heading="### Training"):
                       + (f" ({unknown} of them of unknown length)" if unknown else "") + "."]
     if any(averaged):
         lines += ["", "Each run is counted up to the model it exported, its best checkpoint; where its weights were "
-                  "then averaged (`training.average`), the steps column says which, and a run averaged beside its "
-                  "training log (`metrics.csv`) is counted up to the last of them."]
+                  "then averaged (`training.recipes.average`), the steps column says which, and a run averaged "
+                  "beside its training log (`metrics.csv`) is counted up to the last of them."]
     return "\n".join(lines)
 
 
@@ -217,7 +218,7 @@ def training_card(metrics, loss_curve):
     commands = [c for run in runs for c in [*(run.get("commands") or []), averaged_weights(run)[1]]
                 if isinstance(c, str)]
     if commands:
-        lines += ["", "The commands that trained it, in order:", "", "```bash", *commands, "```"]
+        lines += ["", "The commands that trained it, in order, as they were run:", "", "```bash", *commands, "```"]
     if loss_curve:
         lines += ["", f"![Training curve: train loss and dev BLEU]({LOSS_CURVE})"]
     return "\n".join(lines)

@@ -74,3 +74,25 @@ def test_a_long_sentence_stays_small(translator):
                                    inspection.cross_attention))
     assert len(inspection.source_tokens) >= 40
     assert size < 1.5 * numbers + 20_000  # a byte per weight is 4/3 characters of base64
+
+
+def test_the_maps_numbers_are_the_recorded_ones(translator, inspection):
+    from interpretability import record_internals
+    from interpretability.internals import TEMPERATURES, firing_share, output_distribution, write_ratios
+
+    shipped = json.loads(json.dumps(translation_payload(translator, inspection, "greedy")))["map"]
+    internals = record_internals(translator, inspection)
+    for name in ("encoder", "decoder"):
+        stack = internals.stack(name)
+        assert np.allclose(shipped[name]["scaled"], np.linalg.norm(stack.embedding, axis=-1) * internals.scale,
+                           atol=1e-3)
+        assert np.allclose(shipped[name]["stream"], np.linalg.norm(stack.stream, axis=-1), atol=1e-3)
+        assert np.allclose(shipped[name]["ratios"], write_ratios(stack), atol=1e-4)
+        assert np.allclose(shipped[name]["norm_std"], stack.norm_inputs.std(-1), atol=1e-4)
+        assert np.allclose(shipped[name]["firing"], firing_share(stack), atol=1e-4)
+    ids, logits, rest = output_distribution(internals.logits)
+    output = shipped["output"]
+    assert output["tokens"] == [[translator.tokenizer.id_to_token(i) for i in row] for row in ids.tolist()]
+    assert np.allclose(output["logits"], logits, atol=1e-4) and np.allclose(output["rest"], rest, atol=1e-4)
+    assert output["temperatures"] == list(TEMPERATURES) and shipped["tied"] is translator.model.cfg.tie_embeddings
+    assert [step[0] for step in output["tokens"]][:-1] == inspection.target_tokens[1:]  # greedy: the top logit

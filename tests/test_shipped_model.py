@@ -13,7 +13,7 @@ MODEL_DIR = Path(__file__).resolve().parent.parent / "assets" / "model"
 # English sentence -> what any right Italian translation contains (lower case): each item a word, or a tuple of
 # equally right alternatives.
 EXPECTED = {
-    # "You" spoken to one person is the informal singular, as a learner expects (training.informal).
+    # "You" spoken to one person is the informal singular, as a learner expects (training.recipes.informal).
     "I love you.": ["ti amo"],
     "I miss you.": ["mi manchi"],
     "What is your name?": [("tuo nome", "ti chiami")],

@@ -122,9 +122,10 @@ def warn_of_non_finite_weights(model, path, dtype):
                       f"its translations will be empty or meaningless", RuntimeWarning, stacklevel=4)
 
 
-# Decoding never repeats an n-gram of this many tokens (0: no such rule). Chosen on dev-news: see README.
+# Decoding never repeats an n-gram of this many tokens (0: no such rule). Chosen on dev-news:
+# docs/training-log.md#decoding-long-unfamiliar-inputs.
 NO_REPEAT_NGRAM = 4
-# Beam search's GNMT length penalty exponent: larger favours longer outputs. Chosen on dev-news: see README.
+# Beam search's GNMT length penalty exponent: larger favours longer outputs. Chosen on dev-news: same section.
 BEAM_ALPHA = 1.0
 
 class Translator:

@@ -13,8 +13,9 @@ import itertools
 
 import numpy as np
 
-from interpretability import embedding_norms, input_report
+from interpretability import embedding_norms, input_report, record_internals
 from interpretability.diagnostics import head_diagnostics
+from interpretability.internals import STACKS, TEMPERATURES, firing_share, output_distribution, write_ratios
 
 from .attention_kinds import ATTENTION_KINDS, attention_maps
 from .tokens import output_tokens
@@ -87,13 +88,36 @@ def diagnostics_json(inspection):
             for kind, stats in head_diagnostics(inspection).items()}
 
 
+def map_json(tokenizer, internals):
+    """What the model map draws at once (`webapp/tabs/model_map.py`), from an `interpretability.Internals`: per stack
+    (encoder, decoder), per token the length of its embedding row before and after ×√d_model and of its position's
+    encoding; the length of the residual stream entering each sublayer and leaving the last (`stream`), each
+    sublayer's write ÷ the stream it adds to (`ratios`) and the write's own length (`writes`); each norm's input mean
+    and standard deviation (what it subtracts and divides by); the share of feed-forward units that fire. Per
+    decoding step the output layer's top logits and the log-sum-exp of the others at each of `temperatures`, so the
+    page's softmax is exact for the tokens it shows; and whether that layer's weights are the embedding's."""
+    ids, logits, rest = output_distribution(internals.logits)
+    stacks = {}
+    for name in STACKS:
+        stack = internals.stack(name)
+        lengths = lambda values: rounded(np.linalg.norm(values, axis=-1))  # noqa: E731
+        stacks[name] = {"embedding": lengths(stack.embedding), "scaled": lengths(stack.embedding * internals.scale),
+                        "position": lengths(stack.position), "stream": lengths(stack.stream),
+                        "ratios": rounded(write_ratios(stack)), "writes": lengths(stack.writes),
+                        "norm_mean": rounded(stack.norm_inputs.mean(-1)),
+                        "norm_std": rounded(stack.norm_inputs.std(-1)), "firing": rounded(firing_share(stack))}
+    return {**stacks, "scale": round(internals.scale, DECIMALS), "tied": internals.tied,
+            "output": {"tokens": [[tokenizer.id_to_token(i) for i in row] for row in ids.tolist()],
+                       "logits": rounded(logits), "rest": rounded(rest), "temperatures": list(TEMPERATURES)}}
+
+
 def translation_payload(translator, inspection, decoding):
     """The payload of one translation (`inspection`, an `Inspection` of `translator`; `decoding`: its words, e.g.
     "greedy"). Fields: id, translation, decoding, source_tokens, target_tokens (decoder inputs: <s> then the output),
     output_tokens (what each step wrote, </s> last), kinds (title, and which tokens label rows and columns), attention
     (kind -> `packed` maps), candidates (per step, the most probable next tokens), sampled_from and sampling (when
     sampled), beam (`beam_json`, when beam search), diagnostics (`diagnostics_json`), input (`input_report`), norms
-    (per English token, the size of its embedding and of its position's encoding)."""
+    (per English token, the size of its embedding and of its position's encoding), map (`map_json`)."""
     embedding, position = embedding_norms(translator, inspection.source_tokens)
     sampling = inspection.sampling
     return {
@@ -114,4 +138,5 @@ def translation_payload(translator, inspection, decoding):
         "diagnostics": diagnostics_json(inspection),
         "input": input_json(input_report(inspection)),
         "norms": {"embedding": rounded(embedding), "position": rounded(position)},
+        "map": map_json(translator.tokenizer, record_internals(translator, inspection)),
     }

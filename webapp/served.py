@@ -13,7 +13,7 @@ import types
 import gradio as gr
 import torch
 
-from interpretability import embedding_norms, head_details, inspect
+from interpretability import embedding_norms, head_details, inspect, record_internals
 from interpretability.ablation import ablated
 from interpretability.attribution import source_attribution
 from interpretability.inspection import LONG_INPUT_TOKENS
@@ -64,6 +64,7 @@ class ServedModel:
         self._attribute = wrap(lambda inspection, method: source_attribution(translator, inspection, method))
         self.embedding_norms = wrap(lambda source: embedding_norms(translator, source))
         self.head_details = wrap(lambda *args: head_details(translator, *args))
+        self.internals = wrap(lambda inspection: record_internals(translator, inspection))
 
     def is_light(self, text, beam=1, sampling=None, heads=()):
         """Whether translating `text` so is light work: one hypothesis (greedy or sampled), all heads on, at most

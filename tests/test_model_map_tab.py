@@ -1,0 +1,88 @@
+"""The "Model map" tab (webapp/tabs/model_map.py), its Python side: each box's code panel is the class or function of
+transformer/ that computes it, with the lines it has in its file now; the vectors a box's `map_numbers` request sends
+are `interpretability.record_internals`' for the translation shown, within int16 rounding; a box the model lacks, or no
+translation, sends nothing; the template carries the setup so that Gradio's template reads it as plain text. What the
+page draws from them is tested in the browser (tests/test_browser_map.py)."""
+
+import html
+import json
+import re
+from pathlib import Path
+
+import gradio as gr
+import numpy as np
+import pytest
+
+from interpretability import inspect, record_internals
+from web_helpers import served_translator  # noqa: F401 (fixture: served)
+from webapp.payload import dequantized
+from webapp.tabs import model_map
+from webapp.views import VIEWS_JS
+
+ROOT = Path(__file__).resolve().parents[1]
+SENTENCE = "we want the water."
+SHOWN = {"text": SENTENCE, "decoding": "greedy", "beam": 1, "temperature": 1.0, "top_k": 0, "seed": 0}
+
+
+@pytest.fixture(scope="module")
+def internals(translator):
+    return record_internals(translator, inspect(translator, SENTENCE))
+
+
+def ask(served, shown=SHOWN, **data):
+    return model_map.map_numbers(served, gr.EventData(None, {"shown": shown, "translation": 3, **data}))
+
+
+def test_each_code_panel_is_the_functions_lines_in_its_file_now():
+    panels = model_map.code_panels()
+    assert set(panels) == set(model_map.CODE)
+    for box, sources in panels.items():
+        for source in sources:
+            lines = (ROOT / source["file"]).read_text(encoding="utf-8").splitlines()
+            assert source["lines"] == lines[source["start"] - 1 : source["end"]], (box, source["name"])
+            definition = next(line for line in source["lines"] if not line.lstrip().startswith("@"))
+            assert re.match(rf"\s*(def|class) {source['name'].split('.')[-1]}\b", definition), (box, definition)
+    assert panels["feed-forward"][0]["name"] == "PositionwiseFeedForward"
+    assert panels["feed-forward"][0]["file"] == "transformer/model.py"
+    assert [s["name"] for s in panels["softmax"]] == ["tempered_distribution", "draw_tokens", "greedy_decode"]
+
+
+@pytest.mark.parametrize("stack", ["encoder", "decoder"])
+def test_the_vectors_sent_are_the_recorded_ones(served, internals, stack):
+    recorded = internals.stack(stack)
+    within = lambda packed, values: np.abs(dequantized(packed) - values).max() <= np.abs(values).max() / 65534 + 1e-6  # noqa: E731
+    embedding = ask(served, box="embedding", stack=stack, index=0)
+    assert (embedding["translation"], embedding["box"], embedding["stack"]) == (3, "embedding", stack)
+    assert within(embedding["rows"], recorded.embedding) and within(embedding["position"], recorded.position)
+    last = len(recorded.norm_inputs) - 1  # the stack's final norm
+    norm = ask(served, box="norm", stack=stack, index=last)
+    assert within(norm["inputs"], recorded.norm_inputs[last]) and within(norm["outputs"], recorded.norm_outputs[last])
+    assert np.allclose(norm["gain"], internals.gains[stack][last], atol=1e-4)
+    assert np.allclose(norm["bias"], internals.biases[stack][last], atol=1e-4)
+    top = len(recorded.hidden) - 1
+    ffn = ask(served, box="feed-forward", stack=stack, index=top)
+    assert within(ffn["hidden"], recorded.hidden[top])
+
+
+@pytest.mark.parametrize("asked", [dict(box="norm", stack="encoder", index=99), dict(box="feed-forward",
+                         stack="encoder", index=-1), dict(box="attention", stack="encoder", index=0),
+                         dict(box="embedding", stack="sideways", index=0)])
+def test_a_box_the_model_lacks_sends_nothing(served, asked):
+    assert ask(served, **asked) is None
+
+
+def test_before_a_translation_nothing_is_sent(served):
+    assert ask(served, shown=None, box="embedding", stack="encoder", index=0) is None
+
+
+def test_the_view_carries_its_setup_as_plain_text(served):
+    with gr.Blocks():
+        view = model_map.build(served)
+    assert view.js_on_load.startswith(VIEWS_JS) and 'trigger("map_numbers"' in view.js_on_load
+    assert callable(view.map_numbers) and view.elem_id == "model-map"
+    template = view.html_template
+    assert not any(mark in template for mark in ("${", "{{", "}}", "`", "\\"))  # what Gradio's template would read
+    setup = json.loads(html.unescape(re.search(r'data-setup="([^"]*)"', template).group(1)))
+    assert setup["layers"] == {"encoder": served.cfg.n_encoder_layers, "decoder": served.cfg.n_decoder_layers}
+    assert setup["d_k"] == served.cfg.d_model // served.cfg.n_heads and setup["d_ff"] == served.cfg.d_ff
+    assert setup["code"] == model_map.code_panels()
