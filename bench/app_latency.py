@@ -9,7 +9,7 @@ from a click to the figure on the page, and the requests the page sent the serve
 
 Server side calls the app's own handlers (`webapp.translation.translate`, `webapp.tabs.heads.switch_heads_off`, ...,
 given the app's `served` model) in this process, their outputs serialised to JSON as Gradio sends them; not the
-network, the queue or the browser. Goals (issue 17): in Chromium on 2 cores, a control change (attention kind, layer,
+network, the queue or the browser. Goals: in Chromium on 2 cores, a control change (attention kind, layer,
 head; a decoding step; a query token of one head; a diagnostics measure) draws its figure within 50 ms and sends no
 request; Translate shows the translation and its heatmap within 400 ms, with at most one queue join and one stream;
 the payload of a 40-token sentence is at most 250 kB (issue 31, with the model map's numbers; 150 kB before). Browser side runs `python app.py` on a free port; a case's time

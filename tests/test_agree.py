@@ -1,9 +1,9 @@
-"""`python -m training.agree`: a teacher's translation is kept only where it agrees with a human one."""
+"""`python -m training.recipes.agree`: a teacher's translation is kept only where it agrees with a human one."""
 
 import pytest
 
 from helpers import write_tsv
-from training.agree import keep_agreeing, main, references_by_english
+from training.recipes.agree import keep_agreeing, main, references_by_english
 from training.data import read_tsv
 
 REFERENCES = [

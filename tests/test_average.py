@@ -1,5 +1,5 @@
 """Checkpoint averaging: the trainer keeps the weights of its last evaluations (`keep_weights`), and
-`training.average` writes a model whose weights are their mean."""
+`training.recipes.average` writes a model whose weights are their mean."""
 
 import json
 import shutil
@@ -8,8 +8,8 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from serving.model_dir import open_model
-from training.average import average_weights, last_step, main as average_main, record_up_to
+from modeldir.directory import open_model
+from training.recipes.average import average_weights, last_step, main as average_main, record_up_to
 from training.train import main as train_main
 
 
@@ -44,7 +44,7 @@ def test_the_averaged_model_holds_the_mean_and_translates(kept_run, tmp_path):
     assert isinstance(averaged.translator.translate("I see the cat."), str)
     card = (tmp_path / "avg" / "README.md").read_text(encoding="utf-8")  # the card says which weights it holds
     assert ", then 2 checkpoints averaged (steps 40 to 60) |" in card
-    assert "python -m training.average --model" in card.split("```bash")[1]  # after the commands that trained it
+    assert "python -m training.recipes.average --model" in card.split("```bash")[1]  # after the training commands
 
 
 def test_a_run_continuing_an_averaged_model_keeps_the_averaging_in_its_history(kept_run, toy_corpus, tmp_path):
@@ -57,7 +57,7 @@ def test_a_run_continuing_an_averaged_model_keeps_the_averaging_in_its_history(k
     assert continued["history"][-1]["averaged"]["weights"] == [f.name for f in files]
     assert "averaged" not in continued["training"]  # the new run's own weights are not averaged
     commands = (tmp_path / "next" / "model" / "README.md").read_text(encoding="utf-8").split("```bash")[1]
-    average_at = commands.index("python -m training.average")
+    average_at = commands.index("python -m training.recipes.average")
     assert commands.index("--out " + str(kept_run)) < average_at < commands.index("--init-from")
 
 

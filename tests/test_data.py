@@ -1,16 +1,14 @@
 """The training data pipeline: re-typed English, sources mixed by weight, pairs joined into longer ones, and the
-training script's several --train sources and --init-from with a grown vocabulary."""
+training script's several --train sources."""
 
 import json
 
 import pytest
-import torch
 
 from helpers import toy_pairs, write_tsv
 from training.data import RETYPINGS, TrainingData, build_tokenizer, encode_pairs, retype
 from training.train import main as train_main
-from transformer import Translator
-from transformer.tokenizer import decode, encode_batch, has_byte_fallback
+from transformer.tokenizer import decode, encode_batch
 
 
 @pytest.mark.parametrize("how, expected", [
@@ -116,35 +114,3 @@ def test_training_takes_several_weighted_sources_and_records_them(tmp_path):
     with pytest.raises(ValueError, match="one positive weight per --train source"):
         train_main(["--config", "tiny", "--train", str(first), str(second), "--train-weights", "1", "--dev", str(dev),
                     "--out", str(tmp_path / "bad")])
-
-
-def test_init_from_a_model_without_byte_fallback_grows_its_vocabulary(tiny_model_dir, toy_corpus, tmp_path):
-    from tokenizers import Tokenizer
-
-    old_dir = tmp_path / "old"
-    old_dir.mkdir()
-    old = Translator.load(tiny_model_dir)
-    spec = json.loads(old.tokenizer.to_str())  # the tiny model's tokenizer without its byte tokens
-    n_old = len([t for t in spec["model"]["vocab"] if not t.startswith("<0x")])
-    spec["model"]["vocab"] = {t: i for t, i in spec["model"]["vocab"].items() if i < n_old}
-    spec["model"]["byte_fallback"] = False
-    Tokenizer.from_str(json.dumps(spec)).save(str(old_dir / "tokenizer.json"))
-    from serving.model_dir import save_model_dir
-
-    model = old.model
-    model.src_embed.embedding.weight.data = model.src_embed.embedding.weight.data[:n_old].clone()
-    model.tgt_embed.embedding.weight = model.output_projection.weight = model.src_embed.embedding.weight
-    model.cfg.vocab_size = n_old
-    save_model_dir(model, Tokenizer.from_file(str(old_dir / "tokenizer.json")), old_dir, dtype=torch.float32)
-
-    train, dev = toy_corpus
-    out = tmp_path / "continued"
-    train_main(["--config", "tiny", "--init-from", str(old_dir), "--train", str(train), "--dev", str(dev),
-                "--out", str(out), "--max-steps", "1", "--set", "lr=1e-9", "warmup_steps=1", "--no-progress",
-                "--precision", "float32"])
-    grown = Translator.load(out / "model")
-    assert has_byte_fallback(grown.tokenizer) and grown.model.cfg.vocab_size == n_old + 256
-    config = json.loads((out / "model" / "metrics.json").read_text(encoding="utf-8"))["config"]
-    assert config["model"]["vocab_size"] == n_old + 256 and config["train"]["bpe_vocab_size"] is None  # none learnt
-    torch.testing.assert_close(grown.model.src_embed.embedding.weight[:n_old], model.src_embed.embedding.weight, atol=1e-3, rtol=0)
-    assert grown.translate("I see the cat.") == old.translate("I see the cat.")

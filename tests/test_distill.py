@@ -1,10 +1,10 @@
-"""`python -m training.distill`: the teacher's beam translations, one line per pair, resumed after a stop."""
+"""`python -m training.recipes.distill`: the teacher's beam translations, one line per pair, resumed after a stop."""
 
 import pytest
 
 from helpers import toy_pairs, write_tsv
 from training.data import read_tsv
-from training.distill import distill, lines_done, main, tsv_line
+from training.recipes.distill import distill, lines_done, main, tsv_line
 
 
 def test_every_english_sentence_gets_the_teachers_beam_translation(translator, tmp_path):

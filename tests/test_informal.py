@@ -1,10 +1,11 @@
-"""`python -m training.informal`: one register for "you" — the informal singular where the references offer it."""
+"""`python -m training.recipes.informal`: one register for "you" — the informal singular where the references offer
+it."""
 
 import pytest
 
 from helpers import write_tsv
 from training.data import read_tsv
-from training.informal import informal_english, is_informal_singular, keep_informal, main, speaks_to_one_person
+from training.recipes.informal import informal_english, is_informal_singular, keep_informal, main, speaks_to_one_person
 
 REFERENCES = [
     ("I love you.", "Ti amo."),

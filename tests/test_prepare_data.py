@@ -1,7 +1,8 @@
-"""`python -m training.prepare_data`: the files it rebuilds from tiny sources written here (a manythings.org zip,
-a Tatoeba Challenge test set, an extra TSV), kept clear of the test sets, reproducible, and its errors. No test
-touches the network: downloads are either served by a stand-in for urllib or made to fail."""
+"""`python -m training.prepare_data`: the files it rebuilds from tiny sources written here and served for the real
+pinned URLs by a stand-in for urllib (no test touches the network): the test sets as published, every pair of a
+public test set kept out of training data, pinned and first-download hashes enforced, reproducible output, errors."""
 
+import dataclasses
 import hashlib
 import io
 import json
@@ -16,59 +17,105 @@ from pathlib import Path
 import pytest
 
 from helpers import toy_pairs, write_tsv
-from training import prepare_data
-from training.prepare_data import TATOEBA_URL, TEST_URL, DownloadError, main
+from training import data_sources, doc_pairs, prepare_data
+from training.prepare_data import DownloadError, SourceChanged, main
 
 REPO = Path(__file__).resolve().parents[1]
 ATTRIBUTION = "CC-BY 2.0 (France) Attribution: tatoeba.org #1 (someone) & #2 (someone else)"
 CLEAN = toy_pairs()[:40]
-TEST_PAIRS = [("I don't drink alcohol.", "Non bevo alcool."), ("We fell asleep.", "Ci siamo addormentati."),
-              ("It is late.", "E\u0300 tardi.")]  # "È" decomposed: equal to the composed "È" once NFC-normalised
-EXCLUDED = [(CLEAN[2][0].upper(), "Qualcos'altro.")]  # shares its English with a Tatoeba pair, in capitals
+BENCHMARK = [("I don't drink alcohol.", "Non bevo alcool."), ("We fell asleep.", "Ci siamo addormentati."),
+             ("It is late.", "E\u0300 tardi."),  # "È" decomposed: equal to the composed "È" once NFC-normalised
+             ("We fell asleep.", "Ci siamo addormentati.")]  # a repeated pair: the benchmark keeps it, as published
+NEWS = [("Right-wing populists triumph in Austria.", "Il trionfo dei populisti di destra in Austria."),
+        ("The coalition is weaker.", "La coalizione è più debole.")]
+# Each other public test set holds one sentence of the Tatoeba pairs (its English or its Italian side): all must go.
+OTHER_TESTS = {"tatoeba-test-v2021-03-30": [(CLEAN[3][0].upper(), "Qualcos'altro.")],
+               "tatoeba-test-v2021-08-07": [("Something else.", CLEAN[4][1])],
+               "flores200-devtest": [(f"  {CLEAN[5][0]}", "Una frase di FLORES.")],
+               "newstest2009": [("A news sentence.", CLEAN[6][1].upper())],
+               "ntrex128": [(CLEAN[7][0], "Una frase di NTREX.")]}
+TEST_SETS = {data_sources.TATOEBA_TEST: BENCHMARK, data_sources.DEV_NEWS: NEWS, **OTHER_TESTS}
+EXCLUDED = [(CLEAN[2][0], "Qualcos'altro ancora.")]  # an --exclude file: shares its English with a Tatoeba pair
 SECOND_TRANSLATION = (CLEAN[0][0], "Un'altra traduzione.")
 TATOEBA_LINES = [*(f"{en}\t{it}\t{ATTRIBUTION}" for en, it in CLEAN),
                  f"{SECOND_TRANSLATION[0]}\t{SECOND_TRANSLATION[1]}\t{ATTRIBUTION}",
                  f"{CLEAN[1][0]}\t{CLEAN[1][1]}\t{ATTRIBUTION}",  # a duplicate
                  f"Run!\t \t{ATTRIBUTION}",  # an empty side
-                 f"i  DON'T drink\u00a0alcohol. \tIo non bevo alcolici.\t{ATTRIBUTION}",  # English in the test set
-                 f"We dozed off.\tci siamo  addormentati.\t{ATTRIBUTION}",  # Italian in the test set
-                 f"It's late.\t\u00c8 tardi.\t{ATTRIBUTION}",  # Italian in the test set, composed differently
+                 f"i  DON'T drink\u00a0alcohol. \tIo non bevo alcolici.\t{ATTRIBUTION}",  # English in the benchmark
+                 f"We dozed off.\tci siamo  addormentati.\t{ATTRIBUTION}",  # Italian in the benchmark
+                 f"It's late.\t\u00c8 tardi.\t{ATTRIBUTION}",  # Italian in the benchmark, composed differently
+                 f"The coalition is WEAKER.\tLa coalizione si indebolisce.\t{ATTRIBUTION}",  # English in dev-news
                  f"Hi.\u2028There.\tCiao a tutti.\t{ATTRIBUTION}",  # a line break inside a sentence
                  "a line that is not a pair"]
-EXPECTED_TATOEBA = [p for p in CLEAN if p != CLEAN[2]] + [SECOND_TRANSLATION, ("Hi. There.", "Ciao a tutti.")]
-EXTRA_PAIRS = [("Gish was an actress.", "Gish era un'attrice."), ("We fell asleep.", "Ci addormentammo."),
-               ("She directed films.", "Ha diretto film.")]
-EXPECTED_EXTRA = [EXTRA_PAIRS[0], EXTRA_PAIRS[2]]
-OUTPUTS = ("train.tsv", "dev.tsv", "test-tatoeba.tsv", "train-extra.tsv", "manifest.json")
+EXPECTED_TATOEBA = [p for p in CLEAN if p not in (CLEAN[2], *CLEAN[3:8])] + [SECOND_TRANSLATION,
+                                                                              ("Hi. There.", "Ciao a tutti.")]
+OUTPUTS = ("train.tsv", "dev.tsv", "test-tatoeba.tsv", "dev-news.tsv", "train-extra.tsv", "manifest.json")
 
 
-def tatoeba_zip(path):
-    """ita-eng.zip as manythings.org makes it: ita.txt beside an _about.txt."""
-    with zipfile.ZipFile(path, "w") as archive:
-        archive.writestr("_about.txt", "About these sentence pairs.\n")
-        archive.writestr("ita.txt", "\n".join(TATOEBA_LINES) + "\n")
-    return path
+def extra_pairs(parallel):
+    """Two pairs per extra set; CoCoA-MT's informal and formal references differ only in the Italian."""
+    return [(f"{parallel.english.name} says hello.", f"{parallel.name} saluta."),
+            (f"{parallel.english.name} asks a question.", f"{parallel.name} chiede.")]
 
 
-def challenge_test_set(path):
-    """The Tatoeba Challenge's own format: eng<TAB>ita<TAB>English<TAB>Italian."""
-    path.write_text("".join(f"eng\tita\t{en}\t{it}\n" for en, it in TEST_PAIRS), encoding="utf-8")
-    return path
+EXTRA_CONTAMINATED = ("Gish was an actress.", NEWS[1][1])  # its Italian is a dev-news sentence
+
+
+def served_files():
+    """{URL of every pinned source: the bytes the stand-in serves}: the test sets, the extras, ita-eng.zip."""
+    files = {}
+    for parallel in data_sources.TEST_SETS:
+        pairs = TEST_SETS[parallel.name]
+        files[parallel.english.url] = "".join(f"{en}\n" for en, _ in pairs).encode()
+        files[parallel.italian.url] = "".join(f"{it}\n" for _, it in pairs).encode()
+    for parallel in data_sources.EXTRA_SETS:
+        pairs = extra_pairs(parallel) + ([EXTRA_CONTAMINATED] if parallel is data_sources.EXTRA_SETS[0] else [])
+        files[parallel.english.url] = "".join(f"{en}\n" for en, _ in pairs).encode()
+        files[parallel.italian.url] = "".join(f"{it}\n" for _, it in pairs).encode()
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as z:  # ita-eng.zip as manythings.org makes it: ita.txt beside _about.txt
+        z.writestr("_about.txt", "About these sentence pairs.\n")
+        z.writestr("ita.txt", "\n".join(TATOEBA_LINES) + "\n")
+    files[data_sources.TATOEBA_PAIRS.url] = archive.getvalue()
+    return files
+
+
+def tsv_sha256(pairs):
+    return hashlib.sha256("".join(f"{en}\t{it}\n" for en, it in pairs).encode()).hexdigest()
+
+
+# The project's files, for these sources: the benchmark and dev-news as published (their one pair with a composed
+# "È" written as published, the repeated pair kept).
+FIXTURE_SOURCES = dataclasses.replace(data_sources.PINNED, project_outputs={
+    "test-tatoeba.tsv": tsv_sha256(BENCHMARK), "dev-news.tsv": tsv_sha256(NEWS)})
+
+
+class StandIn:
+    """urllib.request.urlopen serving `files` by URL, counting requests; an unknown URL is a 404."""
+
+    def __init__(self, files):
+        self.files, self.requested = files, []
+
+    def __call__(self, request, timeout):
+        self.requested.append(request.full_url)
+        if request.full_url not in self.files:
+            raise urllib.error.HTTPError(request.full_url, 404, "Not Found", {}, None)
+        response = io.BytesIO(self.files[request.full_url])
+        response.headers = {"Content-Length": str(len(self.files[request.full_url]))}
+        return response
 
 
 @pytest.fixture
-def sources(tmp_path):
-    root = tmp_path / "sources"
-    root.mkdir()
-    return {"--tatoeba": tatoeba_zip(root / "ita-eng.zip"), "--test-tatoeba": challenge_test_set(root / "test.txt"),
-            "--exclude": write_tsv(root / "other-test.tsv", EXCLUDED),
-            "--extra": write_tsv(root / "mt-geneval.tsv", EXTRA_PAIRS)}
+def network(monkeypatch):
+    stand_in = StandIn(served_files())
+    monkeypatch.setattr(prepare_data.urllib.request, "urlopen", stand_in)
+    return stand_in
 
 
-def prepare(sources, out, *more):
-    """Run the command on the local sources (dev: 5 pairs), cache in a folder of its own -> `out`."""
-    args = [str(a) for flag, path in sources.items() for a in (flag, path)]
-    main(["--out", str(out), "--cache", str(out.parent / "cache"), "--dev-size", "5", *args, *map(str, more)])
+def prepare(tmp_path, out_name="out", *more, sources=FIXTURE_SOURCES):
+    """Run the command (dev: 5 pairs), cache in tmp_path/cache -> the output folder."""
+    out = tmp_path / out_name
+    main(["--out", str(out), "--cache", str(tmp_path / "cache"), "--dev-size", "5", *map(str, more)], sources)
     return out
 
 
@@ -80,23 +127,52 @@ def normalised(text):
     return " ".join(unicodedata.normalize("NFC", text).lower().split())
 
 
-def test_outputs_hold_each_clean_pair_once_and_nothing_of_a_test_set(sources, tmp_path):
-    out = prepare(sources, tmp_path / "out")
+def test_pinned_sources_name_every_public_test_set_at_a_fixed_commit():
+    names = {parallel.name for parallel in data_sources.TEST_SETS}
+    assert names == {"tatoeba-test-v2020-07-28", "tatoeba-test-v2021-03-30", "tatoeba-test-v2021-08-07",
+                     "flores200-devtest", "newstest2009", "newssyscomb2009", "ntrex128"}
+    github = [s for p in data_sources.TEST_SETS + data_sources.EXTRA_SETS for s in (p.english, p.italian)]
+    for source in github:
+        repo_and_commit = source.url.removeprefix("https://raw.githubusercontent.com/").split("/")
+        assert len(repo_and_commit[2]) == 40 and int(repo_and_commit[2], 16) >= 0, source.url
+        assert "master" not in source.url and "main" not in repo_and_commit[:3]
+    assert data_sources.PROJECT_OUTPUTS["test-tatoeba.tsv"].startswith("942b4c0a")
+    assert set(data_sources.MUST_MATCH) == {"test-tatoeba.tsv", "dev-news.tsv"}
+
+
+def test_outputs_hold_each_clean_pair_once_and_nothing_of_any_public_test_set(network, tmp_path):
+    out = prepare(tmp_path, "out", "--exclude", write_tsv(tmp_path / "more-tests.tsv", EXCLUDED))
     train, dev, extra = (read_pairs(out / name) for name in ("train.tsv", "dev.tsv", "train-extra.tsv"))
     assert sorted(train + dev) == sorted(EXPECTED_TATOEBA)
-    assert extra == EXPECTED_EXTRA
-    assert read_pairs(out / "test-tatoeba.tsv") == TEST_PAIRS
-    test_sides = {normalised(side) for pair in TEST_PAIRS + EXCLUDED for side in pair}
+    assert extra == [pair for parallel in data_sources.EXTRA_SETS for pair in extra_pairs(parallel)]
+    assert read_pairs(out / "test-tatoeba.tsv") == BENCHMARK
+    assert read_pairs(out / "dev-news.tsv") == NEWS
+    test_sides = {normalised(side) for pairs in [*TEST_SETS.values(), EXCLUDED] for pair in pairs for side in pair}
     assert not any(normalised(side) in test_sides for pair in train + dev + extra for side in pair)
-    for name in OUTPUTS[:4]:
+    for name in OUTPUTS[:5]:
         data = (out / name).read_bytes()
         assert data.endswith(b"\n") and b"\r" not in data
         assert all(line.count(b"\t") == 1 for line in data.splitlines())
 
 
-def test_dev_and_train_share_no_english_sentence(sources, tmp_path):
+@pytest.mark.parametrize("release", sorted(OTHER_TESTS))
+def test_decontamination_covers_each_public_test_set(network, tmp_path, release):
+    """Each pinned test set is needed: served without its sentence, the Tatoeba pair sharing it is kept."""
+    shared = next(side for side in OTHER_TESTS[release][0] if any(
+        normalised(side) in map(normalised, pair) for pair in CLEAN))
+    kept = next(pair for pair in CLEAN if normalised(shared) in map(normalised, pair))
+    out = prepare(tmp_path)
+    assert kept not in read_pairs(out / "train.tsv") + read_pairs(out / "dev.tsv")
+    parallel = next(p for p in data_sources.TEST_SETS if p.name == release)
+    for source in (parallel.english, parallel.italian):
+        network.files[source.url] = b"Not in Tatoeba.\n"
+    out = prepare(tmp_path / "again")
+    assert kept in read_pairs(out / "train.tsv") + read_pairs(out / "dev.tsv")
+
+
+def test_dev_and_train_share_no_english_sentence(network, tmp_path):
     for seed in range(5):
-        out = prepare(sources, tmp_path / f"seed{seed}", "--seed", seed)
+        out = prepare(tmp_path, f"seed{seed}", "--seed", seed)
         train, dev = read_pairs(out / "train.tsv"), read_pairs(out / "dev.tsv")
         assert len(dev) >= 5
         assert not {en for en, _ in train} & {en for en, _ in dev}
@@ -104,68 +180,111 @@ def test_dev_and_train_share_no_english_sentence(sources, tmp_path):
         assert both_translations <= set(train) or both_translations <= set(dev)
 
 
-def test_manifest_counts_and_hashes_match_the_files(sources, tmp_path):
-    out = prepare(sources, tmp_path / "out")
+def test_manifest_records_sources_licences_commits_and_outputs(network, tmp_path):
+    out = prepare(tmp_path)
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     for name, entry in manifest["outputs"].items():
         data = (out / name).read_bytes()
-        assert entry == {"pairs": data.count(b"\n"), "sha256": hashlib.sha256(data).hexdigest()}
-    assert set(manifest["outputs"]) == set(OUTPUTS[:4])
-    assert manifest["removed"] == {"tatoeba": {"malformed": 1, "empty": 1, "duplicates": 1, "test_overlap": 4},
-                                   "test_set": {"malformed": 0, "empty": 0},
-                                   "extra": {"malformed": 0, "empty": 0, "duplicates": 0, "test_overlap": 1}}
-    by_path = {entry["path"]: entry for entry in manifest["sources"]}
-    for path in sources.values():
-        assert by_path[str(path)]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
-    assert by_path[str(sources["--tatoeba"])]["credit"] == "Tatoeba.org contributors (CC-BY 2.0 FR)"
-    assert "Helsinki-NLP" in by_path[str(sources["--test-tatoeba"])]["credit"]
-    assert by_path[str(sources["--extra"])]["licence"] == "CC BY-SA 3.0"  # recognised as MT-GenEval by its name
+        assert entry["pairs"] == data.count(b"\n") and entry["sha256"] == hashlib.sha256(data).hexdigest()
+    assert set(manifest["outputs"]) == set(OUTPUTS[:5])
+    assert manifest["outputs"]["test-tatoeba.tsv"]["same_as_project_file"] is True
+    assert manifest["removed"] == {"tatoeba": {"malformed": 1, "empty": 1, "duplicates": 1, "test_overlap": 9},
+                                   "test_set": {"empty": 0}, "dev_news": {"empty": 0},
+                                   "extra": {"empty": 0, "duplicates": 0, "test_overlap": 1}}
+    by_url = {entry["url"]: entry for entry in manifest["sources"]}
+    for url, data in network.files.items():
+        assert by_url[url]["sha256"] == hashlib.sha256(data).hexdigest()
+    benchmark = by_url[data_sources.TEST_SETS[0].english.url]
+    assert "/843d9a3bf560b4d05507f568ec5aa81fab086962/" in benchmark["url"]
+    assert benchmark["pinned"] == "on first download" and "Helsinki-NLP" in benchmark["credit"]
+    licences = {entry["name"].split(".")[0]: entry["licence"] for entry in manifest["sources"]}
+    assert licences["oldi-seed"] == "CC BY-SA 4.0" and licences["mt-geneval-dev-feminine"] == "CC BY-SA 3.0"
+    assert licences["cocoa-mt-test-telephony-formal"] == "CDLA-Sharing 1.0"
+    assert by_url[data_sources.TATOEBA_PAIRS.url]["credit"] == "Tatoeba.org contributors (CC-BY 2.0 FR)"
 
 
-def test_a_second_run_writes_byte_identical_files(sources, tmp_path):
-    out = tmp_path / "out"
-    first = {name: (prepare(sources, out) / name).read_bytes() for name in OUTPUTS}
-    second = {name: (prepare(sources, out) / name).read_bytes() for name in OUTPUTS}
+def test_a_second_run_writes_byte_identical_files(network, tmp_path):
+    first = {name: (prepare(tmp_path) / name).read_bytes() for name in OUTPUTS}
+    second = {name: (prepare(tmp_path) / name).read_bytes() for name in OUTPUTS}
     assert first == second
-    assert sorted(os.listdir(out)) == sorted(OUTPUTS)  # no temporary file left behind
+    assert sorted(os.listdir(tmp_path / "out")) == sorted(OUTPUTS)  # no temporary file left behind
 
 
-def test_downloads_are_made_once_then_read_from_the_cache(sources, tmp_path, monkeypatch):
-    served = {TATOEBA_URL: sources["--tatoeba"].read_bytes(), TEST_URL: sources["--test-tatoeba"].read_bytes()}
-    requested = []
-
-    def urlopen(request, timeout):
-        requested.append(request.full_url)
-        response = io.BytesIO(served[request.full_url])
-        response.headers = {"Content-Length": str(len(served[request.full_url]))}
-        return response
-
-    monkeypatch.setattr(prepare_data.urllib.request, "urlopen", urlopen)
-    for run in ("first", "second"):
-        main(["--out", str(tmp_path / run), "--cache", str(tmp_path / "cache"), "--dev-size", "5"])
-    assert sorted(requested) == sorted(served)
+def test_downloads_are_made_once_then_read_from_the_cache(network, tmp_path):
+    prepare(tmp_path, "first")
+    prepare(tmp_path, "second")
+    assert sorted(network.requested) == sorted(network.files)
     assert (tmp_path / "first" / "train.tsv").read_bytes() == (tmp_path / "second" / "train.tsv").read_bytes()
-    urls = {entry.get("url") for entry in json.loads((tmp_path / "first" / "manifest.json").read_text())["sources"]}
-    assert urls == set(served)
 
 
-def test_a_failed_download_names_the_url_and_the_flag_to_give_instead(sources, tmp_path, monkeypatch):
+def test_a_source_pinned_in_the_code_is_checked(network, tmp_path):
+    benchmark = data_sources.TEST_SETS[0]
+    good = hashlib.sha256(network.files[benchmark.english.url]).hexdigest()
+
+    def pinned(sha):
+        english = dataclasses.replace(benchmark.english, sha256=sha)
+        return dataclasses.replace(FIXTURE_SOURCES, test_sets=(dataclasses.replace(benchmark, english=english),
+                                                               *data_sources.TEST_SETS[1:]))
+
+    prepare(tmp_path, sources=pinned(good))
+    with pytest.raises(SourceChanged) as error:
+        prepare(tmp_path, "again", sources=pinned("0" * 64))
+    message = str(error.value)
+    assert "\n" not in message and message.startswith("tatoeba-test-v2020-07-28.eng: ")
+    assert f"has sha256 {good}, not the {'0' * 64} pinned in the code" in message
+
+
+def test_a_source_changed_since_its_first_download_is_refused(network, tmp_path):
+    prepare(tmp_path)
+    lock = json.loads((tmp_path / "cache" / "sources.lock.json").read_text())
+    source = data_sources.EXTRA_SETS[1].italian
+    assert lock[source.name]["sha256"] == hashlib.sha256(network.files[source.url]).hexdigest()
+    prepare_data.cache_path(source.url, tmp_path / "cache").write_bytes(b"changed\nfile\n")
+    with pytest.raises(SourceChanged, match=f"^{source.name}: .* pinned on first download for {source.url}; "
+                                            "delete the file to download it again$"):
+        prepare(tmp_path, "again")
+    assert not (tmp_path / "again").exists()
+
+
+def test_a_benchmark_that_is_not_the_scored_file_writes_nothing(network, tmp_path):
+    sources = dataclasses.replace(FIXTURE_SOURCES, project_outputs={"test-tatoeba.tsv": "f" * 64})
+    with pytest.raises(SourceChanged, match="^test-tatoeba.tsv: the rebuild has sha256 .* not the f{64} of the file "
+                                            r"the scores are on; its sources \(tatoeba-test-v2020-07-28.eng, "
+                                            r"tatoeba-test-v2020-07-28.ita\) are not"):
+        prepare(tmp_path, sources=sources)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_changed_tatoeba_zip_is_a_warning_with_the_counts(network, tmp_path, capsys):
+    prepare(tmp_path)
+    capsys.readouterr()
+    smaller = tmp_path / "ita.txt"
+    smaller.write_text("\n".join(TATOEBA_LINES[:30]) + "\n", encoding="utf-8")
+    prepare(tmp_path, "again", "--tatoeba", smaller)
+    warning = [line for line in capsys.readouterr().out.splitlines() if line.startswith("warning:")]
+    lock = tmp_path / "cache" / "sources.lock.json"
+    assert warning == [f"warning: {smaller} is not the ita-eng.zip recorded in {lock} (48 pairs then, 30 now): "
+                       "train.tsv and dev.tsv differ from the ones built from it"]
+
+
+def test_a_failed_download_names_the_url_and_where_to_put_the_file(tmp_path, monkeypatch):
     def no_network(request, timeout):
         raise urllib.error.URLError("no network")
 
     monkeypatch.setattr(prepare_data.urllib.request, "urlopen", no_network)
-    cache = tmp_path / "cache"
-    with pytest.raises(DownloadError, match=f"{TATOEBA_URL} .*no network.*--tatoeba PATH"):
-        main(["--out", str(tmp_path / "out"), "--cache", str(cache), "--test-tatoeba", str(sources["--test-tatoeba"])])
+    url = data_sources.TEST_SETS[0].english.url
+    expected = prepare_data.cache_path(url, tmp_path / "cache")
+    with pytest.raises(DownloadError, match=f"{url} .*no network.*save it as {expected}$"):
+        prepare(tmp_path)
     assert isinstance(DownloadError("x"), FileNotFoundError)  # so run_cli prints it as one `error:` line
-    assert not [p for p in cache.rglob("*") if p.is_file()]  # no half download cached
+    assert not [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]  # no half download cached
     assert not (tmp_path / "out").exists()
 
 
-def test_out_naming_a_file_is_refused(sources, tmp_path):
+def test_out_naming_a_file_is_refused(tmp_path):
     (tmp_path / "out").write_text("not a folder")
     with pytest.raises(ValueError, match="is a file, not a folder"):
-        prepare(sources, tmp_path / "out")
+        prepare(tmp_path)
 
 
 def run_module(*args):
@@ -177,12 +296,177 @@ def run_module(*args):
 def test_help_names_the_module():
     proc = run_module("--help")
     assert proc.returncode == 0
-    assert proc.stdout.startswith("usage: python -m training.prepare_data") and "--tatoeba" in proc.stdout
+    assert proc.stdout.startswith("usage: python -m training.prepare_data") and "--docs" in proc.stdout
 
 
-def test_a_missing_tatoeba_file_is_one_error_line(sources, tmp_path):
+def test_a_missing_tatoeba_file_is_one_error_line_before_any_download(tmp_path):
     missing = tmp_path / "nowhere" / "ita-eng.zip"
-    proc = run_module("--out", tmp_path / "out", "--tatoeba", missing, "--test-tatoeba", sources["--test-tatoeba"],
-                      "--cache", tmp_path / "cache")
+    proc = run_module("--out", tmp_path / "out", "--tatoeba", missing, "--cache", tmp_path / "cache")
     assert proc.returncode == 1
     assert proc.stderr.splitlines() == [f"error: {missing}: no such file (given with --tatoeba)"]
+    assert not (tmp_path / "cache").exists()
+
+
+def test_a_wrong_cached_source_is_one_error_line(tmp_path):
+    """The real command, offline: the benchmark's English file is in the cache but is not the recorded one."""
+    source = data_sources.TEST_SETS[0].english
+    path = prepare_data.cache_path(source.url, tmp_path / "cache")
+    path.parent.mkdir(parents=True)
+    path.write_text("Look. My house is cleaner than yours.\n", encoding="utf-8")
+    recorded = hashlib.sha256(b"I don't drink alcohol.\n").hexdigest()
+    (tmp_path / "cache" / "sources.lock.json").write_text(json.dumps({source.name: {"sha256": recorded}}))
+    proc = run_module("--out", tmp_path / "out", "--cache", tmp_path / "cache")
+    assert proc.returncode == 1
+    assert len(proc.stderr.splitlines()) == 1
+    assert proc.stderr.startswith(f"error: {source.name}: {path} has sha256 ") and recorded in proc.stderr
+
+
+# --- train-docs.tsv: the aligners on hand-written pages, and the --docs step on packages unpacked in the cache ---
+
+LIBREOFFICE_EN = """<html><head><title>Paragraph</title><script>var x = "not text";</script></head><body>
+<h1 id="hd_id1">Formatting Paragraphs</h1>
+<p id="par_id2" class="paragraph">Choose <span class="menuitem">Format - Paragraph</span>.</p>
+<p id="par_id3" class="paragraph">Press <span id="swln1" class="switchinline"><span hidden="true" id="MACidm1">
+Command</span><span hidden="true" id="defaultidm2">Ctrl</span><script>setSystemSpan("swln1");</script></span>+1
+to apply it.</p>
+<p id="par_id4" class="paragraph">Used twice.</p><p id="par_id4" class="paragraph">Used twice again.</p>
+<p id="par_id5" class="code">Sub Main</p>
+<p id="par_id6" class="paragraph">Only in English.</p>
+</body></html>"""
+LIBREOFFICE_IT = """<html><body>
+<p id="par_id3" class="paragraph">Premete <span id="swln1" class="switchinline"><span hidden="true" id="MACidm1">Comando
+</span><span hidden="true" id="defaultidm2">Ctrl</span></span>+1 per applicarlo.</p>
+<h1 id="hd_id1">Formattare i paragrafi</h1>
+<p id="par_id2" class="paragraph">Scegliete <span class="menuitem">Formato - Paragrafo</span>.</p>
+<p id="par_id4" class="paragraph">Usato due volte.</p><p id="par_id4" class="paragraph">Usato ancora.</p>
+<p id="par_id5" class="code">Sub Main</p>
+</body></html>"""
+
+
+def page(*blocks):
+    """A DocBook-like page: each block (tag, class, text) with an internal link when the text holds `LINK`."""
+    body = "".join(f'<{tag} class="{cls}">' + text.replace("LINK", '<a href="other.en.html#s1">LINK</a>') + f"</{tag}>"
+                   for tag, cls, text in blocks)
+    return f'<html><body><div class="section">{body}</div></body></html>'
+
+
+def blocks(text):
+    return doc_pairs.BlockParser().page(text)
+
+
+def test_libreoffice_help_is_paired_by_page_and_paragraph_id():
+    pairs = doc_pairs.id_pairs(blocks(LIBREOFFICE_EN), blocks(LIBREOFFICE_IT))
+    assert sorted(pairs) == sorted([("Formatting Paragraphs", "Formattare i paragrafi"),
+                                    ("Choose Format - Paragraph.", "Scegliete Formato - Paragrafo."),
+                                    ("Press Ctrl+1 to apply it.", "Premete Ctrl+1 per applicarlo.")])
+
+
+def test_manual_blocks_are_paired_by_position_where_the_structures_match():
+    english = [("h2", "title", "1.2. What is Debian?"), ("p", "", "Debian is an operating system."),
+               ("li", "listitem", "See LINK for more."), ("dt", "", "apt")]
+    italian = [("h2", "title", "1.2. Cos'è Debian?"), ("p", "", "Debian è un sistema operativo."),
+               ("li", "listitem", "Si veda LINK per altro."), ("dt", "", "apt")]
+    english_page, italian_page = page(*english), page(*italian).replace("other.en.html", "other.it.html")
+    assert doc_pairs.sequence_pairs(blocks(english_page), blocks(italian_page)) == [
+        (en, it) for (_, _, en), (_, _, it) in zip(english, italian)]
+
+
+def test_where_structures_differ_only_runs_of_three_matching_blocks_are_paired():
+    run = [("p", "", f"Sentence {n} of the run.") for n in range(3)]
+    run_it = [("p", "", f"Frase {n} della serie.") for n in range(3)]
+    english = [("h2", "title", "Title"), ("li", "a", "Short run one."), ("dt", "x", "A term."), *run]
+    italian = [("h2", "title", "Titolo"), ("td", "b", "Un blocco in più."), ("li", "a", "Serie breve."), *run_it]
+    assert doc_pairs.sequence_pairs(blocks(page(*english)), blocks(page(*italian))) == [
+        (en, it) for (_, _, en), (_, _, it) in zip(run, run_it)]
+
+
+@pytest.mark.parametrize("pair, reason", [
+    (("", "Vuoto."), "empty"),
+    (("Open %APPDATA% now.", "Aprite %APPDATA% ora."), "markup_residue"),
+    (("See [text/shared/00.xhp not found].", "Vedi [text/shared/00.xhp not found]."), "markup_residue"),
+    (("A" * 401, "B" * 401), "too_long"),
+    (("LibreOffice Writer", "LibreOffice writer!"), "untranslated"),
+    (("Select the text.", "Select the text and the table for this document."), "italian_is_english"),
+    (("x = 12 / 3", "y = 12 / 3"), "not_text"),
+    (("Use 3 columns.", "Usate 4 colonne."), "numbers_differ"),
+    (("Open the file dialog now.", "Aprite."), "length_ratio"),
+])
+def test_each_doc_filter_drops_what_it_names(pair, reason):
+    kept, removed = doc_pairs.filter_doc_pairs([pair, ("Save the file.", "Salvate il file.")], set())
+    assert kept == [("Save the file.", "Salvate il file.")]
+    assert removed[reason] == 1 and sum(removed.values()) == 1
+
+
+def test_doc_pairs_lose_shared_numbers_repeats_and_test_sentences_ignoring_punctuation():
+    pairs = [("Figure 17.11. The Curves tool", "Figura 17.11. Lo strumento Curve"),
+             ("2.1. Saving files", "2.1. Salvare i file"), ("2.1. Saving files", "2.1. Salvare i file"),
+             ("Where are you?", "Dove sei")]
+    kept, removed = doc_pairs.filter_doc_pairs(pairs, {prepare_data.normalise("Dove sei?")})
+    assert kept == [("The Curves tool", "Lo strumento Curve"), ("Saving files", "Salvare i file")]
+    assert removed["duplicates"] == 1 and removed["test_overlap"] == 1
+    assert doc_pairs.strip_leading_numbers("3. Three steps", "4. Tre passi") == ("3. Three steps", "4. Tre passi")
+
+
+def test_pages_of_both_languages_share_a_key():
+    assert doc_pairs.language_free("usr/share/doc/debian/FAQ/basic-defs.en.html") == \
+        doc_pairs.language_free("usr/share/doc/debian/FAQ/it/basic-defs.it.html")
+    assert doc_pairs.language_free("usr/share/libreoffice/help/en-US/text/shared/guide/autohide.html") == \
+        doc_pairs.language_free("usr/share/libreoffice/help/it/text/shared/guide/autohide.html")
+    assert doc_pairs.language_free("usr/share/doc/maint-guide-it/html/index.it.html#s1") == \
+        doc_pairs.language_free("usr/share/doc/maint-guide/html/index.en.html#s1")
+
+
+MANUAL_EN = page(("h2", "title", "3.1. Installing"), ("p", "", "Run the installer."),
+                 ("p", "", "We fell asleep!"), ("li", "listitem", "Reboot the machine."))
+MANUAL_IT = page(("h2", "title", "3.1. Installare"), ("p", "", "Avviate l'installazione."),
+                 ("p", "", "Ci siamo addormentati"), ("li", "listitem", "Riavviate la macchina."))
+TEST_MANUALS = (
+    doc_pairs.Manual("Office help", "office-help-en", "office-help-it", "1.0", "MPL-2.0", "Office contributors",
+                     "ids"),
+    doc_pairs.Manual("A manual", "a-manual", "a-manual-it", "2.0", "GPL-2+", "The authors", "blocks",
+                     copyright_package="a-manual-common", skip_pages=r"glossary\.html$"),
+)
+
+
+def unpacked_packages(cache):
+    """The packages of TEST_MANUALS as `apt-get download` + `dpkg-deb -x` leave them in CACHE/debian."""
+    trees = {"office-help-en": {"usr/share/office/help/en-US/text/para.html": LIBREOFFICE_EN},
+             "office-help-it": {"usr/share/office/help/it/text/para.html": LIBREOFFICE_IT},
+             "a-manual": {"usr/share/doc/a-manual/html/install.en.html": MANUAL_EN,
+                          "usr/share/doc/a-manual/html/glossary.en.html": MANUAL_EN},
+             "a-manual-it": {"usr/share/doc/a-manual-it/html/install.it.html": MANUAL_IT,
+                             "usr/share/doc/a-manual-it/html/glossary.it.html": MANUAL_IT},
+             "a-manual-common": {}}
+    copyright = {"office-help-en": "License: MPL-2.0\n", "a-manual-common": "License: GPL-2+\n\nLicense: GFDL-1.2+\n"}
+    for package, files in trees.items():
+        (cache / "debian" / f"{package}_1.0_all.deb").parent.mkdir(parents=True, exist_ok=True)
+        (cache / "debian" / f"{package}_1.0_all.deb").write_bytes(package.encode())
+        for path, text in {**files, **({f"usr/share/doc/{package}/copyright": copyright[package]}
+                                       if package in copyright else {})}.items():
+            (cache / "debian" / package / path).parent.mkdir(parents=True, exist_ok=True)
+            (cache / "debian" / package / path).write_text(text, encoding="utf-8")
+
+
+def test_docs_step_writes_train_docs_with_licences_and_no_test_sentence(network, tmp_path, monkeypatch):
+    monkeypatch.setattr(doc_pairs, "MANUALS", TEST_MANUALS)
+    unpacked_packages(tmp_path / "cache")
+    out = prepare(tmp_path, "out", "--docs")
+    docs = read_pairs(out / "train-docs.tsv")
+    assert sorted(docs) == sorted([("Formatting Paragraphs", "Formattare i paragrafi"),
+                                   ("Choose Format - Paragraph.", "Scegliete Formato - Paragrafo."),
+                                   ("Press Ctrl+1 to apply it.", "Premete Ctrl+1 per applicarlo."),
+                                   ("Installing", "Installare"), ("Run the installer.",
+                                                                  "Avviate l'installazione."),
+                                   ("Reboot the machine.", "Riavviate la macchina.")])  # not "We fell asleep!"
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    entries = {entry["name"]: entry for entry in manifest["sources"]}
+    assert entries["A manual"]["copyright_file_licences"] == ["GPL-2+", "GFDL-1.2+"]
+    assert entries["Office help"]["licence"] == "MPL-2.0" and entries["Office help"]["pairs"] == 3
+    assert [p["name"] for p in entries["A manual"]["packages"]] == ["a-manual_1.0_all.deb", "a-manual-it_1.0_all.deb"]
+    assert manifest["removed"]["docs"]["A manual"]["test_overlap"] == 1
+    first = (out / "train-docs.tsv").read_bytes()
+    assert (prepare(tmp_path, "again", "--docs") / "train-docs.tsv").read_bytes() == first
+    (tmp_path / "cache" / "debian" / "a-manual-it_1.0_all.deb").write_bytes(b"another build")
+    with pytest.raises(SourceChanged, match="^a-manual-it_1.0_all.deb: .* pinned on first download for "
+                                            "a-manual-it=2.0; delete the file"):
+        prepare(tmp_path, "third", "--docs")

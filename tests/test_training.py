@@ -20,7 +20,8 @@ from training.configs import CONFIGS, TrainConfig, load_config, model_config, pa
 from training.data import TokenBatcher, load_pairs, read_tsv
 from training.train import learning_rate, main as train_main
 from transformer.decoding import greedy_decode
-from serving.model_dir import open_model, scores
+from modeldir.directory import open_model
+from modeldir.files import scores
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, pad_sequences
 
 REPO = Path(__file__).resolve().parents[1]
@@ -137,12 +138,13 @@ def test_configs_leave_the_vocabulary_size_to_the_tokenizer(tmp_path):
     assert "vocab_size" not in settings and train_cfg.bpe_vocab_size == 456
     assert model_config(settings, vocab_size=321).vocab_size == 321
     spec = tmp_path / "cfg.json"
-    spec.write_text(json.dumps({"model": {"d_model": 8, "n_heads": 2}, "train": {"vocab_size": 77}}))  # the old key
+    spec.write_text(json.dumps({"model": {"d_model": 8, "n_heads": 2}, "train": {"bpe_vocab_size": 77}}))
     settings, train_cfg = load_config(str(spec))
     assert (settings["d_model"], settings["max_len"], train_cfg.bpe_vocab_size) == (8, 256, 77)  # defaults filled in
-    spec.write_text(json.dumps({"model": {"vocab_size": 77}}))
-    with pytest.raises(ValueError, match="vocab_size is the tokenizer's; train.bpe_vocab_size"):
-        load_config(str(spec))
+    for part in ("model", "train"):
+        spec.write_text(json.dumps({part: {"vocab_size": 77}}))
+        with pytest.raises(ValueError, match="vocab_size is the tokenizer's; train.bpe_vocab_size"):
+            load_config(str(spec))
     spec.write_text(json.dumps({"model": {"d_model": 30, "n_heads": 4}}))
     with pytest.raises(ValueError, match="divisible"):  # checked before any data is read
         load_config(str(spec))
@@ -155,7 +157,7 @@ def test_configs_leave_the_vocabulary_size_to_the_tokenizer(tmp_path):
 
 def test_overrides_reach_both_configs_parsed_by_type():
     model, train = parse_overrides(["model.d_model=384", "model.norm_first=false", "model.dropout=0.2", "train.lr=5e-4",
-                                    "eval_every=7", "schedule=cosine", "vocab_size=500"])
+                                    "eval_every=7", "schedule=cosine", "bpe_vocab_size=500"])
     assert model == {"d_model": 384, "norm_first": False, "dropout": 0.2}
     assert train == {"lr": 5e-4, "eval_every": 7, "schedule": "cosine", "bpe_vocab_size": 500}  # bare: training
     assert type(model["dropout"]) is float and parse_overrides(["model.tie_embeddings=True"])[0] == {
@@ -166,6 +168,7 @@ def test_overrides_reach_both_configs_parsed_by_type():
     ("nonsense=1", r"--set nonsense=1: unknown train config keys: nonsense; the train settings are bpe_vocab_size, "),
     ("model.colour=red", r"unknown model config keys: colour; the model settings are d_model, n_heads"),
     ("model.vocab_size=9", "the model's vocab_size is the tokenizer's"),
+    ("vocab_size=9", "train.bpe_vocab_size is how many BPE tokens to learn"),
     ("probes=a", "a list cannot be set on the command line: write it in a JSON config file"),
     ("lr=fast", "expected a number, got 'fast'"), ("lr=nan", "finite"), ("eval_every=2.5", "whole number"),
     ("model.norm_first=yes", "true or false"), ("lr", "KEY=VALUE"), ("optimizer.lr=1", "KEY=VALUE"),
@@ -276,21 +279,6 @@ def test_model_settings_are_set_on_a_new_run_only(small_corpus, tmp_path):
             train_main(train_args(train, dev, tmp_path / "next", *extra, "--set", "model.d_model=64"))
 
 
-def test_resume_reads_a_checkpoint_of_the_old_code(small_corpus, tmp_path):
-    """A run started before bpe_vocab_size was named so saved its train config with vocab_size."""
-    train, dev = small_corpus
-    out = tmp_path / "run"
-    train_main(train_args(train, dev, out, "--max-steps", "2"))
-    checkpoint = torch.load(out / "checkpoint.pt", weights_only=False)
-    checkpoint["train_config"]["vocab_size"] = checkpoint["train_config"].pop("bpe_vocab_size")
-    torch.save(checkpoint, out / "checkpoint.pt")
-    train_main(train_args(train, dev, out, "--max-steps", "4", "--resume", "--set", "eval_every=3"))
-    resumed = torch.load(out / "checkpoint.pt", weights_only=False)
-    assert resumed["state"]["step"] == 4
-    assert resumed["train_config"]["bpe_vocab_size"] == 456 and "vocab_size" not in resumed["train_config"]
-    assert resumed["train_config"]["eval_every"] == 3
-
-
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -394,16 +382,13 @@ def test_a_bad_init_from_fails_before_reading_data_or_creating_the_output(tmp_pa
     assert not (tmp_path / "run").exists()
 
 
-def test_old_precision_spellings_still_work_with_a_note(small_corpus, tmp_path, capsys):
+def test_precisions_are_named_as_torch_names_them(small_corpus, tmp_path, capsys):
     train, dev = small_corpus
-    train_main(["--train", str(train), "--dev", str(dev), "--out", str(tmp_path / "run"), "--max-steps", "2",
-                "--no-progress", "--precision", "fp32", "--export-dtype", "fp16"])
-    err = capsys.readouterr().err
-    assert "--precision fp32 is deprecated: use float32" in err and "--export-dtype fp16 is deprecated" in err
-    metrics = json.loads((tmp_path / "run" / "model" / "metrics.json").read_text(encoding="utf-8"))
-    assert metrics["training"]["precision"] == "float32"
-    with pytest.raises(SystemExit):
-        train_main(["--train", str(train), "--dev", str(dev), "--out", str(tmp_path / "x"), "--precision", "fp8"])
+    for flag, name in (("--precision", "fp32"), ("--export-dtype", "fp16"), ("--precision", "fp8")):
+        with pytest.raises(SystemExit):
+            train_main(["--train", str(train), "--dev", str(dev), "--out", str(tmp_path / "x"), flag, name])
+        assert f"{flag}: invalid choice: '{name}'" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
 
 
 def test_the_progress_bar_counts_steps_or_the_time_budget(small_corpus, tmp_path):

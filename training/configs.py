@@ -38,12 +38,10 @@ class TrainConfig:
     long_weight: float = 1.0  # pairs with at least long_words English words are seen this many times as often
     long_words: int = 11
     seed: int = 1234
-    keep_weights: int = 0  # the weights of the last N evaluations kept in OUT/weights/, for `training.average`
+    keep_weights: int = 0  # the weights of the last N evaluations kept in OUT/weights/, for `training.recipes.average`
     probes: list = field(default_factory=lambda: list(DEFAULT_PROBES))  # sentences snapshotted at each evaluation
 
 
-# Keys that configs and checkpoints written before a rename use, and their names now.
-RENAMED_TRAIN_KEYS = {"vocab_size": "bpe_vocab_size"}
 # The settings of each part of a config, with their types: the model's are TransformerConfig's but vocab_size.
 SETTINGS = {
     "model": {f.name: f.type for f in fields(TransformerConfig) if f.name != "vocab_size"},
@@ -56,7 +54,7 @@ CONFIGS = {
         dict(d_model=32, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=64, dropout=0.0, max_len=64),
         dict(bpe_vocab_size=456, max_tokens=512, lr=3e-3, warmup_steps=10, eval_every=20, min_lr=1e-4),
     ),
-    # The shipped model: sized for a couple of hours on 2 CPU cores (see README, "Choosing the cpu config").
+    # The shipped model: sized for a couple of hours on 2 CPU cores (docs/training-log.md#choosing-the-cpu-config).
     "cpu": (
         dict(d_model=256, n_heads=4, n_encoder_layers=4, n_decoder_layers=3, d_ff=1024, dropout=0.1, max_len=128),
         dict(bpe_vocab_size=8256, max_tokens=3000, lr=1.5e-3, warmup_steps=800, schedule="cosine",
@@ -76,7 +74,7 @@ def _check_keys(part, keys):
     if not unknown:
         return
     hint = ""
-    if part == "model" and "vocab_size" in unknown:
+    if "vocab_size" in unknown:
         hint = " (the model's vocab_size is the tokenizer's; train.bpe_vocab_size is how many BPE tokens to learn)"
     raise ValueError(f"unknown {part} config keys: {', '.join(unknown)}{hint}; the {part} settings are "
                      f"{', '.join(SETTINGS[part])}")
@@ -97,9 +95,7 @@ def model_config(settings, vocab_size):
 
 
 def train_config(values):
-    """A TrainConfig from a dict of its fields, under their older names too (RENAMED_TRAIN_KEYS): JSON config
-    files, and checkpoints that older code wrote (a run it started is continued with --resume)."""
-    values = {RENAMED_TRAIN_KEYS.get(key, key): value for key, value in values.items()}
+    """A TrainConfig from a dict of its fields (a JSON config file's, or a checkpoint's), checked."""
     _check_keys("train", values)
     return TrainConfig(**values)
 
@@ -134,7 +130,6 @@ def parse_overrides(items):
         part = part or "train"
         if not equals or part not in changes:
             raise ValueError(f"--set {item}: write KEY=VALUE (a train setting), train.KEY=VALUE or model.KEY=VALUE")
-        name = RENAMED_TRAIN_KEYS.get(name, name) if part == "train" else name
         try:
             _check_keys(part, [name])
             changes[part][name] = parse_setting(SETTINGS[part][name], text)

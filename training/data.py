@@ -7,8 +7,7 @@ import random
 import sys
 from pathlib import Path
 
-from transformer.tokenizer import (BOS_ID, EOS_ID, encode_batch, has_byte_fallback, load_tokenizer, pad_sequences,
-                                   train_tokenizer, with_byte_fallback)
+from transformer.tokenizer import BOS_ID, EOS_ID, encode_batch, load_tokenizer, pad_sequences, train_tokenizer
 
 
 def read_tsv(path):
@@ -71,17 +70,13 @@ def load_pairs(spec, hf_config=None, split="train", src_lang="en", tgt_lang="it"
 
 def build_tokenizer(sources, vocab_size, init_tokenizer=None):
     """-> (tokenizer, what was done): a BPE vocabulary learnt from every sentence of `sources` (lists of
-    pairs), or the tokenizer file of a model training continues from, given byte fallback if it has none."""
+    pairs), or the tokenizer file of a model training continues from."""
     if init_tokenizer is None:
         texts = (sentence for pairs in sources for pair in pairs for sentence in pair)
         tokenizer = train_tokenizer(texts, vocab_size)
         return tokenizer, f"learnt {tokenizer.get_vocab_size()} BPE tokens"
     tokenizer = load_tokenizer(init_tokenizer)
-    if has_byte_fallback(tokenizer):
-        return tokenizer, f"{tokenizer.get_vocab_size()} tokens of {init_tokenizer}"
-    size = tokenizer.get_vocab_size()
-    tokenizer = with_byte_fallback(tokenizer)
-    return tokenizer, f"{size} tokens of {init_tokenizer} + {tokenizer.get_vocab_size() - size} byte-fallback tokens"
+    return tokenizer, f"{tokenizer.get_vocab_size()} tokens of {init_tokenizer}"
 
 
 def encode_pairs(tokenizer, pairs, max_len):

@@ -1,20 +1,23 @@
-"""Rebuild the English-Italian train/dev/test files from their public sources, decontaminated against test sets.
+"""Rebuild the English-Italian data the shipped model was trained and scored on, from pinned public sources.
 
     python -m training.prepare_data --out data/en-it
-    python -m training.prepare_data --out data/en-it --tatoeba ita-eng.zip --test-tatoeba test.txt
-    python -m training.prepare_data --out data/en-it --exclude flores-devtest.tsv newstest2009.tsv \\
-        --extra oldi-seed.tsv mt-geneval.tsv cocoa-mt.tsv
+    python -m training.prepare_data --out data/en-it --docs          # also train-docs.tsv, from Debian packages
+    python -m training.prepare_data --out data/en-it --tatoeba ita-eng.zip --exclude more-tests.tsv
 
-Sources: the Tatoeba pairs from manythings.org's ita-eng.zip (or its ita.txt, or a Hugging Face dataset id with
-`--tatoeba-dataset`) and the Tatoeba MT Challenge eng-ita test set; each is downloaded into `--cache` when no path
-is given. Every pair whose English or Italian side occurs on either side of the test set or of an `--exclude` test
-set (ignoring case, spacing and Unicode composition) is removed from train, dev and extra, as are repeated pairs
-and pairs with an empty side. Dev (`--dev-size` pairs or a few more) shares no English sentence with train.
+Every source is a URL at a fixed commit (training/data_sources.py). A source is checked against the sha256 recorded
+in the code, or else against the one recorded in CACHE/sources.lock.json on its first download: a changed source is
+an error that names it. The one source that cannot be pinned, manythings.org's ita-eng.zip (republished as Tatoeba
+grows), gives a warning with the pair counts when it differs from the recorded one.
 
-Writes OUT/train.tsv (shuffled), OUT/dev.tsv, OUT/test-tatoeba.tsv, OUT/train-extra.tsv (with `--extra`: OLDI
-Seed, MT-GenEval, CoCoA-MT, recognised by file name) and OUT/manifest.json: each source's path or URL, licence,
-credit line and sha256, each output's pair count and sha256, and what each filter removed. The same inputs and
-`--seed` give byte-identical files.
+Writes OUT/test-tatoeba.tsv (the Tatoeba MT Challenge eng-ita test set v2020-07-28, as scored), OUT/dev-news.tsv
+(WMT newssyscomb2009), OUT/train.tsv (shuffled) and OUT/dev.tsv (the Tatoeba pairs), OUT/train-extra.tsv (OLDI Seed,
+MT-GenEval, CoCoA-MT), with --docs OUT/train-docs.tsv, and OUT/manifest.json: each source's URL, sha256, licence and
+credit, each output's pair count and sha256 (and whether it is the project's file), what each filter removed.
+test-tatoeba.tsv and dev-news.tsv must be byte-identical to the files the scores are on, or nothing is written.
+
+Every pair whose English or Italian side occurs on either side of any public test set (the three Tatoeba releases,
+FLORES-200 devtest, newstest2009, newssyscomb2009, NTREX-128) or of an `--exclude` file is removed from train, dev,
+extra and docs, ignoring case, spacing and Unicode composition. The same inputs and `--seed` give byte-identical files.
 """
 
 import argparse
@@ -32,31 +35,25 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from . import data_sources
 from .cli import command_line, positive_int, run_cli
 from .data import load_pairs
 
-TATOEBA_URL = "https://www.manythings.org/anki/ita-eng.zip"
-TEST_URL = "https://raw.githubusercontent.com/Helsinki-NLP/Tatoeba-Challenge/master/data/test/eng-ita/test.txt"
-TATOEBA = {"name": "Tatoeba English-Italian sentence pairs, as collected by manythings.org/anki",
-           "licence": "CC-BY 2.0 FR", "credit": "Tatoeba.org contributors (CC-BY 2.0 FR)"}
-TEST_SET = {"name": "Tatoeba MT Challenge eng-ita test set (Helsinki-NLP)", "licence": "CC-BY 2.0 FR",
-            "credit": "Tatoeba MT Challenge eng-ita test set (Helsinki-NLP); Tatoeba.org contributors (CC-BY 2.0 FR)"}
-EXCLUDED = {"name": "test set to decontaminate against", "licence": "not redistributed: only compared against"}
-# Extra training sets, recognised by a word in their file name (lower-cased, without "-" and "_").
-EXTRAS = {"seed": {"name": "OLDI Seed (openlanguagedata/seed)", "licence": "CC BY-SA 4.0",
-                   "credit": "OLDI Seed, Open Language Data Initiative (CC BY-SA 4.0)"},
-          "geneval": {"name": "MT-GenEval (amazon-science/machine-translation-gender-eval)", "licence": "CC BY-SA 3.0",
-                      "credit": "MT-GenEval, Amazon Science (CC BY-SA 3.0)"},
-          "cocoa": {"name": "CoCoA-MT (amazon-science/contrastive-controlled-mt)", "licence": "CDLA-Sharing 1.0",
-                    "credit": "CoCoA-MT, Amazon Science (CDLA-Sharing 1.0)"}}
-UNKNOWN_EXTRA = {"name": "extra training set", "licence": "unknown: check it before publishing a model trained on it"}
+LOCK = "sources.lock.json"
+NEWLINE = b"\n"
 # Characters that would end a TSV field or line for some reader (str.splitlines splits on all of them).
 LINE_BREAKS = re.compile(r"[\t\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
-TRAIN, DEV, TEST, EXTRA, MANIFEST = "train.tsv", "dev.tsv", "test-tatoeba.tsv", "train-extra.tsv", "manifest.json"
+TRAIN, DEV, TEST, DEV_NEWS, EXTRA, DOCS, MANIFEST = ("train.tsv", "dev.tsv", "test-tatoeba.tsv", "dev-news.tsv",
+                                                     "train-extra.tsv", "train-docs.tsv", "manifest.json")
+EXCLUDED = {"licence": "not redistributed: only compared against"}
 
 
 class DownloadError(FileNotFoundError):
-    """A source that could not be downloaded: like a missing file, the user fixes it by giving a path."""
+    """A source that could not be downloaded: like a missing file, the user fixes it by putting the file in place."""
+
+
+class SourceChanged(ValueError):
+    """A source or an output that is not the pinned one: the data would not be the data the scores are on."""
 
 
 def normalise(text):
@@ -71,6 +68,13 @@ def clean(text):
 
 def sha256(data):
     return hashlib.sha256(data).hexdigest()
+
+
+def write_atomic(path, data):
+    """Write through a temporary file: an interrupted run never leaves half a file."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
 
 
 def download(url, path):
@@ -90,71 +94,122 @@ def download(url, path):
     os.replace(part, path)
 
 
-def fetch(url, cache_dir, flag):
-    """The cached download of `url` (downloaded first when absent), kept as CACHE/FOLDER/NAME from the URL's
-    last two parts. A failure names the URL and the flag that gives the file instead."""
-    path = Path(cache_dir, *urllib.parse.urlsplit(url).path.split("/")[-2:])
+def cache_path(url, cache_dir):
+    """Where the download of `url` is kept: CACHE/HOST/PATH, so a commit-pinned URL keeps its commit in the path."""
+    parts = urllib.parse.urlsplit(url)
+    return Path(cache_dir, parts.netloc, *parts.path.strip("/").split("/"))
+
+
+def fetch(url, cache_dir):
+    """The cached download of `url`, downloaded first when absent. A failure names the URL and where to put the file
+    by hand."""
+    path = cache_path(url, cache_dir)
     if path.is_file():
-        print(f"using {path} (cached download of {url})")
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         download(url, path)
     except (OSError, http.client.HTTPException) as e:
         reason = getattr(e, "reason", None) or e
-        raise DownloadError(f"could not download {url} ({reason}); download it elsewhere and give its path "
-                            f"with {flag} PATH") from e
+        raise DownloadError(f"could not download {url} ({reason}); download it elsewhere and save it as {path}") from e
     return path
 
 
-def input_file(path, flag, cache_dir=None, url=None):
-    """-> (the file given with `flag`, or else the cached download of `url`; its manifest entry)."""
-    if path is None:
-        path = fetch(url, cache_dir, flag)
-        entry = {"url": url, "path": str(path)}
-    elif not Path(path).is_file():
-        raise FileNotFoundError(f"{path}: no such file (given with {flag})")
-    else:
-        entry = {"path": str(path)}
-    return Path(path), entry
+class Lock:
+    """CACHE/sources.lock.json: the sha256 of each source without a hash in the code, recorded on its first
+    download and checked on every later run."""
+
+    def __init__(self, cache_dir):
+        self.path = Path(cache_dir, LOCK)
+        self.entries = json.loads(self.path.read_text(encoding="utf-8")) if self.path.is_file() else {}
+
+    def record(self, name, entry):
+        self.entries[name] = entry
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(self.entries, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        write_atomic(self.path, text.encode("utf-8"))
+
+    def check(self, name, digest, path, origin):
+        """Record `digest` as `name`'s sha256 on its first download; afterwards a different one is an error."""
+        recorded = self.entries.get(name, {}).get("sha256")
+        if recorded is None:
+            self.record(name, {"origin": origin, "sha256": digest})
+            print(f"{name}: first download, sha256 {digest} recorded in {self.path}")
+        elif digest != recorded:
+            raise SourceChanged(f"{name}: {path} has sha256 {digest}, not the {recorded} pinned on first download "
+                                f"for {origin}; delete the file to download it again")
 
 
-def read_text(path):
-    """A text file, or the one sentence file (like ita.txt) inside a manythings.org zip."""
-    if path.suffix.lower() == ".zip":
-        try:
-            with zipfile.ZipFile(path) as archive:
-                names = [n for n in archive.namelist() if n.endswith(".txt") and not Path(n).name.startswith("_")]
-                if len(names) != 1:
-                    raise ValueError(f"{path}: expected one sentence file like ita.txt in the zip, found {names}")
-                data = archive.read(names[0])
-        except zipfile.BadZipFile as e:
-            raise ValueError(f"{path}: not a valid zip file ({e}); if it is a download, delete it and run again")
-    else:
-        data = path.read_bytes()
+def checked_source(source, cache_dir, lock):
+    """-> (path of `source`'s file, its manifest entry), once its sha256 is the pinned one: the one in the code, or
+    the one recorded on its first download (recorded now when this is the first)."""
+    path = fetch(source.url, cache_dir)
+    digest = sha256(path.read_bytes())
+    if source.sha256 and digest != source.sha256:
+        raise SourceChanged(f"{source.name}: {path} has sha256 {digest}, not the {source.sha256} pinned in the code "
+                            f"for {source.url}; delete the file to download it again")
+    if not source.sha256:
+        lock.check(source.name, digest, path, source.url)
+    return path, {"name": source.name, "url": source.url, "sha256": digest,
+                  "pinned": "in the code" if source.sha256 else "on first download",
+                  "licence": source.licence, "credit": source.credit}
+
+
+def decode(path, data):
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise ValueError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
 
 
+def lines(path):
+    """The lines of a one-sentence-per-line file. Splits on "\\n" only: other line breaks can be inside a sentence."""
+    text = decode(path, path.read_bytes())
+    return [line.rstrip("\r") for line in text.removesuffix("\n").split("\n")] if text else []
+
+
+def read_parallel(parallel, cache_dir, lock):
+    """-> (pairs of a line-aligned English file and Italian file, their manifest entries)."""
+    (en_path, en_entry), (it_path, it_entry) = (checked_source(s, cache_dir, lock)
+                                                for s in (parallel.english, parallel.italian))
+    english, italian = lines(en_path), lines(it_path)
+    if len(english) != len(italian):
+        raise ValueError(f"{parallel.name}: {len(english)} English lines ({en_path}) but {len(italian)} Italian "
+                         f"lines ({it_path})")
+    return list(zip(english, italian)), [en_entry, it_entry]
+
+
+def read_text(path):
+    """A text file, or the one sentence file (like ita.txt) inside a manythings.org zip."""
+    if path.suffix.lower() != ".zip":
+        return decode(path, path.read_bytes())
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = [n for n in archive.namelist() if n.endswith(".txt") and not Path(n).name.startswith("_")]
+            if len(names) != 1:
+                raise ValueError(f"{path}: expected one sentence file like ita.txt in the zip, found {names}")
+            return decode(path, archive.read(names[0]))
+    except zipfile.BadZipFile as e:
+        raise ValueError(f"{path}: not a valid zip file ({e}); if it is a download, delete it and run again")
+
+
 def line_pair(line):
-    """(English, Italian) of `English<TAB>Italian`, manythings.org's `English<TAB>Italian<TAB>attribution` or
-    the Tatoeba Challenge's `eng<TAB>ita<TAB>English<TAB>Italian`; None for any other line."""
+    """(English, Italian) of `English<TAB>Italian` or manythings.org's `English<TAB>Italian<TAB>attribution`;
+    None for any other line."""
     fields = line.split("\t")
-    if len(fields) == 4 and fields[:2] == ["eng", "ita"]:
-        return fields[2], fields[3]
     return (fields[0], fields[1]) if len(fields) in (2, 3) else None
 
 
 def read_pairs(path):
-    """-> (pairs as written, malformed lines). Splits on "\\n" only: other line breaks can be inside a sentence."""
+    """-> (pairs as written, malformed lines)."""
     pairs, malformed = [], 0
     for line in read_text(path).split("\n"):
         if line.strip():
             pair = line_pair(line.rstrip("\r"))
             malformed += pair is None
             pairs += [pair] if pair else []
+    if not pairs:
+        raise ValueError(f"{path}: no English<TAB>Italian pairs ({malformed} malformed lines)")
     return pairs, malformed
 
 
@@ -162,62 +217,71 @@ def say_read(source, pairs, malformed):
     print(f"read {len(pairs)} pairs from {source}" + (f" (skipped {malformed} malformed)" if malformed else ""))
 
 
-def read_source(path, entry, info):
-    """-> (pairs, malformed lines, manifest entry of the file) with a line saying what was read."""
-    pairs, malformed = read_pairs(path)
-    if not pairs:
-        raise ValueError(f"{path}: no English<TAB>Italian pairs ({malformed} malformed lines)")
-    say_read(entry.get("url", path), pairs, malformed)
-    return pairs, malformed, {**info, **entry, "sha256": sha256(path.read_bytes()), "pairs": len(pairs)}
+def given_file(path, flag):
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"{path}: no such file (given with {flag})")
+    return Path(path)
 
 
-def read_tatoeba(args, sides_to_avoid):
-    """-> (Tatoeba pairs, filtered; manifest entry; what was removed), from a file, a download or a Hugging Face
-    dataset."""
+def read_tatoeba(args, sources, lock):
+    """-> (the Tatoeba pairs as read, malformed lines, manifest entry). ita-eng.zip moves: a file that differs from
+    the one recorded in the lock is a warning with both pair counts, and becomes the recorded one."""
+    source = sources.tatoeba_pairs
     if args.tatoeba_dataset:
         pairs, malformed = load_pairs(args.tatoeba_dataset, args.tatoeba_config)
         say_read(args.tatoeba_dataset, pairs, malformed)
-        entry = {**TATOEBA, "dataset": args.tatoeba_dataset, "config": args.tatoeba_config, "pairs": len(pairs)}
-    else:
-        pairs, malformed, entry = read_source(*input_file(args.tatoeba, "--tatoeba", args.cache, TATOEBA_URL), TATOEBA)
-    pairs, removed = filter_pairs(pairs, sides_to_avoid)
-    say_removed("tatoeba", removed)
-    return pairs, entry, {"malformed": malformed, **removed}
+        return pairs, malformed, {"name": args.tatoeba_dataset, "config": args.tatoeba_config, "pairs": len(pairs),
+                                  "licence": source.licence, "credit": source.credit}
+    path = given_file(args.tatoeba, "--tatoeba") if args.tatoeba else fetch(source.url, args.cache)
+    pairs, malformed = read_pairs(path)
+    say_read(path, pairs, malformed)
+    digest, recorded = sha256(path.read_bytes()), lock.entries.get(source.name)
+    if recorded and recorded["sha256"] != digest:
+        print(f"warning: {path} is not the {source.name} recorded in {lock.path} ({recorded['pairs']} pairs then, "
+              f"{len(pairs)} now): train.tsv and dev.tsv differ from the ones built from it")
+    if recorded != {"sha256": digest, "pairs": len(pairs)}:
+        lock.record(source.name, {"sha256": digest, "pairs": len(pairs)})
+    entry = {"name": source.name, "url": None if args.tatoeba else source.url, "path": str(path), "sha256": digest,
+             "pinned": "no: republished as Tatoeba grows", "pairs": len(pairs), "licence": source.licence,
+             "credit": source.credit}
+    return pairs, malformed, entry
 
 
-def read_test_sets(args):
-    """-> (the Tatoeba test pairs, cleaned; the normalised sides no training pair may share; manifest entries;
-    what was removed from the test set). The test set keeps its repeated pairs: it is scored as published."""
-    path, entry = input_file(args.test_tatoeba, "--test-tatoeba", args.cache, TEST_URL)
-    test, malformed, entry = read_source(path, entry, TEST_SET)
-    cleaned = [(clean(en), clean(it)) for en, it in test]
-    test = [pair for pair in cleaned if all(pair)]
-    test_sets, entries = [test], [entry]
+def read_test_sets(args, sources, lock):
+    """-> ({test set name: its pairs as published}, manifest entries, the normalised sides no training pair may
+    share: those of every pinned test set and every `--exclude` file)."""
+    test_sets, entries = {}, []
+    for parallel in sources.test_sets:
+        test_sets[parallel.name], more = read_parallel(parallel, args.cache, lock)
+        entries += more
+    excluded = []
     for path in args.exclude:
-        pairs, _, entry = read_source(*input_file(path, "--exclude"), EXCLUDED)
-        test_sets.append(pairs)
-        entries.append(entry)
-    sides = {normalise(side) for pairs in test_sets for pair in pairs for side in pair} - {""}
-    print(f"avoiding {len(sides)} distinct sentences of {len(test_sets)} test sets")
-    return test, sides, entries, {"malformed": malformed, "empty": len(cleaned) - len(test)}
+        pairs, _ = read_pairs(given_file(path, "--exclude"))
+        excluded += pairs
+        entries.append({"name": Path(path).name, "path": str(path), "sha256": sha256(Path(path).read_bytes()),
+                        "pairs": len(pairs), **EXCLUDED})
+    sides = {normalise(side) for pairs in [*test_sets.values(), excluded] for pair in pairs for side in pair} - {""}
+    print(f"avoiding {len(sides)} distinct sentences of {len(test_sets)} test sets and {len(args.exclude)} "
+          f"--exclude files")
+    return test_sets, entries, sides
 
 
-def extra_info(path):
-    """The licence and credit of an extra training set, recognised by its file name."""
-    name = path.name.lower().replace("-", "").replace("_", "")
-    return next((info for word, info in EXTRAS.items() if word in name), UNKNOWN_EXTRA)
+def as_published(pairs):
+    """A test set as it is scored: every pair kept, repeated ones too, each side made one TSV field."""
+    cleaned = [(clean(en), clean(it)) for en, it in pairs]
+    return [pair for pair in cleaned if all(pair)], {"empty": sum(not all(pair) for pair in cleaned)}
 
 
-def filter_pairs(pairs, sides_to_avoid):
-    """-> (cleaned pairs, {filter: pairs it removed}): pairs with an empty side, repeats of an earlier pair and
-    pairs sharing a side with a test set are dropped."""
+def filter_pairs(pairs, sides_to_avoid, dedupe=True):
+    """-> (cleaned pairs, {filter: pairs it removed}): pairs with an empty side, repeats of an earlier pair (with
+    `dedupe`) and pairs sharing a side with a test set are dropped."""
     kept, seen = [], set()
     removed = {"empty": 0, "duplicates": 0, "test_overlap": 0}
     for en, it in pairs:
         pair = clean(en), clean(it)
         if not all(pair):
             removed["empty"] += 1
-        elif pair in seen:
+        elif dedupe and pair in seen:
             removed["duplicates"] += 1
         elif normalise(pair[0]) in sides_to_avoid or normalise(pair[1]) in sides_to_avoid:
             removed["test_overlap"] += 1
@@ -230,6 +294,20 @@ def filter_pairs(pairs, sides_to_avoid):
 def say_removed(what, removed):
     print(f"{what}: removed {removed['empty']} with an empty side, {removed['duplicates']} repeated, "
           f"{removed['test_overlap']} sharing a side with a test set")
+
+
+def read_extras(sources, cache_dir, lock, sides_to_avoid):
+    """-> (train-extra pairs in the order of `sources.extra_sets`, manifest entries, what was removed). Repeats are
+    kept: CoCoA-MT gives some sentences the same informal and formal reference, one line for each, as the project's
+    file has them."""
+    pairs, entries = [], []
+    for parallel in sources.extra_sets:
+        more, more_entries = read_parallel(parallel, cache_dir, lock)
+        pairs += more
+        entries += [entry for entry in more_entries if entry not in entries]
+    pairs, removed = filter_pairs(pairs, sides_to_avoid, dedupe=False)
+    say_removed("extra", removed)
+    return pairs, entries, removed
 
 
 def split_dev(pairs, dev_size, seed):
@@ -256,40 +334,38 @@ def split_dev(pairs, dev_size, seed):
     return train, dev
 
 
-def write_atomic(path, data):
-    """Write through a temporary file: an interrupted run never leaves half a file."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+def tsv_bytes(pairs):
+    return "".join(f"{en}\t{it}\n" for en, it in pairs).encode("utf-8")
 
 
-def write_pairs(path, pairs):
-    """`English<TAB>Italian` lines (UTF-8, LF) -> the file's manifest entry."""
-    data = "".join(f"{en}\t{it}\n" for en, it in pairs).encode("utf-8")
-    write_atomic(path, data)
-    print(f"wrote {path} ({len(pairs)} pairs)")
-    return {"pairs": len(pairs), "sha256": sha256(data)}
+def checked_outputs(files, project_outputs, sources_of):
+    """-> ({name: bytes}, {name: manifest entry}), once every file the scores are on is byte-identical to the
+    project's: otherwise nothing is written and the error names the file and the sources (`sources_of[name]`) it
+    was built from."""
+    contents, entries = {}, {}
+    for name, pairs in files.items():
+        contents[name] = tsv_bytes(pairs)
+        entries[name] = {"pairs": len(pairs), "sha256": sha256(contents[name])}
+        if name in project_outputs:
+            entries[name]["same_as_project_file"] = entries[name]["sha256"] == project_outputs[name]
+            if name in data_sources.MUST_MATCH and not entries[name]["same_as_project_file"]:
+                raise SourceChanged(f"{name}: the rebuild has sha256 {entries[name]['sha256']}, not the "
+                                    f"{project_outputs[name]} of the file the scores are on; its sources "
+                                    f"({', '.join(sources_of[name])}) are not the files it was made from: delete them "
+                                    f"and their lines in the lock file to download them again")
+    return contents, entries
 
 
-def read_extras(paths, sides_to_avoid):
-    """-> (extra pairs, filtered, in the order given; manifest entries; what was removed)."""
-    pairs, entries, malformed = [], [], 0
-    for path in paths:
-        more, bad, entry = read_source(*input_file(path, "--extra"), extra_info(Path(path)))
-        pairs, entries, malformed = pairs + more, entries + [entry], malformed + bad
-    pairs, removed = filter_pairs(pairs, sides_to_avoid)
-    say_removed("extra", removed)
-    return pairs, entries, {"malformed": malformed, **removed}
-
-
-def write_outputs(out, files, extra_given):
-    """Write each file of pairs -> {name: manifest entry}. Without extras, a train-extra.tsv of an earlier run is
-    removed, so the folder holds what the manifest lists."""
+def write_outputs(out, contents, docs):
+    """Write each file. Without --docs, a train-docs.tsv of an earlier run is removed, so the folder holds what the
+    manifest lists."""
     out.mkdir(parents=True, exist_ok=True)
-    if not extra_given and (out / EXTRA).exists():
-        (out / EXTRA).unlink()
-        print(f"removed {out / EXTRA} of an earlier run (no --extra given)")
-    return {name: write_pairs(out / name, pairs) for name, pairs in files.items()}
+    if not docs and (out / DOCS).exists():
+        (out / DOCS).unlink()
+        print(f"removed {out / DOCS} of an earlier run (no --docs given)")
+    for name, data in contents.items():
+        write_atomic(out / name, data)
+        print(f"wrote {out / name} ({data.count(NEWLINE)} pairs)")
 
 
 def parse_args(argv):
@@ -297,14 +373,16 @@ def parse_args(argv):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True, type=Path, help="folder the files are written to")
     tatoeba = parser.add_mutually_exclusive_group()
-    tatoeba.add_argument("--tatoeba", metavar="PATH", help=f"ita-eng.zip or its ita.txt (default: {TATOEBA_URL})")
+    tatoeba.add_argument("--tatoeba", metavar="PATH",
+                         help=f"ita-eng.zip or its ita.txt (default: {data_sources.TATOEBA_PAIRS.url})")
     tatoeba.add_argument("--tatoeba-dataset", metavar="ID", help="Hugging Face dataset id of the Tatoeba pairs")
     parser.add_argument("--tatoeba-config", metavar="NAME", help="the dataset's configuration, if it has several")
-    parser.add_argument("--test-tatoeba", metavar="PATH", help=f"the Tatoeba Challenge test set (default: {TEST_URL})")
-    parser.add_argument("--exclude", metavar="PATH", nargs="+", default=[], help="more test sets (TSV) to keep out")
-    parser.add_argument("--extra", metavar="PATH", nargs="+", default=[], help="extra training sets (TSV)")
+    parser.add_argument("--exclude", metavar="PATH", nargs="+", default=[],
+                        help="more test sets (TSV) to keep out, besides the pinned public ones")
+    parser.add_argument("--docs", action="store_true",
+                        help="also build train-docs.tsv from the Debian documentation packages (apt-get download)")
     parser.add_argument("--cache", metavar="DIR", type=Path, default=Path("data/downloads"),
-                        help="folder downloads are kept in (default: data/downloads)")
+                        help="folder downloads and the lock file of their hashes are kept in (default: data/downloads)")
     parser.add_argument("--dev-size", metavar="N", type=positive_int, default=2000,
                         help="dev pairs, as whole English sentences (default: 2000)")
     parser.add_argument("--seed", metavar="N", type=int, default=1234,
@@ -312,21 +390,39 @@ def parse_args(argv):
     return parser.parse_args(argv)
 
 
-def main(argv=None):
+def main(argv=None, sources=data_sources.PINNED):
     args = parse_args(argv)
     if args.out.exists() and not args.out.is_dir():
         raise ValueError(f"--out {args.out}: is a file, not a folder")
-    test, sides_to_avoid, test_sources, removed_from_test = read_test_sets(args)
-    tatoeba, tatoeba_source, removed_from_tatoeba = read_tatoeba(args, sides_to_avoid)
+    for path, flag in [(args.tatoeba, "--tatoeba"), *((path, "--exclude") for path in args.exclude)]:
+        if path:
+            given_file(path, flag)  # before any download
+    lock = Lock(args.cache)
+    test_sets, source_entries, sides_to_avoid = read_test_sets(args, sources, lock)
+    test, removed_from_test = as_published(test_sets[sources.benchmark])
+    dev_news, removed_from_dev_news = as_published(test_sets[sources.dev_news])
+    tatoeba, malformed, tatoeba_entry = read_tatoeba(args, sources, lock)
+    tatoeba, removed_from_tatoeba = filter_pairs(tatoeba, sides_to_avoid)
+    say_removed("tatoeba", removed_from_tatoeba)
     train, dev = split_dev(tatoeba, args.dev_size, args.seed)
-    removed = {"tatoeba": removed_from_tatoeba, "test_set": removed_from_test}
-    files, sources = {TRAIN: train, DEV: dev, TEST: test}, [tatoeba_source, *test_sources]
-    if args.extra:
-        files[EXTRA], extra_sources, removed["extra"] = read_extras(args.extra, sides_to_avoid)
-        sources += extra_sources
-    outputs = write_outputs(args.out, files, bool(args.extra))
+    extra, extra_entries, removed_from_extra = read_extras(sources, args.cache, lock, sides_to_avoid)
+    files = {TRAIN: train, DEV: dev, TEST: test, DEV_NEWS: dev_news, EXTRA: extra}
+    removed = {"tatoeba": {"malformed": malformed, **removed_from_tatoeba}, "test_set": removed_from_test,
+               "dev_news": removed_from_dev_news, "extra": removed_from_extra}
+    source_entries += [tatoeba_entry, *extra_entries]
+    if args.docs:
+        from .doc_pairs import build_docs  # here: doc_pairs builds on this module
+
+        dev_sides = {normalise(side) for pair in dev for side in pair}
+        files[DOCS], docs_entries, removed["docs"] = build_docs(args.cache, lock, sides_to_avoid | dev_sides,
+                                                                args.seed)
+        source_entries += docs_entries
+    test_set_files = {parallel.name: [parallel.english.name, parallel.italian.name] for parallel in sources.test_sets}
+    sources_of = {TEST: test_set_files[sources.benchmark], DEV_NEWS: test_set_files[sources.dev_news]}
+    contents, outputs = checked_outputs(files, sources.project_outputs, sources_of)
+    write_outputs(args.out, contents, args.docs)
     manifest = {"command": command_line("training.prepare_data", argv), "seed": args.seed, "dev_size": args.dev_size,
-                "sources": sources, "outputs": outputs, "removed": removed}
+                "sources": source_entries, "outputs": outputs, "removed": removed}
     write_atomic(args.out / MANIFEST, (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     print(f"wrote {args.out / MANIFEST}")
 

@@ -8,7 +8,7 @@ r"""Train an English -> Italian Transformer: data -> BPE tokenizer -> token-buck
 One process on CPU or one GPU; under `torchrun --nproc_per_node=N` the same script trains with
 DistributedDataParallel (gloo on CPU, NCCL on GPUs). `--resume` continues from OUT/checkpoint.pt exactly where
 the run stopped (model, optimizer, schedule, RNG, data position). The best model so far (by dev BLEU) is
-exported to OUT/model, which `Translator.load` (and `serving.model_dir.open_model`) reads.
+exported to OUT/model, which `Translator.load` (and `modeldir.directory.open_model`) reads.
 """
 
 import argparse
@@ -18,7 +18,6 @@ import os
 import random
 import re
 import shutil
-import sys
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -28,9 +27,10 @@ import torch.nn.functional as F
 from safetensors.torch import save_file
 from tqdm import tqdm
 
-from transformer import Translator
+from inputs.text import CheckedTranslator
+from modeldir.directory import ModelDirectory, open_model, save_model_dir
+from modeldir.files import LOSS_CURVE, SNAPSHOTS, Score, add_score
 from transformer.model import Transformer, TransformerConfig
-from serving.model_dir import LOSS_CURVE, SNAPSHOTS, ModelDirectory, Score, add_score, open_model, save_model_dir
 from transformer.tokenizer import PAD_ID, load_tokenizer
 from transformer.translator import DTYPES, TOKENIZER, tied_weight_names
 
@@ -47,22 +47,6 @@ CHECKPOINT = "checkpoint.pt"
 WEIGHTS_KEPT = "weights"  # the last evaluations' weights (`keep_weights`)
 LOG = "metrics.csv"
 LOG_COLUMNS = ["step", "epoch", "minutes", "target_tokens", "train_loss", "lr", "tokens_per_s", "dev_bleu", "dev_chrf"]
-OLD_PRECISION_NAMES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}  # accepted, with a note
-
-
-def add_precision_flag(parser, flag, allowed, help):
-    """A flag taking precision names as transformer.translator.DTYPES spells them (`allowed`, the first the
-    default), and the old spellings fp16/bf16/fp32 with a note, so that older commands still run."""
-
-    def parse(text):
-        if text in OLD_PRECISION_NAMES:
-            print(f"note: {flag} {text} is deprecated: use {OLD_PRECISION_NAMES[text]}", file=sys.stderr)
-            text = OLD_PRECISION_NAMES[text]
-        if text not in allowed:
-            raise argparse.ArgumentTypeError(f"{text!r}: choose from {', '.join(allowed)}")
-        return text
-
-    parser.add_argument(flag, type=parse, default=allowed[0], metavar="{" + ",".join(allowed) + "}", help=help)
 
 
 def parse_args(argv=None):
@@ -90,10 +74,12 @@ def parse_args(argv=None):
     p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
                    help="override config values: KEY=VALUE or train.KEY=VALUE a training setting, model.KEY=VALUE a "
                         "model setting (not with --resume or --init-from)")
-    add_precision_flag(p, "--precision", ["bfloat16", "float32"], "autocast dtype where the hardware has it")
+    p.add_argument("--precision", choices=["bfloat16", "float32"], default="bfloat16",
+                   help="autocast dtype where the hardware has it")
     p.add_argument("--compile", action="store_true", help="torch.compile the model")
     p.add_argument("--threads", type=non_negative_int, default=0, help="torch CPU threads (0 = default)")
-    add_precision_flag(p, "--export-dtype", ["float16", "bfloat16", "float32"], "precision of the exported weights")
+    p.add_argument("--export-dtype", choices=["float16", "bfloat16", "float32"], default="float16",
+                   help="precision of the exported weights")
     p.add_argument("--no-progress", action="store_true")
     return p.parse_args(argv)
 
@@ -141,16 +127,6 @@ def train_step(model, optimizer, batch, lr, autocast, train_cfg):
     torch.nn.utils.clip_grad_norm_(model.parameters(), train_cfg.clip_norm)
     optimizer.step()
     return loss.item(), n_tokens
-
-
-def load_weights_growing_vocabulary(model, weights):
-    """Load `weights` into `model`, whose vocabulary may have more entries at its end (byte-fallback tokens
-    added): their embedding rows keep the model's fresh initialisation."""
-    own = model.state_dict()
-    for name, tensor in weights.items():
-        if tensor.shape != own[name].shape and tensor.shape[1:] == own[name].shape[1:]:
-            weights[name] = torch.cat([tensor, own[name][tensor.size(0):]])
-    model.load_state_dict(weights)
 
 
 @dataclass
@@ -292,7 +268,7 @@ def build_model(run):
     model = Transformer(run.model_cfg).to(run.dist.device)
     state = RunState()
     if run.init:
-        load_weights_growing_vocabulary(model, run.init.translator.model.state_dict())
+        model.load_state_dict(run.init.translator.model.state_dict())
         state.history = run.init.metrics.get("history", []) + [run.init.metrics.get("training", {})]
     optimizer = make_optimizer(model, run.train_cfg)
     if run.checkpoint:
@@ -326,7 +302,7 @@ def start_snapshots(run, state):
 def snapshot(run, data, model, state, dev_bleu=None):
     """Record the probes' translations and cross-attention now (rank 0) and save the history."""
     model.eval()
-    seconds = run.snapshots.record(Translator(model, data.tokenizer), state.step, state.train_seconds / 60, dev_bleu)
+    seconds = run.snapshots.record(CheckedTranslator(model, data.tokenizer), state.step, state.train_seconds / 60, dev_bleu)
     model.train()
     run.snapshots.save()
     return seconds
@@ -374,7 +350,7 @@ def evaluate_and_checkpoint(run, data, model, optimizer, state, n_batches):
     if not run.dist.main:
         return
     model.eval()
-    result = score(Translator(model, data.tokenizer), data.dev_pairs, beam=1, progress=False)
+    result = score(CheckedTranslator(model, data.tokenizer), data.dev_pairs, beam=1, progress=False)
     model.train()
     run.snapshots.add_curve_point(state.step, dev_bleu=result["bleu"])
     snapshot_seconds = snapshot(run, data, model, state, result["bleu"])
@@ -397,7 +373,8 @@ def evaluate_and_checkpoint(run, data, model, optimizer, state, n_batches):
 
 def keep_weights(run, model, step):
     """The weights of this evaluation in OUT/weights/step-N.safetensors (float32), only the last `keep_weights`
-    kept: averaging a run's last checkpoints (`training.average`) often scores a little above any one of them."""
+    kept: averaging a run's last checkpoints (`training.recipes.average`) often scores a little above any one of
+    them."""
     if not run.train_cfg.keep_weights:
         return
     folder = run.out / WEIGHTS_KEPT

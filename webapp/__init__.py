@@ -5,7 +5,7 @@ the tabs (the sentence, decoding controls, translation and status), whose transl
 `payload` (every number the views draw) to the page; `views` (+ `views.js`) hands it to the views, which draw in the
 browser; `tabs/` holds one module per tab (its view's HTML, JavaScript, and the handlers of its experiments); `served`
 is the loaded model as the handlers call it; `api` the HTTP API; `attention_kinds` and `tokens` are the kinds of
-attention and the tokens as the tabs name them; `plots` the plotly helpers of the one figure drawn by plotly (the
-heads' importance); `events` says how events run and what the outside world reaches; `texts`, `style` and
-`page_script` are the page's prose, CSS and script; `no_model` is the page shown when no model loads.
+attention and the tokens as the tabs name them; `events` says how events run and what the outside world reaches;
+`texts`, `style` and `page_script` are the page's prose, CSS and script; `no_model` is the page shown when no model
+loads.
 """

@@ -81,10 +81,6 @@ table.beam th, table.beam td {{ border: 1px solid var(--border-color-primary); p
 table.beam tr.on-path, table.beam tr.winner {{ background: var(--color-accent-soft); }}
 table.beam .not-top {{ color: #c2185b; font-weight: 700; }}
 
-/* Inside one head on a phone: the figures keep the width their numbers need, and scroll sideways. */
-#head-vectors, #head-scores, #head-output {{ overflow-x: auto; }}
-#head-vectors .js-plotly-plot, #head-scores .js-plotly-plot, #head-output .js-plotly-plot {{ min-width: 560px; }}
-
 /* The line naming the sentence a view draws (views.js: nameSentence). */
 .view-sentence {{ margin: 2px 0 6px !important; font-weight: 600; overflow-wrap: anywhere; }}
 

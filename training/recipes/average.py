@@ -3,7 +3,7 @@ the same minimum, and their mean usually scores a few tenths of BLEU above any o
 average the last 5 or 20 checkpoints).
 
     python -m training.train ... --set keep_weights=5       # keeps OUT/weights/step-N.safetensors of 5 evaluations
-    python -m training.average --model runs/part5/model --weights runs/part5/weights/step-*.safetensors \\
+    python -m training.recipes.average --model runs/part5/model --weights runs/part5/weights/step-*.safetensors \\
         --out runs/part5/averaged
     python -m training.evaluate --model runs/part5/averaged --data ../shared/data/en-it/dev.tsv
 
@@ -20,12 +20,13 @@ from pathlib import Path
 
 from safetensors.torch import load_file
 
-from serving.model_dir import METRICS, NOTES, SNAPSHOTS, open_model, save_model_dir
+from modeldir.directory import open_model, save_model_dir
+from modeldir.files import METRICS, NOTES, SNAPSHOTS
 from transformer.translator import DTYPES
 
-from .cli import check_writable, command_line, run_cli
-from .snapshots import History
-from .train import LOG, kept_step
+from ..cli import check_writable, command_line, run_cli
+from ..snapshots import History
+from ..train import LOG, kept_step
 
 
 def average_weights(paths):
@@ -72,7 +73,7 @@ def record_up_to(training, run_dir, step):
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m training.average", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m training.recipes.average", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True, help="the run's exported model directory (architecture, tokenizer)")
     p.add_argument("--weights", required=True, nargs="+", help="safetensors files of the run's weights to average")
@@ -87,7 +88,8 @@ def main(argv=None):
     base = open_model(args.model, dtype="float32", device="cpu")
     model = base.translator.model
     model.load_state_dict(average_weights(args.weights), strict=False)  # tied matrices are stored once
-    averaged = {"weights": [Path(p).name for p in args.weights], "command": command_line("training.average", argv)}
+    averaged = {"weights": [Path(p).name for p in args.weights],
+                "command": command_line("training.recipes.average", argv)}
     run_dir = base.path.parent
     step = last_step(args.weights, run_dir)
     best = base.metrics.get("training", {})

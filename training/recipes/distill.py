@@ -2,7 +2,8 @@
 English, written as a new TSV file of English<TAB>translation pairs to train on beside (or instead of) the
 human references, so that greedy decoding learns what beam search finds.
 
-    python -m training.distill --model assets/model --data ../shared/data/en-it/train.tsv --out runs/kd/train.tsv
+    python -m training.recipes.distill --model assets/model --data ../shared/data/en-it/train.tsv \\
+        --out runs/kd/train.tsv
 
 Translating a few hundred thousand sentences takes hours on a CPU, so the work is written a chunk at a time and a
 second run with the same `--out` goes on where the first stopped (`--max-minutes` stops one cleanly). A sentence
@@ -18,10 +19,10 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from serving.model_dir import open_model
+from modeldir.directory import open_model
 
-from .cli import checked_out_file, non_negative_float, positive_int, run_cli
-from .evaluate import pairs_to_score
+from ..cli import checked_out_file, non_negative_float, positive_int, run_cli
+from ..evaluate import pairs_to_score
 
 
 def lines_done(out):
@@ -78,7 +79,7 @@ def distill(translator, pairs, out, beam=4, chunk=2048, max_minutes=0, progress=
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m training.distill", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m training.recipes.distill", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="the teacher: a model directory")
     parser.add_argument("--data", required=True, help="TSV file of English<TAB>Italian pairs to translate")

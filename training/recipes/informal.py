@@ -5,8 +5,8 @@ three translations of one English sentence ("I love you." -> "Ti amo.", "Vi amo.
 all of them picks a register by chance, sentence by sentence ("I miss you." -> "Mi mancate."); a learner typing to
 one person expects *tu*. This writes a training file again without the lines that would teach another register:
 
-    python -m training.informal --references ../shared/data/en-it/train.tsv --out runs/train-tu.tsv
-    python -m training.informal --references ../shared/data/en-it/train.tsv --data runs/kd/train.tsv \\
+    python -m training.recipes.informal --references ../shared/data/en-it/train.tsv --out runs/train-tu.tsv
+    python -m training.recipes.informal --references ../shared/data/en-it/train.tsv --data runs/kd/train.tsv \\
         --out runs/kd/train-tu.tsv
 
 An English sentence that speaks to one person ("you", "your", not "yourselves" or "you guys") and that has at least
@@ -20,9 +20,9 @@ import argparse
 import re
 import sys
 
-from .cli import checked_out_file, run_cli
+from ..cli import checked_out_file, run_cli
+from ..evaluate import pairs_to_score
 from .distill import write_pairs
-from .evaluate import pairs_to_score
 
 SPEAKS_TO_YOU = re.compile(r"\byou(r|rs|rself)?\b", re.IGNORECASE)
 SPEAKS_TO_SEVERAL = re.compile(r"\b(yourselves|you guys|you all|all of you|you two|both of you|you three|you people"
@@ -57,7 +57,7 @@ def keep_informal(pairs, english):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m training.informal", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m training.recipes.informal", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--references", required=True,
                         help="TSV file of human translations: which English sentences have an informal one")

@@ -1,14 +1,14 @@
 """Keep a teacher's translations only where they agree with a human one.
 
-Sequence-level distillation (`training.distill`) trains the student on the teacher's beam-search output, mistakes
-included, and a mistake on a frequent short sentence is then taught once for every training pair that holds it: the
-part-8 teacher says "Buon mattina." for "Good morning." and "Il rilasciato di incontrarti." for "Pleased to meet
-you.", so its distilled file teaches both, while every human reference says "Buongiorno." and "Piacere di
+Sequence-level distillation (`training.recipes.distill`) trains the student on the teacher's beam-search output,
+mistakes included, and a mistake on a frequent short sentence is then taught once for every training pair that holds
+it: the part-8 teacher says "Buon mattina." for "Good morning." and "Il rilasciato di incontrarti." for "Pleased to
+meet you.", so its distilled file teaches both, while every human reference says "Buongiorno." and "Piacere di
 conoscerti.". This writes a distilled file again without the lines whose translation is far from every human
 reference of the same English (sentence chrF below `--min-chrf`); the references themselves stay in the training mix,
 so a dropped line only loses the teacher's version:
 
-    python -m training.agree --references ../shared/data/en-it/train.tsv --data runs/kd/train-tu.tsv \\
+    python -m training.recipes.agree --references ../shared/data/en-it/train.tsv --data runs/kd/train-tu.tsv \\
         --out runs/kd/train-tu-agree.tsv
 
 chrF (character n-grams) rather than BLEU, because one short sentence rarely shares a 4-gram even when right. A
@@ -22,9 +22,9 @@ from collections import defaultdict
 from sacrebleu.metrics import CHRF
 from tqdm import tqdm
 
-from .cli import checked_out_file, non_negative_float, run_cli
+from ..cli import checked_out_file, non_negative_float, run_cli
+from ..evaluate import pairs_to_score
 from .distill import one_spaced, write_pairs
-from .evaluate import pairs_to_score
 
 
 def references_by_english(references):
@@ -51,7 +51,7 @@ def keep_agreeing(pairs, references, min_chrf, progress=True):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m training.agree", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m training.recipes.agree", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--references", required=True, help="TSV file of human translations of the same English")
     parser.add_argument("--data", required=True, help="TSV file of a teacher's translations to write again")

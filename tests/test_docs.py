@@ -1,0 +1,293 @@
+"""The docs cannot drift from what they describe: the README's reading order gives each file's line count; every
+internal link and anchor, and every docs/NAME.md#anchor and `python -m` command in the code, points to a file,
+heading or module that exists; the scores and steps the docs quote are those of the shipped model's metrics.json and
+training histories; the benchmark numbers the README and the design notes quote are in docs/benchmarks.md; and the
+shipped model card is what `modeldir.card` makes of its directory.
+
+After files change length, `python tests/test_docs.py` prints the README's reading-order table with today's line
+counts, and `python tests/test_docs.py --write` puts it into README.md.
+"""
+
+import json
+import re
+import sys
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+MODEL = ROOT / "assets" / "model"
+DOCS = [README, *sorted((ROOT / "docs").glob("*.md")), MODEL / "README.md"]
+READING_ORDER = "## Read the code in this order"
+FILE_LINK = re.compile(r"\[`([^`]+)`\]\(([^)]+)\)")  # [`path`](path), as the reading order names its files
+
+
+# ---- The README's reading order: line counts ----
+
+def line_count(path):
+    return len((ROOT / path).read_text(encoding="utf-8").splitlines())
+
+
+def reading_order_rows(readme_text):
+    """(line, [file paths], [line counts as written]) for each row of the README's reading-order table."""
+    section = readme_text.split(READING_ORDER, 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0].isdigit():
+            paths = [target for _, target in FILE_LINK.findall(cells[1])]
+            rows.append((line, paths, [int(n) for n in re.findall(r"\d+", cells[2])]))
+    return rows
+
+
+def synced_reading_order(readme_text):
+    """The README with each reading-order row's line counts made the files' own."""
+    for line, paths, _ in reading_order_rows(readme_text):
+        cells = line.split("|")
+        cells[3] = " " + ", ".join(str(line_count(p)) for p in paths) + " "
+        readme_text = readme_text.replace(line, "|".join(cells), 1)
+    return readme_text
+
+
+def test_reading_order_gives_each_files_line_count():
+    rows = reading_order_rows(README.read_text(encoding="utf-8"))
+    assert len(rows) >= 10 and all(paths for _, paths, _ in rows)
+    wrong = [f"{path}: {written} written, {line_count(path)} lines"
+             for _, paths, counts in rows for path, written in zip(paths, counts) if written != line_count(path)]
+    assert all(len(paths) == len(counts) for _, paths, counts in rows)
+    assert not wrong, "; ".join(wrong) + " (python tests/test_docs.py --write re-syncs the table)"
+
+
+def test_the_table_is_re_synced_from_the_files():
+    stale = (f"{READING_ORDER}\n\n| | file | lines | what |\n|---|---|---|---|\n"
+             "| 1 | [`app.py`](app.py) | 1 | the app |\n"
+             "| 2 | [`README.md`](README.md), [`LICENSE`](LICENSE) | 2, 3 | two files |\n"
+             "\n## Next\n| 3 | x | 4 | y |\n")  # a table of the next section is not the reading order
+    rows = reading_order_rows(synced_reading_order(stale))
+    assert [(paths, counts) for _, paths, counts in rows] == [
+        (["app.py"], [line_count("app.py")]),
+        (["README.md", "LICENSE"], [line_count("README.md"), line_count("LICENSE")])]
+    assert rows[0][0] == f"| 1 | [`app.py`](app.py) | {line_count('app.py')} | the app |"
+
+
+# ---- Links, anchors and commands ----
+
+def outside_fences(text):
+    return re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+
+
+def outside_code(text):
+    """Markdown text without its fenced code blocks and inline code spans (links there are not links)."""
+    return re.sub(r"`[^`\n]*`", "", outside_fences(text))
+
+
+def github_anchor(heading):
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
+    heading = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link in a heading anchors by its text
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(path):
+    """Every heading anchor of a Markdown file, repeated headings numbered as GitHub numbers them."""
+    seen, found = {}, set()
+    for heading in re.findall(r"^#{1,6} +(.+?) *#*$", outside_fences(path.read_text(encoding="utf-8")), flags=re.M):
+        anchor = github_anchor(heading)
+        found.add(anchor if anchor not in seen else f"{anchor}-{seen[anchor]}")
+        seen[anchor] = seen.get(anchor, 0) + 1
+    return found
+
+
+def internal_links(path):
+    """(target, anchor) of each link and image of a Markdown file that stays in the repository."""
+    targets = re.findall(r"\]\(([^)\s]+)(?: \"[^\"]*\")?\)", outside_code(path.read_text(encoding="utf-8")))
+    return [tuple(t.partition("#")[::2]) for t in targets if not re.match(r"[a-z]+:", t)]
+
+
+def test_anchor_slugs_follow_github():
+    assert github_anchor("Choosing the `cpu` config") == "choosing-the-cpu-config"
+    assert github_anchor("After part 8: a third teacher, checked against the human references") == (
+        "after-part-8-a-third-teacher-checked-against-the-human-references")
+    assert github_anchor('One register for "you"') == "one-register-for-you"
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_internal_link_and_anchor_exists(doc):
+    dead = []
+    for target, anchor in internal_links(doc):
+        path = (doc.parent / target).resolve() if target else doc
+        if not path.exists():
+            dead.append(target)
+        elif anchor and (path.suffix != ".md" or anchor not in anchors(path)):
+            dead.append(f"{target}#{anchor}")
+    assert not dead, f"{doc.relative_to(ROOT)}: dead links {dead}"
+
+
+SOURCES = [p for p in sorted(ROOT.rglob("*")) if p.suffix in (".py", ".js") and p.is_file()
+           and not {".git", "runs", "data"} & set(p.relative_to(ROOT).parts) and p != Path(__file__).resolve()]
+DOC_POINTER = re.compile(r"\b((?:docs/[\w-]+|README)\.md)(?:#([\w-]+))?")  # docs/design.md#pre-norm in a comment
+
+
+def test_code_points_to_docs_and_sections_that_exist():
+    dead, vague = [], []
+    for source in SOURCES:
+        text = source.read_text(encoding="utf-8")
+        name = source.relative_to(ROOT)
+        for target, anchor in DOC_POINTER.findall(text):
+            if not (ROOT / target).exists() or (anchor and anchor not in anchors(ROOT / target)):
+                dead.append(f"{name}: {target}#{anchor}")
+        vague += [f"{name}: {m.group(0)!r}" for m in re.finditer(r"\bREADME\b(?!\.md)[^\n]{0,20}", text)]
+    assert SOURCES and not dead, f"code points to docs that are gone: {dead}"
+    assert not vague, f"point to a doc and section as docs/NAME.md#anchor, not to the README by name: {vague}"
+
+
+COMMAND = re.compile(r"python -m ([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*)\b(?!\.[A-Z])")  # not bench.NAME
+
+
+def test_every_command_the_docs_and_code_give_runs_a_module_that_exists():
+    """`python -m training.recipes.distill` and the like, in the docs and the code's own usage lines (the shipped
+    card's recorded commands are as they were run, and are not checked)."""
+    missing = []
+    for path in [*(doc for doc in DOCS if doc.parent != MODEL), *SOURCES]:
+        for module in COMMAND.findall(path.read_text(encoding="utf-8")):
+            file = ROOT / module.replace(".", "/")
+            if (ROOT / module.split(".")[0]).is_dir() and not (
+                    file.with_suffix(".py").is_file() or (file / "__main__.py").is_file()):
+                missing.append(f"{path.relative_to(ROOT)}: python -m {module}")
+    assert not missing, f"commands of modules that do not exist: {missing}"
+
+
+def test_a_dead_anchor_is_found(tmp_path):
+    doc = tmp_path / "a.md"
+    doc.write_text("# Top\n\n## The eleven parts compared\n\n[ok](#the-eleven-parts-compared) "
+                   "[gone](#the-four-parts-compared) `[code](#not-a-link)`\n", encoding="utf-8")
+    assert internal_links(doc) == [("", "the-eleven-parts-compared"), ("", "the-four-parts-compared")]
+    assert anchors(doc) == {"top", "the-eleven-parts-compared"}
+
+
+# ---- Numbers that come from metrics.json ----
+
+def metrics():
+    return json.loads((MODEL / "metrics.json").read_text(encoding="utf-8"))
+
+
+def bleu(data, decoding="greedy", variant="as given", subset="all", precision="float32"):
+    """The BLEU of one score record of the shipped model's metrics.json."""
+    wanted = dict(data=data, decoding=decoding, variant=variant, subset=subset, precision=precision)
+    found = [s for s in metrics()["scores"] if all(s.get(k) == v for k, v in wanted.items())]
+    assert len(found) == 1, f"metrics.json has {len(found)} records {wanted}"
+    return found[0]["bleu"]
+
+
+def tenths(score):
+    """A score to one decimal, as the docs round it (54.05 is 54.1)."""
+    return Decimal(str(score)).quantize(Decimal("0.1"), ROUND_HALF_UP)
+
+
+def quotes():
+    """(doc, text) that each doc must hold, its numbers read from metrics.json; `**` and line breaks don't count."""
+    test, test4 = bleu("test-tatoeba"), bleu("test-tatoeba", "beam 4")
+    dev, dev4 = bleu("dev"), bleu("dev", "beam 4")
+    news, news4 = bleu("dev-news"), bleu("dev-news", "beam 4")
+    first2000 = "test-tatoeba, first 2000"
+    capitals, typed = bleu(first2000, variant="capitals"), bleu(first2000, variant="capitals, as typed")
+    by_length = {n: bleu("test-tatoeba", subset=f"{n} words") for n in ("1-5", "6-10", "11-20", "21+")}
+    n_test = next(s["n"] for s in metrics()["scores"] if s["data"] == "test-tatoeba")
+    parameters = metrics()["parameters"]
+    return [
+        ("README.md", f"The shipped model ({parameters / 1e6:.1f}M parameters) scores {test} BLEU greedy and "
+                      f"{test4} with beam 4 on the Tatoeba test ({n_test:,} pairs)"),
+        ("README.md", f"({tenths(news)} BLEU on WMT news)"),
+        ("docs/design.md", f"{capitals} BLEU on capitals read in sentence case, against {typed} fed as typed"),
+        ("docs/training-log.md", f"({parameters:,} parameters:"),
+        ("docs/training-log.md", f"| {n_test:,} | {test} |"),
+        ("docs/training-log.md", f"| {test4} |"),
+        ("docs/training-log.md", f"| {dev} |"), ("docs/training-log.md", f"| {dev4} |"),
+        ("docs/training-log.md", f"| {news} |"), ("docs/training-log.md", f"| {news4} |"),
+        ("docs/training-log.md", f"scores {test} greedy and {test4} with beam 4"),
+        ("docs/training-log.md", f"| {test} (beam 4: {test4}) |"),
+        ("docs/training-log.md", f"{capitals} (99%); {typed} fed to the model as typed"),
+        ("docs/training-log.md", f"(dev-news {tenths(news)} BLEU)"),
+        ("docs/training-log.md",
+         f"({tenths(by_length['11-20'])} BLEU at 11–20 words, {tenths(by_length['6-10'])} at 6–10)"),
+        ("docs/training-log.md", " / ".join(str(by_length[n]) for n in by_length)),
+    ]
+
+
+def flat(text):
+    return re.sub(r"\s+", " ", text.replace("**", ""))
+
+
+def history_quotes():
+    """(doc, text) from the training histories beside the shipped model, as `quotes`."""
+    own = json.loads((MODEL / "training_snapshots.json").read_text(encoding="utf-8"))["snapshots"]
+    scratch = json.loads((MODEL / "from_scratch_snapshots.json").read_text(encoding="utf-8"))["snapshots"]
+    return [("docs/how-it-learned.md", f"starts at the fifth part's first step ({own[0]['step']:,})"),
+            ("docs/how-it-learned.md", f"for {scratch[-1]['minutes']:.0f} minutes on one CPU thread "
+                                       f"({scratch[-1]['step']:,} steps)")]
+
+
+@pytest.mark.parametrize("doc, text", quotes() + history_quotes())
+def test_numbers_quoted_in_the_docs_are_the_shipped_models(doc, text):
+    found = flat(text) in flat((ROOT / doc).read_text(encoding="utf-8"))
+    assert found, f"{doc} should say: {text}"
+
+
+def test_the_shipped_model_card_is_made_from_its_directory(tmp_path):
+    import shutil
+
+    from modeldir.card import write_model_card
+
+    copy = tmp_path / "model"
+    shutil.copytree(MODEL, copy, ignore=shutil.ignore_patterns("*.safetensors", "README.md"))
+    written = write_model_card(copy).read_text(encoding="utf-8")
+    assert written == (MODEL / "README.md").read_text(encoding="utf-8"), (
+        "assets/model/README.md is stale: python -m modeldir.card assets/model")
+
+
+# ---- Numbers that come from the benchmarks ----
+
+NUMBER = r"~?\d[\d,.]*(?:–\d[\d.]*)?"  # 9, 1,058, ~700, 8.5–9.8
+BENCH_NUMBER = re.compile(rf"({NUMBER}(?:(?:, | / | and )(?:{NUMBER}|—))*) ?(?:ms|kB|MB)\b")
+
+
+def quoted_bench_numbers(text):
+    """Each latency or size a doc quotes (a number or range before ms, kB or MB, lists "11 / 9 / 13 ms" split)."""
+    groups = BENCH_NUMBER.findall(flat(outside_code(text)))
+    return [n.lstrip("~") for group in groups for n in re.split(r", | / | and ", group) if n != "—"]
+
+
+def in_benchmarks(number, benchmarks):
+    """Whether `number` ("9", "106", "8.5–9.8") is in benchmarks.md: a range as written, a number as written or
+    rounded from one written there more precisely."""
+    if "–" in number:
+        return number in benchmarks
+    decimals = -Decimal(number.replace(",", "")).as_tuple().exponent
+    written = {Decimal(n.replace(",", "")) for n in re.findall(r"(?<![\d.])\d[\d,]*(?:\.\d+)?", benchmarks)}
+    return any(round(n, decimals) == Decimal(number.replace(",", "")) for n in written)
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/design.md"])
+def test_benchmark_numbers_quoted_are_in_benchmarks_md(doc):
+    benchmarks = flat((ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8"))
+    numbers = quoted_bench_numbers((ROOT / doc).read_text(encoding="utf-8"))
+    assert numbers
+    missing = [n for n in numbers if not in_benchmarks(n, benchmarks)]
+    assert not missing, f"{doc} quotes {missing} (ms, kB or MB) that docs/benchmarks.md does not give"
+
+
+def test_a_range_that_drifted_from_the_benchmarks_is_found():
+    assert quoted_bench_numbers("from 37–44 ms to 14–18 ms; 11 / 9 / — ms; `9 ms`; 106 kB") == [
+        "37–44", "14–18", "11", "9", "106"]
+    benchmarks = "took 37–44 ms; **105.9 kB**; 8.5–9.8"
+    assert in_benchmarks("37–44", benchmarks) and in_benchmarks("106", benchmarks)
+    assert not in_benchmarks("14–18", benchmarks) and not in_benchmarks("105", benchmarks)
+
+
+if __name__ == "__main__":
+    synced = synced_reading_order(README.read_text(encoding="utf-8"))
+    if sys.argv[1:] == ["--write"]:
+        README.write_text(synced, encoding="utf-8")
+    for line, _, _ in reading_order_rows(synced):
+        print(line)
