@@ -178,15 +178,19 @@
     ask();
     drawPanel();
   };
+  const openAndShow = (id) => {  // where the panel is under the map (a phone), brought into view
+    open(id);
+    if (panel.getBoundingClientRect().top > window.innerHeight * 0.8) panel.scrollIntoView({block: "start"});
+  };
   svg.addEventListener("click", (event) => {
     const group = event.target.closest?.(".box");
-    if (group) open(group.dataset.box);
+    if (group) openAndShow(group.dataset.box);
   });
   svg.addEventListener("keydown", (event) => {
     const group = event.target.closest?.(".box");
     if (group && (event.key === "Enter" || event.key === " ")) {
       event.preventDefault();
-      open(group.dataset.box);
+      openAndShow(group.dataset.box);
     }
   });
 

@@ -48,10 +48,10 @@ PRE_NORM_NOTE = ("Drawn as this model computes it: pre-norm, x + Sublayer(LayerN
 
 CSS = """
 .model-map { display: flex; flex-wrap: wrap; gap: 12px 20px; align-items: flex-start; max-width: 100%; }
-.model-map .map-figure { flex: 1 1 460px; max-width: 560px; min-width: 0; }
+.model-map .map-figure { flex: 1 1 420px; max-width: 560px; min-width: 0; }
 .model-map .map-figure svg { display: block; width: 100%; height: auto; font: 12px system-ui, sans-serif; }
 .model-map .map-note { font-size: 0.9em; margin: 4px 0; }
-.model-map .map-panel { flex: 1 1 480px; min-width: 0; max-width: 100%; }
+.model-map .map-panel { flex: 1 1 400px; min-width: 0; max-width: 100%; }
 .model-map .map-panel h3 { margin: 2px 0 6px; font-size: 1.1em; }
 .model-map .map-panel h4 { margin: 12px 0 4px; font-size: 1em; }
 .model-map .map-panel p { margin: 4px 0; }
@@ -87,8 +87,8 @@ CSS = """
 .model-map pre.map-source .ln { color: #6b7280; user-select: none; display: inline-block; width: 3.2em; }
 .model-map .map-tokens .view-radio span { font-family: var(--font-mono); white-space: pre; }
 /* A phone: the map keeps a readable size (its labels 12 px) and scrolls sideways. */
-@media (max-width: 700px) { .model-map .map-figure { flex-basis: 100%; max-width: 100%; overflow-x: auto; }
-  .model-map .map-figure svg { min-width: 540px; } }
+@media (max-width: 700px) { .model-map .map-figure { flex-basis: 100%; max-width: 100%; }
+  .model-map .map-svg-scroll { overflow-x: auto; } .model-map .map-figure svg { min-width: 540px; } }
 """
 
 
@@ -128,8 +128,9 @@ def template(setup):
     data = inert(json.dumps(setup))
     return f"""<div class="model-map-view"><div class="model-map" aria-label="Model map" data-setup="{data}"
 data-state="empty">
-<div class="map-figure"><p class="map-note map-caption"></p><svg class="map-svg" role="group"
-  aria-label="The Transformer of this app, box by box"></svg><p class="map-note map-norm-note"></p></div>
+<div class="map-figure"><p class="map-note map-caption"></p><div class="map-svg-scroll"><svg class="map-svg"
+  role="group" aria-label="The Transformer of this app, box by box"></svg></div><p class="map-note map-norm-note"></p>
+</div>
 <div class="map-panel" aria-live="polite"><p class="map-empty">Click a box of the map to see its numbers for the
 translated sentence, and the code that computes them.</p></div>
 </div></div>"""
