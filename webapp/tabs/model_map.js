@@ -76,7 +76,7 @@
   };
   const drawMap = () => {
     const S = lengthOf("encoder"), T = lengthOf("decoder"), d = setup.d_model;
-    svg.setAttribute("viewBox", `0 ${LAYER_TOP("decoder") - 180} 570 ${980 - LAYER_TOP("decoder")}`);
+    svg.setAttribute("viewBox", `0 ${LAYER_TOP("decoder") - 180} 585 ${980 - LAYER_TOP("decoder")}`);
     svg.replaceChildren(el("defs", {}));
     svg.firstChild.innerHTML = `<marker id="map-arrowhead" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7"
       markerHeight="7" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#4b5563"/></marker>`;
