@@ -21,20 +21,16 @@ SENTENCE = "we want the water."
 
 
 @pytest.fixture(scope="module")
-def translator(deep_translator):
-    return deep_translator
-
-
-@pytest.fixture(scope="module")
-def recorded(translator):
-    inspection = inspect(translator, SENTENCE)
-    return inspection, record_internals(translator, inspection)
+def recorded(deep_translator):
+    """(inspection, internals) of SENTENCE by the model the page runs."""
+    inspection = inspect(deep_translator, SENTENCE)
+    return inspection, record_internals(deep_translator, inspection)
 
 
 @pytest.fixture
-def shown(page, translator, recorded):
+def shown(page, deep_translator, recorded):
     """The page, SENTENCE translated, the map shown (the first tab of the bar)."""
-    translate(page, SENTENCE, translator.translate(SENTENCE))
+    translate(page, SENTENCE, deep_translator.translate(SENTENCE))
     open_tab(page, "Model map")
     expect(page.locator(f"{VIEW} .map-svg .box").first).to_be_visible(timeout=WAIT)
     return page
@@ -78,9 +74,9 @@ def map_requests(page):
     return sent
 
 
-def test_the_map_draws_this_models_layers_and_shapes(shown, translator, recorded):
+def test_the_map_draws_this_models_layers_and_shapes(shown, deep_translator, recorded):
     inspection, _ = recorded
-    cfg = translator.model.cfg
+    cfg = deep_translator.model.cfg
     boxes = shown.locator(f"{VIEW} .map-svg .box")
     # per stack its embedding, + PE and final norm; per sublayer of its layer (drawn once, N×) its norm, itself and
     # its add; linear and softmax
