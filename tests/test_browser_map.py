@@ -166,7 +166,7 @@ def test_each_code_panel_shows_the_function_with_its_real_line_numbers(shown, bo
     assert code.text_content().splitlines()[1] == f"{start + 1}{file_lines[start]}"
 
 
-def test_an_attention_box_opens_the_attention_tab_at_its_layer(shown):
+def test_an_attention_box_opens_the_attention_tabs_at_its_layer(shown):
     open_box(shown, "decoder-cross-attention")
     choose(shown, "map-layer", 2)
     shown.locator(f'{VIEW} button.map-show[data-tab="attention"]').click()
@@ -174,3 +174,9 @@ def test_an_attention_box_opens_the_attention_tab_at_its_layer(shown):
     figure = shown.locator("#attention-heatmap")
     expect(figure).to_have_attribute("data-kind", "cross", timeout=WAIT)
     expect(figure).to_have_attribute("data-layer", "2", timeout=WAIT)
+    open_tab(shown, "Model map")
+    shown.locator(f'{VIEW} button.map-show[data-tab="head"]').click()
+    expect(shown.get_by_role("tab", name="Inside one head", exact=True)).to_have_attribute("aria-selected", "true")
+    for name, value in [("ih-kind", "cross"), ("ih-layer", "2")]:
+        expect(shown.locator(f'#inside-head input[name="{name}"][value="{value}"]')).to_be_checked()
+    expect(shown.locator("#inside-head .inside-head")).to_have_attribute("data-state", "drawn", timeout=WAIT)

@@ -509,15 +509,9 @@
     if (button.matches(".map-open-tab")) store.set({tab: button.dataset.tab});
     if (button.matches(".map-show")) showAttention(button.dataset.tab, button.dataset.kind, state.layer[state.open.stack]);
   });
-  // The Attention tab at that layer (the store's "attention"), or Inside one head with its radios chosen as a click
-  // would.
-  const showAttention = (tab, kind, layer) => {
-    if (tab === "attention") return store.set({attention: {kind, layer, head: "mean"}, tab});
-    store.set({tab});
-    const pick = (name, value) => document.querySelector(`#inside-head input[name="${name}"][value="${value}"]`)?.click();
-    pick("ih-kind", kind);
-    pick("ih-layer", layer);
-  };
+  // The Attention or Inside one head tab, showing that kind and layer (the store's "attention" and "head").
+  const showAttention = (tab, kind, layer) => store.set(
+    tab === "attention" ? {attention: {kind, layer, head: "mean"}, tab} : {head: {kind, layer}, tab});
 
   watch("value", () => {  // an answer: drawn if the box it answers is open
     const d = props.value;
