@@ -117,7 +117,7 @@ def test_embedding_norm_and_feed_forward_boxes_show_the_models_numbers(shown, re
     assert f"{np.count_nonzero(hidden)} of {hidden.size} units fire" in shown.locator(
         f"{VIEW} .map-ffn-summary").text_content()
     asked = len(requests)
-    assert asked == 5  # one per box and layer shown: the embedding, a norm in layers 1 and 2, the feed-forward in 1 and 3
+    assert asked == 5  # one per box and layer shown: embedding; a norm in layers 1, 2; the feed-forward in 1, 3
     open_box(shown, "encoder-embedding")  # opened before for this translation: drawn with no request
     shown.wait_for_timeout(500)
     assert len(requests) == asked

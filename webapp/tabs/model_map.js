@@ -1,7 +1,7 @@
 // "Model map": the paper's Figure 1 drawn for the loaded model (model_map.py), each box opening its live numbers and
 // its code. The map and every box's first view are drawn from the translation's payload (payload.map_json; the
-// store's "translation"); a box's vectors (embedding rows, a norm's input and output, the feed-forward's hidden units) come in
-// one request the first time it is opened for a translation (the custom event "map_numbers", answered into this
+// store's "translation"); a box's vectors (embedding rows, a norm's input and output, the feed-forward's hidden units)
+// come in one request the first time it is opened for a translation (the custom event "map_numbers", answered into this
 // view's value). The output box's temperature, top-k and top-p are redrawn here, with no request.
 // Root's data-open (the box shown) and data-state ("drawn" once its numbers are on screen) say what is shown; for the
 // tests only (exposeForTests), data-draw-ms and the panel's canvases' `__rows` (the vectors drawn).
@@ -50,7 +50,8 @@
                       kind, x, y, label, fill: attention ? "#fde68a" : "#bfdbfe"});
         }
       });
-      boxes.push({id: `${stack}-final-norm`, box: "final-norm", stack, x, y: LAYER_TOP(stack) - 24, label: "Layer norm (final)"});
+      boxes.push({id: `${stack}-final-norm`, box: "final-norm", stack, x, y: LAYER_TOP(stack) - 24,
+                  label: "Layer norm (final)"});
     }
     const top = LAYER_TOP("decoder") - 24;
     boxes.push({id: "linear", box: "output", code: "linear", stack: "decoder", x: COL.decoder, y: top - 48,
@@ -101,7 +102,8 @@
       svg.append(el("text", {class: "caption", x: x + 20, y: 672}, "positional encoding"));
       STACK_ROWS[stack].forEach(([what], i) => {
         const y = 620 - i * ROW;
-        if (i + 1 < STACK_ROWS[stack].length) svg.append(arrow([[x, y - (what === "add" ? 12 : 15)], [x, y - ROW + 16]], "", []));
+        const next = [[x, y - (what === "add" ? 12 : 15)], [x, y - ROW + 16]];
+        if (i + 1 < STACK_ROWS[stack].length) svg.append(arrow(next, "", []));
         if (what === "norm") {  // the residual: around the norm and the sublayer, into the add
           const skip = x - W / 2 - 14, yAdd = y - 2 * ROW;
           svg.append(arrow([[x, y + 19], [skip, y + 19], [skip, yAdd], [x - 13, yAdd]], "", []));
@@ -152,7 +154,8 @@
     const layer = state.layer[b.stack];
     if (b.box === "embedding" || b.box === "position") return {box: "embedding", stack: b.stack, index: 0};
     if (b.box === "norm") return {box: "norm", stack: b.stack, index: sublayerIndex(b.stack, layer, b.kind)};
-    if (b.box === "final-norm") return {box: "norm", stack: b.stack, index: setup.layers[b.stack] * sublayers(b.stack).length};
+    const last = setup.layers[b.stack] * sublayers(b.stack).length;  // the final norm, after every sublayer's
+    if (b.box === "final-norm") return {box: "norm", stack: b.stack, index: last};
     if (b.box === "feed-forward") return {box: "feed-forward", stack: b.stack, index: layer - 1};
     return null;
   };
@@ -195,7 +198,8 @@
   });
 
   // --- The panel's parts -----------------------------------------------------------------------------------------------
-  const codeHtml = (name) => (setup.code[name] || []).map((c, k) => `<details class="map-code"${k ? "" : " open"}><summary>Code: <code>${
+  const codeHtml = (name) => (setup.code[name] || []).map((c, k) => `<details class="map-code"${k ? "" : " open"}>
+    <summary>Code: <code>${
     escapeHtml(c.name)}</code> — ${escapeHtml(c.file)}, lines ${c.start}–${c.end}</summary><pre class="map-source"
     data-file="${escapeHtml(c.file)}" data-start="${c.start}">${c.lines.map((line, i) => `<span class="ln">${c.start + i
     }</span>${escapeHtml(line)}`).join("\n")}</pre></details>`).join("");
@@ -206,7 +210,8 @@
     (_, i) => [i + 1, String(i + 1)]), state.layer[stack]);
   const tokenRadio = (stack) => `<div class="map-tokens">${radios("map-token", `${side(stack)} token`,
     tokensOf(stack).map((t, i) => [i, t]), state.token)}</div>`;
-  const table = (headers, rows, rowClass = () => "", cls = "") => `<div class="map-scroll ${cls}"><table class="map-table"><thead><tr>${
+  const table = (headers, rows, rowClass = () => "", cls = "") => `<div class="map-scroll ${cls}">
+    <table class="map-table"><thead><tr>${
     headers.map((h) => `<th>${h}</th>`).join("")}</tr></thead><tbody>${rows.map((r, i) => `<tr class="${rowClass(i)}">${
     r.map((c, j) => `<td class="${j ? "" : "tok"}">${c}</td>`).join("")}</tr>`).join("")}</tbody></table></div>`;
   const pending = () => `<p class="map-status">Asking the server for this box's vectors…</p>`;
@@ -267,7 +272,8 @@
     const [x, y] = pointerAt(canvas, event);
     const [i, j] = [Math.max(0, Math.floor((y - 2) / layout.rowH)), Math.floor((x - layout.left) / layout.cell)];
     const value = layout.rows[i]?.[j];
-    canvas.parentElement.nextElementSibling.textContent = value === undefined ? "" : `row ${i}, dimension ${j}: ${fmt(value, 4)}`;
+    canvas.parentElement.nextElementSibling.textContent =
+      value === undefined ? "" : `row ${i}, dimension ${j}: ${fmt(value, 4)}`;
   };
   const strip = (cls) => `<div class="map-scroll"><canvas class="${cls}" role="img"></canvas></div>
     <div class="map-readout"></div>`;
@@ -318,7 +324,8 @@
   const normPanel = (b) => {
     const final = b.box === "final-norm", m = state.payload.map[b.stack], tokens = tokensOf(b.stack);
     const index = request().index, d = numbers(), t = Math.min(state.token, tokens.length - 1);
-    const where = final ? `the final layer norm of the ${b.stack}` : `layer ${state.layer[b.stack]}'s norm before its ${b.kind}`;
+    const where = final ? `the final layer norm of the ${b.stack}`
+      : `layer ${state.layer[b.stack]}'s norm before its ${b.kind}`;
     let details = pending();
     if (d) {
       const after = rowsOf(d.outputs)[t];
@@ -329,7 +336,8 @@
         ["(x − mean) ÷ std", "0.000", "1.000"],
         ["· gain + bias (after)", fmt(mean(after)), fmt(std(after))]])}
         <h4>Before, after, and the learned gain and bias (${setup.d_model} dimensions)</h4>${strip("map-norm")}
-        <p class="map-norm-values" data-token="${t}">after[0..4] = ${after.slice(0, 5).map((v) => fmt(v, 4)).join(", ")}</p>`;
+        <p class="map-norm-values" data-token="${t}">after[0..4] = ${
+          after.slice(0, 5).map((v) => fmt(v, 4)).join(", ")}</p>`;
     }
     const html = `<p>LayerNorm(x) = (x − mean(x)) ÷ √(var(x) + ε) · gain + bias, over the ${setup.d_model} dimensions of one
       token's vector: ${where}. Pick a token.</p>${final ? "" : layerRadio(b.stack)}${tokenRadio(b.stack)}${details}`;
@@ -413,8 +421,8 @@
       embedding table itself (one ${setup.vocab_size} × ${setup.d_model} tensor: the output layer's weight <em>is</em>
       src_embed.embedding.weight), so a token's logit is h · its own embedding row.` : "Not tied to the embedding."}</p>
       ${radios("map-step", "Decoding step (the token written there)", steps.map((t, i) => [i, t]), step)}
-      <div class="map-controls"><label class="map-slider">Temperature T = <output class="map-t">${state.temperature.toFixed(1)
-      }</output><input type="range" class="map-temperature" min="0.1" max="3" step="0.1" value="${state.temperature}"
+      <div class="map-controls"><label class="map-slider">Temperature T = <output class="map-t">${
+      state.temperature.toFixed(1)}</output><input type="range" class="map-temperature" min="0.1" max="3" step="0.1" value="${state.temperature}"
       aria-label="Temperature"></label><label class="map-slider">Top-k (0: all) <input type="number" class="map-topk"
       min="0" max="${tokens.length}" step="1" value="${state.topK}" aria-label="Top-k"></label><label class="map-slider">
       Top-p = <output class="map-p">${state.topP.toFixed(2)}</output><input type="range" class="map-topp" min="0.05" max="1"
@@ -474,9 +482,11 @@
       norm: `${shape(1, n, d)} → ${shape(1, n, d)}`, "final-norm": `${shape(1, n, d)} → ${shape(1, n, d)}`,
       residual: `x ${shape(1, n, d)} + sublayer output ${shape(1, n, d)}`,
       "feed-forward": `${shape(1, n, d)} → ${shape(1, n, setup.d_ff)} → ${shape(1, n, d)}`,
-      attention: `queries ${shape(1, n, d)}, keys and values ${shape(1, b.kind === "cross-attention" ? S : n, d)}; per head ${
+      attention: `queries ${shape(1, n, d)}, keys and values ${shape(1, b.kind === "cross-attention" ? S : n, d)
+        }; per head ${
         shape(1, setup.n_heads, n, setup.d_k)}`,
-      output: `${shape(1, T, d)} → logits ${shape(1, T, setup.vocab_size)} → probabilities ${shape(1, T, setup.vocab_size)}`,
+      output: `${shape(1, T, d)} → logits ${shape(1, T, setup.vocab_size)} → probabilities ${
+        shape(1, T, setup.vocab_size)}`,
     })[b.box]);
   };
 

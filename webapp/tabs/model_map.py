@@ -79,7 +79,8 @@ CSS = """
 .model-map table.map-table td.tok { text-align: left; }
 .model-map table.map-table tr.greedy td { background: #ffe8d1; font-weight: 700; }
 .model-map table.map-table tr.cut td { color: #6b7280; background: #f3f4f6; }
-.model-map .bar { display: inline-block; height: 0.75em; background: #1f77b4; margin-right: 4px; vertical-align: middle; }
+.model-map .bar { display: inline-block; height: 0.75em; background: #1f77b4; margin-right: 4px;
+  vertical-align: middle; }
 .model-map details.map-code { margin-top: 12px; }
 .model-map details.map-code summary { cursor: pointer; font-weight: 600; }
 .model-map pre.map-source { max-height: 340px; overflow: auto; font-size: 0.8em; line-height: 1.35; margin: 4px 0;
@@ -150,8 +151,10 @@ def box_json(internals, box, stack_name, index):
     if box == "embedding":
         return {"rows": packed_vectors(stack.embedding), "position": packed_vectors(stack.position)}
     if box == "norm" and 0 <= index < len(stack.norm_inputs):
-        return {"inputs": packed_vectors(stack.norm_inputs[index]), "outputs": packed_vectors(stack.norm_outputs[index]),
-                "gain": rounded(internals.gains[stack_name][index]), "bias": rounded(internals.biases[stack_name][index])}
+        return {"inputs": packed_vectors(stack.norm_inputs[index]),
+                "outputs": packed_vectors(stack.norm_outputs[index]),
+                "gain": rounded(internals.gains[stack_name][index]),
+                "bias": rounded(internals.biases[stack_name][index])}
     if box == "feed-forward" and 0 <= index < len(stack.hidden):
         return {"hidden": packed_vectors(stack.hidden[index])}
     return None
