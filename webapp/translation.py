@@ -123,6 +123,14 @@ def request_json(text, beam, sampling):
             "seed": sampling.seed if sampling else 0}
 
 
+def shown_payload(translator, inspection, text, beam, sampling):
+    """The payload the views draw (`webapp.payload`) with the request it was made with (`request_json`): what the
+    translate event and a notebook's views (`webapp.notebook`) put in the store."""
+    payload = translation_payload(translator, inspection, decoding_label(beam, sampling))
+    payload["request"] = request_json(text, beam, sampling)
+    return payload
+
+
 def shown_inspection(served, shown):
     """The Inspection of the translation the page shows, made again from what an experiment's request carries
     (`shown`: the payload's `request`, `request_json`), so that an experiment runs on the sentence and settings on
@@ -153,9 +161,7 @@ def translate(served, text, decoding, beam, temperature, top_k, seed):
     status = translation_status(seconds, decoding, input_report(inspection), len(outputs) - 1,
                                 served.translator.max_source_tokens, lines)
     chips = token_chips(inspection.source_tokens, "English") + token_chips(outputs, "Italian")
-    payload = translation_payload(served.translator, inspection, decoding)
-    payload["request"] = request_json(text, beam, sampling)
-    return inspection.translation, status, chips, payload
+    return inspection.translation, status, chips, shown_payload(served.translator, inspection, text, beam, sampling)
 
 
 def decoding_controls_for(decoding):
