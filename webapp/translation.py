@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import gradio as gr
 
+from inputs.checks import MAX_BEAM as LIBRARY_MAX_BEAM
+from inputs.checks import check_sampling
 from interpretability import input_report
 from transformer import Sampling
 from transformer.tokenizer import EOS
@@ -23,7 +25,9 @@ from .texts import EMPTY_MESSAGE
 from .tokens import output_tokens, token_chips
 from .views import carrier
 
-MAX_BEAM = 8  # the widest beam the page offers, and the API accepts: each beam adds to every decoding step
+# The widest beam the page offers, and the API accepts: the app's choice, half the library's limit, since each beam
+# adds to every decoding step of a server that others share.
+MAX_BEAM = LIBRARY_MAX_BEAM // 2
 EXAMPLES = [  # short enough to fit one row on a projector (1024 px)
     "I love reading books.",
     "Where is the station?",
@@ -59,7 +63,9 @@ def decoding_settings(decoding, beam, temperature, top_k, seed):
     """(beam width, Sampling or None) of the decoding controls; a gr.Error that says why for values out of range."""
     try:
         if decoding == "sampling":
-            return 1, Sampling(float(temperature), int(top_k), int(seed))
+            sampling = Sampling(float(temperature), int(top_k), int(seed))
+            check_sampling(sampling)
+            return 1, sampling
         beam = 1 if decoding == "greedy" else int(beam)
         if not 1 <= beam <= MAX_BEAM:
             raise ValueError(f"the beam width must be in 1..{MAX_BEAM}, got {beam}")
