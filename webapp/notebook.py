@@ -14,7 +14,7 @@ app's, and no package may import one above it (tests/test_layering.py).
 
 import html
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from interpretability import head_details, inspect, record_internals
@@ -50,7 +50,7 @@ class NotebookView:
     until its script has measured it)."""
 
     title: str
-    document: str
+    document: str = field(repr=False)  # a page of a few hundred kB
     height: int
 
     def _repr_html_(self):
