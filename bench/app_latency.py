@@ -96,9 +96,9 @@ def server_cases(app, sentence):
     translate = served.bind(translation.translate)
     settings = {  # the decoding controls: decoding, beam width, temperature, top-k, seed
         "greedy": ("greedy", 4, 1.0, 0, 0), "beam": ("beam", 4, 1.0, 0, 0), "sampling": ("sampling", 4, 0.8, 10, 1)}
-    inspection = translate(sentence, *settings["greedy"])[3]
+    shown = translate(sentence, *settings["greedy"])[3]["request"]  # what the page sends with an experiment
     heads_off = ([], [], ["cross L1 H1", "cross L2 H2"])  # ticked per kind: encoder, decoder, cross
-    attribute = lambda method: lambda: steps.attribute(served, inspection, event(method=method, request=1))  # noqa: E731
+    attribute = lambda method: lambda: steps.attribute(served, event(method=method, shown=shown, request=1))  # noqa: E731
     return [
         ("translate: translation, status, chips and payload", "translate",
          lambda: translate(sentence, *settings["greedy"])),
@@ -112,7 +112,7 @@ def server_cases(app, sentence):
         ("experiment: attribution, integrated gradients, every step", "experiment",
          attribute("integrated_gradients")),
         ("one head's numbers, every query token", "experiment", lambda: inside_head.head_numbers(
-            served, inspection, event(translation=1, kind="cross", layer=2, head=2))),
+            served, event(translation=1, shown=shown, kind="cross", layer=2, head=2))),
     ]
 
 
@@ -122,7 +122,7 @@ def payload_sizes(app):
 
     sizes = {}
     for name, text in [("12 words", SENTENCE), ("40 tokens", LONG_SENTENCE)]:
-        payload = app.served.bind(translation.translate)(text, "greedy", 4, 1.0, 0, 0)[4]
+        payload = app.served.bind(translation.translate)(text, "greedy", 4, 1.0, 0, 0)[3]
         sent = as_sent(payload).encode()
         sizes[name] = {"source_tokens": len(payload["source_tokens"]), "target_tokens": len(payload["target_tokens"]),
                        "kB": round(len(sent) / 1000, 1), "kB_gzip": round(len(gzip.compress(sent)) / 1000, 1)}

@@ -185,14 +185,16 @@ def test_hover_click_and_lines(translated):
 
 
 def test_on_a_phone_the_whole_map_is_shown_and_the_mouse_still_reads_its_cells(page, deep_translator):
-    """390 px wide: the cells shrink to the column, then the drawing is shown smaller (not cut, no sideways scroll);
-    the mouse over a cell still names that cell's weight."""
+    """390 px wide: the cells shrink to the column and the title breaks into lines, so the whole map is shown (not
+    cut, no sideways scroll) with labels of at least 10 px as shown (it was drawn wider, then shown smaller with
+    ~8 px labels); the mouse over a cell still names that cell's weight."""
     page.set_viewport_size({"width": 390, "height": 844})
     page, inspection = translated_on(page, deep_translator, "they want the book, the cat and the red house today.")
     canvas = page.locator("#attention-heatmap canvas")
-    shown, drawn_width, column = canvas.evaluate(
-        "e => [e.getBoundingClientRect().width, e.__size[0], e.parentElement.clientWidth]")
-    assert shown <= column + 0.5 < drawn_width
+    shown, drawn_width, column, label_px = canvas.evaluate(
+        "e => [e.getBoundingClientRect().width, e.__size[0], e.parentElement.clientWidth, e.__cells[0].labelPx]")
+    assert shown <= column + 0.5
+    assert label_px * shown / drawn_width >= 10
     row, col = len(inspection.target_tokens) - 1, len(inspection.source_tokens) - 2
     page.mouse.move(*cell_middle(page, row, col))
     tip = page.locator("#attention-heatmap .attn-tooltip")
@@ -231,7 +233,8 @@ def test_downloads_are_made_in_the_page(translated, tmp_path):
 
 
 def test_fast_clicks_leave_the_view_matching_the_controls(translated):
-    """Back-to-back clicks: the figure ends on what the radios say, and a redraw takes little time."""
+    """Back-to-back clicks: the figure ends on what the radios say (how long a redraw takes: bench/app_latency.py,
+    "attention: head")."""
     page, _ = translated
     clicks = [("kind", TITLES["cross"]), ("layer", "3"), ("kind", TITLES["encoder"]), ("head", "2"),
               ("layer", "1"), ("kind", TITLES["decoder"]), ("layer", "3"), ("head", "all (grid)"),
@@ -243,14 +246,3 @@ def test_fast_clicks_leave_the_view_matching_the_controls(translated):
     assert checked == {"kind": "encoder", "layer": "2", "head": "all"}
     assert shown(page) == ("encoder", 2, "all")
     expect(page.locator("#attention-heatmap .attn-title")).to_have_text(f"{TITLES['encoder']} · layer 2 · all heads")
-    # A control changed -> the figure redrawn, timed in the page (the target is 50 ms in Chromium on 2 cores).
-    took = page.evaluate("""() => {
-        const times = [];
-        for (const value of ['1', '2', 'mean', '1', '2']) {
-            const input = document.querySelector(`input[name="attention-head"][value="${value}"]`);
-            const start = performance.now();
-            input.click();
-            times.push(performance.now() - start);
-        }
-        return times; }""")
-    assert sorted(took)[len(took) // 2] < 200, took  # the median, generous: the cores are shared in CI

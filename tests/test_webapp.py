@@ -182,7 +182,7 @@ def test_every_web_function_is_short():
 
 def test_each_tab_has_a_module_with_a_build_function():
     tabs = sorted(path.stem for path in (ROOT / "webapp" / "tabs").glob("*.py") if path.stem != "__init__")
-    assert tabs == ["attention", "heads", "how_it_learned", "inside_head", "model_card", "positions", "steps"]
+    assert tabs == ["attention", "heads", "how_it_learned", "inside_head", "model_card", "model_map", "positions", "steps"]
     for name in tabs:
         tree = ast.parse((ROOT / "webapp" / "tabs" / f"{name}.py").read_text(encoding="utf-8"))
         assert ast.get_docstring(tree), f"{name}.py says what its tab shows"

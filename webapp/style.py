@@ -81,6 +81,21 @@ table.beam th, table.beam td {{ border: 1px solid var(--border-color-primary); p
 table.beam tr.on-path, table.beam tr.winner {{ background: var(--color-accent-soft); }}
 table.beam .not-top {{ color: #c2185b; font-weight: 700; }}
 
+/* The line naming the sentence a view draws (views.js: nameSentence). */
+.view-sentence {{ margin: 2px 0 6px !important; font-weight: 600; overflow-wrap: anywhere; }}
+
+/* The model card's tables: whole words; a table wider than the screen scrolls sideways in its own box. */
+.model-card table {{ display: block; max-width: 100%; overflow-x: auto; }}
+.model-card th, .model-card td {{ word-break: normal !important; overflow-wrap: normal !important; hyphens: none; }}
+
+/* A phone (390 px): every control on the screen, labels readable. */
+@media (max-width: 600px) {{
+  .diagnostics-table {{ border-spacing: 2px !important; }}
+  .diagnostics-table th {{ padding: 0 2px !important; font-size: 0.85em; }}
+  .diagnostics-cell {{ min-width: 0 !important; width: 100%; padding: 3px !important; }}
+  .diagnostics-label {{ font-size: 0.75em !important; }}
+}}
+
 /* The heads to switch off: one row per layer, one column per head. */
 .head-grid .wrap {{ display: grid !important; gap: 6px; justify-content: start; }}
 .head-grid .wrap label {{ padding: 4px 8px !important; margin: 0 !important; }}

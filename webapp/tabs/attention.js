@@ -94,6 +94,7 @@
   // --- The heatmap, or one per head side by side ---------------------------------------------------------------------
 
   const header = (ctx, width, lines) => {  // the title, then smaller lines under it; returns the height used
+    width = Math.min(width, canvas.parentElement.clientWidth || width);  // centred on what is on screen at first
     ctx.fillStyle = "#222";
     ctx.textAlign = "center";
     ctx.textBaseline = "middle";
@@ -108,6 +109,20 @@
     ctx.font = "600 15px system-ui, sans-serif";
     return Math.max(...lines.map((l) => ctx.measureText(l).width)) + 20;
   };
+  // The header's lines cut at their " · " where one is wider than the figure's column (a phone): the figure is then
+  // drawn at the column's width, not shrunk to it with its labels.
+  const fitted = (lines) => {
+    const room = canvas.parentElement.clientWidth || Infinity;  // 0 while hidden: as on a wide screen
+    return lines.flatMap((line) => {
+      if (headerWidth([line]) <= room) return [line];
+      return line.split(" · ").reduce((out, part) => {
+        const joined = out.length ? `${out[out.length - 1]} · ${part}` : part;
+        if (out.length && headerWidth([joined]) <= room) out[out.length - 1] = joined;
+        else out.push(part);
+        return out;
+      }, []);
+    });
+  };
 
   const drawHeatmaps = (title, notes) => {
     const kind = state.payload.kinds[state.kind], rows = rowLabels(), cols = colLabels();
@@ -117,7 +132,7 @@
     const vmax = scaleTop(matrices);
     // Over a grid the axes are named in the header, not beside each map, where they would run into its labels.
     notes = [...notes, SCALES[state.scale]];
-    const lines = grid ? [title, `${yTitle} · ${xTitle}`, ...notes] : [title, ...notes];
+    const lines = fitted(grid ? [title, `${yTitle} · ${xTitle}`, ...notes] : [title, ...notes]);
     const cell = grid ? Math.max(8, Math.min(22, 300 / Math.max(cols.length, 1))) : undefined;
     const panels = matrices.map((matrix, i) => {
       const off = document.createElement("canvas");
@@ -132,7 +147,7 @@
     const headHeight = 26 + 17 * (lines.length - 1) + 6;
     const width = Math.max(perRow * pw, headerWidth(lines));
     const height = headHeight + Math.ceil(panels.length / perRow) * ph;
-    const ctx = sizedCanvas(canvas, width, height);
+    const ctx = sizedCanvas(canvas, width, height, grid ? undefined : readableScale(panels[0].box.labelPx));
     header(ctx, width, lines);
     panels.forEach((p, i) => {
       [p.x, p.y] = [(i % perRow) * pw, headHeight + Math.floor(i / perRow) * ph];
@@ -151,7 +166,7 @@
     const ctx0 = canvas.getContext("2d");
     ctx0.font = "13px system-ui, sans-serif";
     const widest = (labels) => Math.max(0, ...labels.map((l) => ctx0.measureText(l).width));
-    const lines = [title, ...notes, ...(shown.length > 1 ? ["one colour per head"] : [])];
+    const lines = fitted([title, ...notes, ...(shown.length > 1 ? ["one colour per head"] : [])]);
     // Each side named over its tokens: the queries (rows of the heatmap) left, the keys (its columns) right.
     const sides = [`Query: ${SIDES[rowSide()]}`, `Key: ${SIDES[state.payload.kinds[state.kind].columns]}`];
     ctx0.font = "600 13px system-ui, sans-serif";
@@ -299,10 +314,14 @@
     const matrices = state.view === "lines" ? drawLines(title, notes) : drawHeatmaps(title, notes);
     exposeForTests(canvas, {__matrices: matrices, __matrix: matrices[0],
       __cells: state.panels.filter((p) => !p.lines).map((p) =>  // where each map's cells are, in CSS pixels
-        ({x: p.x + p.box.left, y: p.y + p.box.top, cell: p.box.cell, rows: p.box.rows, cols: p.box.cols}))});
+        ({x: p.x + p.box.left, y: p.y + p.box.top, cell: p.box.cell, rows: p.box.rows, cols: p.box.cols,
+          labelPx: p.box.labelPx}))});
     const {row = "", col = ""} = state.outline ?? {};
     Object.assign(figure.dataset, {outline: state.outline ? `${row},${col}` : "", lit: state.lit ?? ""});
-    canvas.setAttribute("aria-label", `${title}: ${state.view}`);
+    const kindSides = state.payload.kinds[state.kind];
+    canvas.setAttribute("aria-label", `${title}: ${state.view}, query: ${SIDES[rowSide()]}${
+      state.view === "lines" ? " (left)" : " (rows)"}, key: ${SIDES[kindSides.columns]}${
+      state.view === "lines" ? " (right)" : " (columns)"}`);
     figure.setAttribute("aria-label", title);
     $("#attention-heatmap .attn-title").textContent = title;
     drawOverview();

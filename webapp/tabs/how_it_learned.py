@@ -14,7 +14,8 @@ on `</s>` when no source word helps. Play it, or drag the slider; pick another s
 
 CSS = """
 .learn-controls, .learn-player { display: flex; flex-wrap: wrap; gap: 12px; align-items: center; margin: 6px 0; }
-.learn-controls select { margin-left: 4px; max-width: 26em; }
+.learn-controls label { max-width: 100%; }
+.learn-controls select { margin-left: 4px; max-width: min(26em, 100%); }
 .learn-player input[type=range] { flex: 1; min-width: 12em; }
 .learn-player button { padding: 2px 12px; border-radius: 6px; border: 1px solid var(--border-color-primary); }
 .learn-note { font-size: 0.95em; margin: 2px 0 6px; }

@@ -49,6 +49,9 @@ CSS = """
 .ih-matrix { display: flex; flex-direction: column; gap: 2px; min-width: 0; max-width: 100%; }
 .ih-matrix .ih-caption { font-size: 0.9em; overflow-wrap: anywhere; }
 .ih-matrix canvas { display: block; }
+.ih-legend { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 8px; margin: 6px 0; font-size: 0.85em; }
+.ih-legend-bar { display: inline-block; width: 140px; height: 12px; border: 1px solid #9ca3af; border-radius: 2px; }
+.ih-legend-end { font-family: var(--font-mono); }
 .ih-readout { font-family: var(--font-mono); font-size: 0.85em; min-height: 1.3em; white-space: pre; }
 table.ih-table { border-collapse: collapse; font-family: var(--font-mono); font-size: 0.9em; }
 table.ih-table th, table.ih-table td { border: 1px solid var(--border-color-primary); padding: 2px 8px;

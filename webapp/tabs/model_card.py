@@ -12,8 +12,8 @@ from ..texts import CREDITS, SCORES_HELP
 
 def build(served):
     """The card, the loss curve (when the model directory has one) and the model's notes with the credits."""
-    gr.Markdown(model_card_markdown(served.directory, SCORES_HELP))
+    gr.Markdown(model_card_markdown(served.directory, SCORES_HELP), elem_classes=["model-card"])
     if served.directory.loss_curve:  # its title is drawn in the figure, so no label badge covers it
         gr.Image(Image.open(served.directory.loss_curve), label="Training curve", show_label=False, format="png",
                  buttons=["fullscreen"])
-    gr.Markdown(about_markdown(served.directory, CREDITS))
+    gr.Markdown(about_markdown(served.directory, CREDITS), elem_classes=["model-card"])

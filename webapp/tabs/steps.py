@@ -27,8 +27,9 @@ METHOD_NAMES = {"gradient_x_input": "gradient × input", "integrated_gradients":
 
 # The step panel's look (step_panel.js), in every view that draws one.
 STEP_PANEL_CSS = """
-.step-controls { display: flex; align-items: center; gap: 10px; margin: 6px 0; }
+.step-controls { display: flex; flex-wrap: wrap; align-items: center; gap: 10px; margin: 6px 0; }
 .step-controls input[type=range] { flex: 1; min-width: 10em; }
+.step-controls .step-next { margin-left: auto; }
 .step-controls button { padding: 3px 12px; border-radius: 6px; border: 1px solid var(--border-color-primary);
   background: var(--button-secondary-background-fill); }
 .step-label { min-width: 7em; font-variant-numeric: tabular-nums; }
@@ -36,6 +37,7 @@ STEP_PANEL_CSS = """
 .step-figures figure, .attribution-figure { margin: 4px 0; max-width: 100%; overflow-x: auto; }
 .step-figures figcaption, .attribution-figure figcaption { font-weight: 600; margin-bottom: 4px; }
 .step-candidates { flex: 1 1 320px; }
+.step-attention { flex: 1 1 420px; min-width: 0; }
 .bars-table { border-collapse: collapse; width: 100%; }
 .bars-table th { font-family: var(--font-mono); font-weight: 500; text-align: right; padding: 1px 8px;
   white-space: pre; }
