@@ -1,7 +1,8 @@
 """What a classroom hit, in a real browser (tests/browser_helpers.py): a second Translate while one runs (the latest
 wins, every view names the sentence it draws), an experiment after the box was edited (it runs on the translation
-shown), a phone (390×844) and a projector (1024×768), the colour scale, the legends and axis names of the figures,
-a long sentence's step strip, and the URL (reload, back, a shared link show the same view)."""
+shown), input that is not English (warned about), a phone (390×844) and a projector (1024×768), the colour scale,
+the legends and axis names of the figures, a long sentence's step strip, and the URL (reload, back, a shared link
+show the same view)."""
 
 import json
 import re
@@ -65,6 +66,13 @@ def test_experiments_run_on_the_translation_shown_not_on_the_edited_box(page, de
     keys = page.locator("#inside-head table.ih-table tbody td.ih-key").all_inner_texts()
     assert keys == expected.key_tokens
     expect(page.locator("#english textarea")).to_have_value(OTHER)  # the box is left as the person typed it
+
+
+def test_input_that_does_not_look_english_is_warned_about_in_the_status_line(page):
+    page.locator("#english textarea").fill("Ich habe heute keine Zeit.")
+    page.locator("#translate").click()
+    expect(page.locator("#status")).to_contain_text("This looks like German", timeout=WAIT)
+    expect(page.locator("#status")).to_contain_text("the model translates from English only")
 
 
 # What of the page lies beyond the screen's right edge, not inside a box that scrolls sideways: nothing may.

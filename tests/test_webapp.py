@@ -74,6 +74,15 @@ def test_line_breaks_are_read_as_spaces_and_said():
     assert "joined" not in translation.translation_status(0.5, "greedy", InputReport(8, 0, False, False), 3, 127)
 
 
+def test_input_that_does_not_look_english_is_warned_about(served):
+    """French or German in the English box: the status line says what it looks like and why the Italian may be
+    nonsense (interpretability.language decides); English gets no such warning."""
+    for text, language in [("Je voudrais un café, s'il vous plaît.", "French"), ("Ich habe heute keine Zeit.", "German")]:
+        status = translation.translate(served, text, "greedy", 2, 1.0, 0, 0)[1]
+        assert f"Warning: This looks like {language}" in status and "translates from English only" in status
+    assert "This looks like" not in translation.translate(served, "I see the cat.", "greedy", 2, 1.0, 0, 0)[1]
+
+
 def test_a_text_of_two_lines_is_translated_as_one(served, translator):
     italian, status, _, payload = translation.translate(served, "I see\nthe cat.", "greedy", 2, 1.0, 0, 0)
     assert italian == translator.translate("I see the cat.") and "2 lines were joined" in status

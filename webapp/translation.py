@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from interpretability import input_report
+from interpretability.language import check_language
 from transformer import Sampling
 from transformer.tokenizer import EOS
 
@@ -108,12 +109,16 @@ def one_line(text):
     return " ".join(lines), len(lines)
 
 
-def translation_status(seconds, decoding, report, italian_tokens, max_tokens, joined_lines=1):
+def translation_status(seconds, decoding, report, italian_tokens, max_tokens, joined_lines=1, not_english=None):
     """The status line under a translation (`decoding`: `decoding_label`; tokens counted without the closing </s>, as
-    the truncation note does), then a note when the input's `joined_lines` were read as one (`one_line`) and a
-    warning for each thing in the input the model may not have read (`interpretability.input_report`)."""
+    the truncation note does), then the warning `not_english` when the input does not look English (the line of
+    `interpretability.language.check_language`), a note when the input's `joined_lines` were read as one
+    (`one_line`) and a warning for each thing in the input the model may not have read
+    (`interpretability.input_report`)."""
     lines = [f"Translated in {seconds:.2f} s · {decoding} · {report.tokens} English → {italian_tokens} Italian tokens "
              f"(not counting `{EOS}`)"]
+    if not_english:
+        lines.append(f"**⚠️ Warning: {not_english}**")
     if joined_lines > 1:
         lines.append(f"**ℹ️ Note: your {joined_lines} lines were joined into one text (each line break read as a "
                      "space): this model translates one sentence at a time, so translate the lines one by one to see "
@@ -130,6 +135,9 @@ def translation_status(seconds, decoding, report, italian_tokens, max_tokens, jo
         lines.append(f"**⚠️ Note: {report.tokens} tokens is far longer than the sentences this model learnt from: "
                      "expect a weaker translation, or translate one sentence at a time.**")
     return "\n\n".join(lines)
+
+
+REQUEST_SETTINGS = ("decoding", "beam", "temperature", "top_k", "seed")  # a request's settings, in the controls' order
 
 
 def request_json(text, beam, sampling):
@@ -152,6 +160,14 @@ def inspection_of(served, text, decoding, beam, temperature, top_k, seed):
     return served.inspect(one_line(text)[0], beam, sampling)
 
 
+def shown_inspection(served, shown):
+    """`inspection_of` the translation an event names in its data rather than its inputs (`shown`: the payload's
+    `request`, `request_json`; the model map's boxes send it so); None when the page shows none."""
+    if not isinstance(shown, dict):
+        return None
+    return inspection_of(served, *(shown.get(name) for name in ("text", *REQUEST_SETTINGS)))
+
+
 def translate(served, text, decoding, beam, temperature, top_k, seed):
     """English -> Italian. Outputs: translation, status, token chips, and the payload every view is drawn from
     (`webapp.payload`, with the request it was made with: `request_json`)."""
@@ -166,7 +182,7 @@ def translate(served, text, decoding, beam, temperature, top_k, seed):
     decoding = decoding_label(beam, sampling)
     text, lines = one_line(text)
     status = translation_status(seconds, decoding, input_report(inspection), len(outputs) - 1,
-                                served.translator.max_source_tokens, lines)
+                                served.translator.max_source_tokens, lines, check_language(text).warning)
     chips = token_chips(inspection.source_tokens, "English") + token_chips(outputs, "Italian")
     payload = translation_payload(served.translator, inspection, decoding)
     payload["request"] = request_json(text, beam, sampling)
