@@ -27,21 +27,11 @@ from ..attention_kinds import ATTENTION_KINDS
 from ..payload import translation_payload
 from ..texts import ABLATION_HELP, ABLATION_NOT_YET, EMPTY_MESSAGE, HEADS_HELP, IMPORTANCE_MISSING
 from ..tokens import output_tokens, token_chips
-from ..translation import decoding_label, decoding_settings, one_line
+from ..translation import SHOWN_TRANSLATION, decoding_label, decoding_settings, one_line
 from ..views import browser_view
 from .steps import markdown_html, stepped_view
 
 HEAD_NAME = re.compile(r"(encoder|decoder|cross) L(\d+) H(\d+)")
-# The switch-off's inputs, in the browser: the sentence and decoding settings of the translation the page shows (the
-# store's, webapp/store.js), not the text box or controls changed since; none ("") before a translation.
-SHOWN_TRANSLATION = """(text, decoding, beam, temperature, topK, seed, ...ticked) => {
-  const shown = globalThis.translatorStore?.get("translation")?.request;
-  if (!shown) return ["", decoding, beam, temperature, topK, seed, ...ticked];
-  const sampled = shown.decoding === "sampling";
-  return [shown.text, shown.decoding, shown.decoding === "beam" ? shown.beam : beam,
-          sampled ? shown.temperature : temperature, sampled ? shown.top_k : topK, sampled ? shown.seed : seed,
-          ...ticked];
-}"""
 _answers = itertools.count(1)  # each switch-off answer differs from the one before, even for the same heads
 
 # What each diagnostic measures, in the words of the page; `alignment` exists for cross-attention only.
@@ -198,8 +188,8 @@ def result_template():
 def build(served, text, decoding_controls):
     """The tab, wired: the diagnostics of each translation (drawn in the page), the heads to switch off and the
     translation the page shows without them (its sentence and settings sent in place of `text` and the
-    `decoding_controls`: SHOWN_TRANSLATION) with its steps, and the importance of each head. No event of the tab runs
-    on a translation."""
+    `decoding_controls`: `translation.SHOWN_TRANSLATION`) with its steps, and the importance of each head. No event
+    of the tab runs on a translation."""
     gr.Markdown(HEADS_HELP)
     stepped_view(__file__, "head-diagnostics", diagnostics_template(), DIAGNOSTICS_CSS)
     gr.Markdown(ABLATION_HELP)

@@ -21,8 +21,7 @@
   const ask = () => {  // one request for the chosen head, unless drawn, on its way, or out of view
     if (!state.payload || answered.has(question()) || state.asked === question() || !visible()) return;
     state.asked = question();
-    trigger("head_numbers", {translation: state.payload.id, shown: state.payload.request, kind: state.kind,
-                             layer: state.layer, head: state.head});
+    trigger("head_numbers", {translation: state.payload.id, kind: state.kind, layer: state.layer, head: state.head});
   };
 
   const clampChoices = () => {  // a shallower kind: its last layer; a shorter row of tokens: its first token

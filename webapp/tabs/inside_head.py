@@ -5,7 +5,7 @@ sum of the value rows; where the output goes next; and the formula with this que
 
 One browser view (`webapp.views.browser_view`, drawn by `inside_head.js`): its controls (kind, layer, head, query
 token) are answered in the page. The numbers of one head, for every query token at once, come in one request (the
-view's custom event `head_numbers`, which carries the sentence and decoding settings of the translation shown,
+view's custom event `head_numbers`, which sends the sentence and decoding settings of the translation shown,
 answered by `head_numbers`: a model pass, `interpretability.head_details` with query "all"), asked only while the
 tab is in view, when it opens, when the kind, layer or head change, or when a translation arrives while it is
 shown; a click on another query token is then drawn in the page with no request.
@@ -18,7 +18,7 @@ from interpretability.head_details import ALL_QUERIES
 from ..attention_kinds import ATTENTION_KINDS, clamp_layer, whole_number
 from ..events import QUIET
 from ..payload import rounded
-from ..translation import shown_inspection
+from ..translation import SHOWN_TRANSLATION, inspection_of
 from ..views import browser_view
 
 HELP = """One head, one query token, the model's real numbers for your sentence, in the order it computes them:
@@ -88,24 +88,25 @@ def chosen_head(served, kind, layer, head):
     return kind, layer - 1, head - 1
 
 
-def head_numbers(served, evt: gr.EventData):
-    """The answer to the view's `head_numbers` event ({translation, shown, kind, layer, head}: the payload's id, its
-    request, and the 1-based choices): that head's numbers for every query token of the translation the page shows
-    (`translation.shown_inspection`; `head_json`), with the translation's id echoed so the page draws only the
-    answer to its latest question; None before any translation."""
-    asked = getattr(evt, "_data", None) or {}
-    inspection = shown_inspection(served, asked.get("shown"))
+def head_numbers(served, text, decoding, beam, temperature, top_k, seed, evt: gr.EventData):
+    """The answer to the view's `head_numbers` event ({translation, kind, layer, head}: the payload's id and the
+    1-based choices), about the sentence and decoding settings of the translation shown, which it sends
+    (`translation.inspection_of`): that head's numbers for every query token (`head_json`), with the translation's
+    id echoed so the page draws only the answer to its latest question; None for an empty sentence."""
+    inspection = inspection_of(served, text, decoding, beam, temperature, top_k, seed)
     if inspection is None:
         return None
+    asked = getattr(evt, "_data", None) or {}
     kind, layer, head = chosen_head(served, asked.get("kind"), asked.get("layer"), asked.get("head"))
     details = served.head_details(inspection, kind, layer, head, ALL_QUERIES)
     return {"translation": asked.get("translation"), **head_json(details)}
 
 
-def build(served):
-    """The tab's help and its view; the view asks for a head's numbers with its `head_numbers` event, answered into
-    the view's value."""
+def build(served, experiment_inputs):
+    """The tab's help and its view; the view asks for a head's numbers with its `head_numbers` event, which sends
+    `experiment_inputs` (the sentence and decoding controls: `translation.TranslationBox.inputs`) as the translation
+    shown has them (`translation.SHOWN_TRANSLATION`)."""
     gr.Markdown(HELP)
     view = browser_view(__file__, "inside-head", TEMPLATE, CSS)
-    view.head_numbers(served.bind(head_numbers), None, view, **QUIET)
+    view.head_numbers(served.bind(head_numbers), experiment_inputs, view, js=SHOWN_TRANSLATION, **QUIET)
     return view

@@ -42,7 +42,7 @@
     }
     figure.hidden = true;
     status.textContent = "Computing the attribution of every step…";
-    trigger("attribute", {method: method(), shown: current.request, request: ++request});
+    trigger("attribute", {method: method(), request: ++request});
   };
   details.addEventListener("toggle", ask);
   root.querySelector(".attribution-controls").addEventListener("change", ask);

@@ -19,7 +19,7 @@ from interpretability.attribution import METHODS
 from ..events import QUIET
 from ..payload import rounded
 from ..texts import ATTRIBUTION_HELP, BEAM_HELP, SAMPLING_HELP, STEPS_HELP
-from ..translation import shown_inspection
+from ..translation import SHOWN_TRANSLATION, inspection_of
 from ..views import browser_view
 
 STEP_PANEL_JS = Path(__file__).with_name("step_panel.js").read_text(encoding="utf-8")
@@ -84,15 +84,15 @@ def attribution_json(attribution, inspection):
             "mean_agreement": rounded(attribution.mean_agreement), "seconds": round(attribution.seconds, 3)}
 
 
-def attribute(served, evt: gr.EventData):
-    """The page's "attribute" event ({method, shown, request}: its panel opened, or its method changed): the
-    attribution of the translation the page shows (`shown`, its request: `translation.shown_inspection`), every step
-    at once, as the view's new value."""
+def attribute(served, text, decoding, beam, temperature, top_k, seed, evt: gr.EventData):
+    """The page's "attribute" event (its panel opened, or its method changed): the attribution of the translation of
+    the sentence and decoding settings it sends (the translation shown: `translation.inspection_of`), every step at
+    once, as the view's new value."""
     data = evt._data if isinstance(evt._data, dict) else {}
     method = data.get("method")
     if method not in METHODS:
         raise gr.Error(f"Attribution: the method must be one of {', '.join(METHODS)}, got {method!r}")
-    inspection = shown_inspection(served, data.get("shown"))
+    inspection = inspection_of(served, text, decoding, beam, temperature, top_k, seed)
     if inspection is None:
         return gr.skip()
     return {"attribution": attribution_json(served.attribute(inspection, method), inspection),
@@ -113,12 +113,13 @@ def view_template():
 </details></div>"""
 
 
-def build(served):
+def build(served, experiment_inputs):
     """The tab: how decoding works, the step view of each translation (drawn in the page), and the attribution
-    panel, computed for the translation shown when asked."""
+    panel, computed when asked for the sentence and settings of `experiment_inputs` (`TranslationBox.inputs`) as the
+    translation shown has them (`translation.SHOWN_TRANSLATION`)."""
     gr.Markdown(STEPS_HELP)
     with gr.Accordion("Sampling and beam search, explained", open=False):
         gr.Markdown(SAMPLING_HELP + "\n\n" + BEAM_HELP)
     view = stepped_view(__file__, "step-view", view_template(), CSS)
-    view.attribute(served.bind(attribute), None, view, **QUIET)
+    view.attribute(served.bind(attribute), experiment_inputs, view, js=SHOWN_TRANSLATION, **QUIET)
     return view
