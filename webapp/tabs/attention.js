@@ -94,7 +94,7 @@ const MARKUP = `<div class="attn-view" aria-label="Attention">
                           ...Array.from({length: heads()}, (_, h) => [h + 1, String(h + 1)])]],
     rows: () => ["Italian rows", [["input", "decoder input"], ["produced", "token produced"]]],
     view: () => ["View", [["heatmap", "heatmap"], ["lines", "lines"]]],
-    scale: () => ["Colours", [["fixed", "0 to 1"], ["own", "0 to the map's largest"]]],
+    scale: () => ["Colours", [["fixed", "0–1"], ["own", "0–max"]]],
   };
   const IDS = {kind: "kind", layer: "layer", head: "head", rows: "rows", view: "style", scale: "scale"};
   const renderControl = (name) => {
