@@ -95,10 +95,14 @@ table.beam .not-top {{ color: #c2185b; font-weight: 700; }}
 
 /* A phone (390 px): every control on the screen, labels readable. */
 @media (max-width: 600px) {{
-  .diagnostics-table {{ border-spacing: 2px !important; }}
+  .diagnostics-table {{ border-spacing: 2px !important; width: 100%; table-layout: fixed; }}
+  .diagnostics-table th[scope="row"] {{ width: 3.4em; }}
+  .diagnostics-table td {{ padding: 0 !important; }}
+  .diagnostics-grid {{ overflow-x: auto; }}
   .diagnostics-table th {{ padding: 0 2px !important; font-size: 0.85em; }}
-  .diagnostics-cell {{ min-width: 0 !important; width: 100%; padding: 3px !important; }}
-  .diagnostics-label {{ font-size: 0.75em !important; }}
+  .diagnostics-cell {{ min-width: 0 !important; width: 100% !important; padding: 3px 2px !important; }}
+  .diagnostics-number {{ font-size: 0.95em !important; }}
+  .diagnostics-label {{ font-size: 0.72em !important; overflow-wrap: anywhere; }}
 }}
 
 /* The heads to switch off: one row per layer, one column per head. */
