@@ -137,7 +137,7 @@ def test_the_colour_scale_is_0_to_1_by_default_and_the_figure_says_which(page):
     figure, canvas = page.locator("#attention-heatmap"), page.locator("#attention-heatmap canvas")
     expect(figure).to_have_attribute("data-scale", "fixed")
     expect(canvas).to_have_attribute("aria-label", re.compile("query: .* key: "))
-    page.locator('#scale label').filter(has_text="largest").click()
+    page.locator('#scale label').filter(has_text="0–max").click()
     expect(figure).to_have_attribute("data-scale", "own")
     assert parse_qs(urlparse(page.url).query)["scale"] == ["own"]
 

@@ -15,7 +15,7 @@ from web_helpers import served_translator  # noqa: F401 (fixture: served)
 from webapp.attention_kinds import ATTENTION_KINDS, attention_maps
 from webapp import translation
 from webapp.tabs import inside_head
-from webapp.views import VIEWS_JS
+from webapp.views import MOUNT, VIEWS_JS
 
 
 SENTENCE = "we want the water."
@@ -85,4 +85,4 @@ def test_the_view_runs_its_script_and_names_its_event(served):
     assert view.js_on_load.startswith(VIEWS_JS) and view.js_on_load.endswith(
         Path(inside_head.__file__).with_suffix(".js").read_text(encoding="utf-8"))
     assert 'trigger("head_numbers"' in view.js_on_load and callable(view.head_numbers)
-    assert view.elem_id == "inside-head" and "${" not in inside_head.TEMPLATE + inside_head.CSS
+    assert view.elem_id == "inside-head" and view.html_template == MOUNT and "${" not in view.css_template

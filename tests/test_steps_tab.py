@@ -101,8 +101,8 @@ def test_the_view_has_the_step_panel_code_and_the_help_and_no_event_on_a_transla
     assert script.index("const store = ") < script.index("const stepPanel") < script.index('"attribute"')
     triggers = [(demo.blocks[block_id], name) for fn in demo.fns.values() for block_id, name in fn.targets]
     assert triggers == [(view, "attribute")]  # the attribution, asked by the page; nothing on a translation
-    template = plain(steps.view_template())
-    assert "Attention is not explanation: compare with a gradient attribution" in template
-    assert "Wallace, 2019" in template and "${" not in steps.view_template()
-    assert '<details class="attribution-panel" id="attribution-panel">' in steps.view_template()  # closed
+    markup = (ROOT / "webapp" / "tabs" / "steps.js").read_text(encoding="utf-8")  # the view's markup is its script's
+    assert "Attention is not explanation: compare with a gradient attribution" in markup
+    assert "Wallace, 2019" in plain(view.props["setup"]["help"]) and "${" not in view.css_template
+    assert '<details class="attribution-panel" id="attribution-panel">' in markup  # closed
     assert "plotly" not in (ROOT / "webapp" / "tabs" / "steps.py").read_text(encoding="utf-8")

@@ -4,6 +4,8 @@
 // the tab is in view: when it opens, when the kind, layer or head change, when a translation arrives while it is
 // shown. A click on another query token is drawn from those numbers, with no request.
 (() => {
+  element.querySelector(".view-mount").innerHTML = `<div class="inside-head" aria-label="Inside one head" data-state="empty">
+<p class="ih-empty">Translate a sentence to look inside one of its heads.</p></div>`;
   const root = element.querySelector(".inside-head");
   const state = {payload: null, kind: "cross", layer: 1, head: 1, query: 0, asked: null};
   const answered = new Map();  // question -> the numbers of that head, for the translation shown
