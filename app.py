@@ -108,9 +108,9 @@ def build_demo():
             with tab("Attention", "attention"):
                 attention.build(served)
             with tab("Inside one head", "head"):
-                inside_head.build(served)
+                inside_head.build(served, box.inputs)
             with tab("Decoding step by step", "steps"):
-                steps.build(served)
+                steps.build(served, box.inputs)
             with tab("Heads: switch off", "heads"):
                 heads.build(served, box.text, box.decoding_controls)
             with tab("Positional encoding", "positions"):

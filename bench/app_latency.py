@@ -97,9 +97,10 @@ def server_cases(app, sentence):
     translate = served.bind(translation.translate)
     settings = {  # the decoding controls: decoding, beam width, temperature, top-k, seed
         "greedy": ("greedy", 4, 1.0, 0, 0), "beam": ("beam", 4, 1.0, 0, 0), "sampling": ("sampling", 4, 0.8, 10, 1)}
-    shown = translate(sentence, *settings["greedy"])[3]["request"]  # what the page sends with an experiment
     heads_off = ([], [], ["cross L1 H1", "cross L2 H2"])  # ticked per kind: encoder, decoder, cross
-    attribute = lambda method: lambda: steps.attribute(served, event(method=method, shown=shown, request=1))  # noqa: E731
+    shown = translation.request_json(sentence, 1, None)  # what the model map's boxes send: the greedy translation
+    attribute = lambda method: lambda: steps.attribute(  # noqa: E731
+        served, sentence, *settings["greedy"], event(method=method, request=1))
     return [
         ("translate: translation, status, chips and payload", "translate",
          lambda: translate(sentence, *settings["greedy"])),
@@ -113,7 +114,7 @@ def server_cases(app, sentence):
         ("experiment: attribution, integrated gradients, every step", "experiment",
          attribute("integrated_gradients")),
         ("one head's numbers, every query token", "experiment", lambda: inside_head.head_numbers(
-            served, event(translation=1, shown=shown, kind="cross", layer=2, head=2))),
+            served, sentence, *settings["greedy"], event(translation=1, kind="cross", layer=2, head=2))),
         ("map: a box's vectors (a feed-forward's hidden units, every token)", "experiment",
          lambda: model_map.map_numbers(served, event(translation=1, shown=shown, box="feed-forward", stack="decoder",
                                                      index=0))),

@@ -175,7 +175,7 @@ def test_hover_click_and_lines(translated):
     expect(tip).to_be_hidden()
     choose(page, "style", "lines")
     canvas = page.locator("#attention-heatmap canvas")
-    header = 26 + 17 + 10  # title and one note ("lines as opaque..."), then 22 px per token
+    header = 26 + 17 + 10 + 24  # title, one note ("lines as opaque..."), the sides' names, then 22 px per token
     page.mouse.move(*page_point(canvas, 20, header + 1.5 * 22))
     box = canvas.bounding_box()
     expect(figure).to_have_attribute("data-lit", "1")

@@ -1,7 +1,8 @@
 """What a classroom hit, in a real browser (tests/browser_helpers.py): a second Translate while one runs (the latest
 wins, every view names the sentence it draws), an experiment after the box was edited (it runs on the translation
-shown), a phone (390×844) and a projector (1024×768), the colour scale, the legends and axis names of the figures,
-a long sentence's step strip, and the URL (reload, back, a shared link show the same view)."""
+shown), input that is not English (warned about), a phone (390×844) and a projector (1024×768), the colour scale,
+the legends and axis names of the figures, a long sentence's step strip, and the URL (reload, back, a shared link
+show the same view)."""
 
 import json
 import re
@@ -16,7 +17,7 @@ from webapp.tokens import output_tokens
 SHORT = "they want the book."
 OTHER = "I see the cat."
 LONG = "they want the book, the cat and the red house today."
-TABS = ["attention", "head", "steps", "heads", "positions", "learned", "model"]
+TABS = ["map", "attention", "head", "steps", "heads", "positions", "learned", "model"]
 VIEWS = {"steps": "#step-view", "heads": "#head-diagnostics", "attention": "#attention-view"}  # tab: its view
 
 
@@ -67,6 +68,13 @@ def test_experiments_run_on_the_translation_shown_not_on_the_edited_box(page, de
     expect(page.locator("#english textarea")).to_have_value(OTHER)  # the box is left as the person typed it
 
 
+def test_input_that_does_not_look_english_is_warned_about_in_the_status_line(page):
+    page.locator("#english textarea").fill("Ich habe heute keine Zeit.")
+    page.locator("#translate").click()
+    expect(page.locator("#status")).to_contain_text("This looks like German", timeout=WAIT)
+    expect(page.locator("#status")).to_contain_text("the model translates from English only")
+
+
 # What of the page lies beyond the screen's right edge, not inside a box that scrolls sideways: nothing may.
 OFF_SCREEN = """() => { const width = document.documentElement.clientWidth, out = [];
   for (const e of document.querySelectorAll('button, input, select, label, a, textarea, canvas, th, td')) {
@@ -84,15 +92,15 @@ OFF_SCREEN = """() => { const width = document.documentElement.clientWidth, out 
 
 @pytest.mark.parametrize("width, height", [(390, 844), (1024, 768)])
 def test_every_tab_is_in_the_tab_bar_and_every_control_on_the_screen(browser, width, height):
-    """A phone and a projector: all seven tabs in the tab bar (no menu of hidden ones), each one click or one arrow
-    key from the one before; in every tab, no control, label or figure beyond the screen's edge; the page no wider
-    than the screen."""
-    page = open_app(browser, browser.app_url, width, height)
+    """A phone and a projector: every tab in the tab bar (no menu of hidden ones), each one click or one arrow key
+    from the one before; in every tab, no control, label or figure beyond the screen's edge; the page no wider than
+    the screen."""
+    page = open_app(browser, browser.app_url, width, height, tab=TABS[0])
     try:
         expect(page.get_by_role("button", name="More tabs")).to_have_count(0)
         for tab in TABS:
             expect(page.locator(f"#tab-{tab}-button")).to_be_visible()
-        page.locator("#tab-attention-button").focus()
+        page.locator(f"#tab-{TABS[0]}-button").focus()
         for tab in TABS[1:]:
             page.keyboard.press("ArrowRight")
             expect(page.locator(f"#tab-{tab}-button")).to_have_attribute("aria-selected", "true")
@@ -129,7 +137,7 @@ def test_the_colour_scale_is_0_to_1_by_default_and_the_figure_says_which(page):
     figure, canvas = page.locator("#attention-heatmap"), page.locator("#attention-heatmap canvas")
     expect(figure).to_have_attribute("data-scale", "fixed")
     expect(canvas).to_have_attribute("aria-label", re.compile("query: .* key: "))
-    page.locator('#scale label').filter(has_text="largest").click()
+    page.locator('#scale label').filter(has_text="0–max").click()
     expect(figure).to_have_attribute("data-scale", "own")
     assert parse_qs(urlparse(page.url).query)["scale"] == ["own"]
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from serving.model_dir import open_model
+from modeldir.directory import open_model
 from transformer.translator import DTYPES
 
 from .cli import checked_out_file, positive_int, run_cli

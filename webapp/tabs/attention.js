@@ -6,10 +6,43 @@
 // head, rows, view, scale, outline "row,col", lit: the query whose lines are lit); for the tests only
 // (exposeForTests), on its canvas: `__matrices` (the matrices drawn), `__matrix` (the first), `__cells` (where each
 // map's cells are), and the figure's data-draw-ms (how long the last redraw took).
+// The help under the figure: what rows, columns and the mouse do.
+const HELP = `<p>Each <strong>row</strong> is a query token, each <strong>column</strong> a key token; a row's colours show
+how much that query attends to each key (every row sums to 1). <em>Encoder self-attention</em>: English words looking
+at English words. <em>Decoder self-attention</em>: each Italian position looks only at itself and earlier positions
+(the causal mask). <em>Cross-attention</em>: each Italian position looks at the English sentence; row
+<code>&lt;s&gt;</code> is where the first Italian token was chosen, row <code>▁x</code> where the token after
+<code>▁x</code> was chosen (or name the rows by the <em>token produced</em> there). Hover a cell for its numbers, click
+it (or a token's label) to outline its row and column (click again to clear); <em>lines</em> draws a line per pair
+instead, as opaque as its weight (hover a query to light up its lines); click a map of the overview below to show that
+layer and head.</p>`;
+
+// The view's markup: the controls (drawn below, for the kinds' depths and heads), the figure (#attention-heatmap), the
+// download buttons, the help and the overview (#attention-overview).
+const MARKUP = `<div class="attn-view" aria-label="Attention">
+<div id="attention-controls" class="attn-controls"></div>
+<div id="attention-heatmap" class="attn-figure">
+<p class="attn-title gtitle" aria-live="polite"></p>
+<p class="attn-empty">Translate a sentence to see where each token looked.</p>
+<div class="attn-scroll"><canvas class="attn-canvas" tabindex="0" role="img" hidden></canvas></div>
+<div class="attn-tooltip" role="tooltip" hidden></div>
+</div>
+<div class="attn-downloads">
+<button type="button" class="attn-png" disabled>⬇️ Figure (PNG)</button>
+<button type="button" class="attn-json" disabled>⬇️ Attention weights, this kind, all layers and heads (JSON)</button>
+</div>
+<div class="attn-help">${HELP}</div>
+<div id="attention-overview" class="attn-overview">
+<p class="attn-title gtitle"></p>
+<div class="attn-scroll"><canvas class="attn-overview-canvas" role="img" hidden></canvas></div>
+</div>
+</div>`;
+
 (() => {
+  element.querySelector(".view-mount").innerHTML = MARKUP;
   const root = element.querySelector(".attn-view");
   const $ = (selector) => root.querySelector(selector);
-  const setup = JSON.parse(root.dataset.setup);  // {depths: kind -> layers, titles: kind -> title, heads}
+  const setup = props.setup;  // {depths: kind -> layers, titles: kind -> title, heads} (attention.py: setup)
   const figure = $("#attention-heatmap"), canvas = $(".attn-canvas"), tooltip = $(".attn-tooltip");
   const overview = $(".attn-overview-canvas");
   const KINDS = ["cross", "encoder", "decoder"];  // the order of the kind radio: cross-attention first
@@ -61,7 +94,7 @@
                           ...Array.from({length: heads()}, (_, h) => [h + 1, String(h + 1)])]],
     rows: () => ["Italian rows", [["input", "decoder input"], ["produced", "token produced"]]],
     view: () => ["View", [["heatmap", "heatmap"], ["lines", "lines"]]],
-    scale: () => ["Colours", [["fixed", "0 to 1"], ["own", "0 to the map's largest"]]],
+    scale: () => ["Colours", [["fixed", "0–1"], ["own", "0–max"]]],
   };
   const IDS = {kind: "kind", layer: "layer", head: "head", rows: "rows", view: "style", scale: "scale"};
   const renderControl = (name) => {

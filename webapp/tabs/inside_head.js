@@ -4,6 +4,8 @@
 // the tab is in view: when it opens, when the kind, layer or head change, when a translation arrives while it is
 // shown. A click on another query token is drawn from those numbers, with no request.
 (() => {
+  element.querySelector(".view-mount").innerHTML = `<div class="inside-head" aria-label="Inside one head" data-state="empty">
+<p class="ih-empty">Translate a sentence to look inside one of its heads.</p></div>`;
   const root = element.querySelector(".inside-head");
   const state = {payload: null, kind: "cross", layer: 1, head: 1, query: 0, asked: null};
   const answered = new Map();  // question -> the numbers of that head, for the translation shown
@@ -21,8 +23,7 @@
   const ask = () => {  // one request for the chosen head, unless drawn, on its way, or out of view
     if (!state.payload || answered.has(question()) || state.asked === question() || !visible()) return;
     state.asked = question();
-    trigger("head_numbers", {translation: state.payload.id, shown: state.payload.request, kind: state.kind,
-                             layer: state.layer, head: state.head});
+    trigger("head_numbers", {translation: state.payload.id, kind: state.kind, layer: state.layer, head: state.head});
   };
 
   const clampChoices = () => {  // a shallower kind: its last layer; a shorter row of tokens: its first token
