@@ -101,8 +101,7 @@ def build_demo():
                    delete_cache=(3600, 3600)) as demo:
         gr.Markdown(INTRO)
         box = translation.build(served, demo)
-        # Every tab in one click on a projector or a phone; the model map first in the bar, Attention open at first.
-        with gr.Tabs(overflow_behavior="wrap", selected="attention"):
+        with gr.Tabs(overflow_behavior="wrap"):  # every tab in one click on a projector or a phone
             with tab("Model map", "map"):
                 model_map.build(served)
             with tab("Attention", "attention"):

@@ -25,7 +25,7 @@ from .attention_kinds import ATTENTION_KINDS
 from .style import CSS as PAGE_CSS
 from .tabs import attention, inside_head, model_map
 from .translation import one_line, shown_payload
-from .views import view_script
+from .views import MOUNT, view_css, view_script
 
 HOST_JS = (Path(__file__).parent / "notebook.js").read_text(encoding="utf-8")
 # What Gradio's theme gives the views in the app (its CSS variables, its radios), for a document of their own.
@@ -141,9 +141,9 @@ def show_map(translator, sentence, beam=1):
         boxes += [(name, "feed-forward", i) for i in range(len(stack.hidden))]
     found = [{"box": box, "stack": name, "index": index, **model_map.box_json(internals, box, name, index)}
              for name, box, index in boxes]
-    template = model_map.template(model_map.setup_json(translator.model.cfg, model_map.code_panels()))
     setup = {"payload": payload, "store": {}, "clicks": [],
+             "view": model_map.setup_json(translator.model.cfg, model_map.code_panels()),
              "answers": {"map_numbers": {"fields": ["box", "stack", "index"], "found": found,
                                          "missing": "the {box} box of the {stack}"}}}
-    return NotebookView("Model map", view_document("Model map", model_map.__file__, template, model_map.CSS, setup),
-                        height=800)
+    return NotebookView("Model map", view_document("Model map", model_map.__file__, MOUNT,
+                                                   view_css(model_map.__file__), setup), height=800)

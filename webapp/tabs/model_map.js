@@ -5,10 +5,20 @@
 // view's value). The output box's temperature, top-k and top-p are redrawn here, with no request.
 // Root's data-open (the box shown) and data-state ("drawn" once its numbers are on screen) say what is shown; for the
 // tests only (exposeForTests), data-draw-ms and the panel's canvases' `__rows` (the vectors drawn).
+// The view's markup: the map (drawn below from the setup) and the panel its boxes open.
+const mapMarkup = () => `<div class="model-map-view"><div class="model-map" aria-label="Model map" data-state="empty">
+<div class="map-figure"><p class="map-note map-caption"></p><div class="map-svg-scroll"><svg class="map-svg"
+  role="group" aria-label="The Transformer of this app, box by box"></svg></div><p class="map-note map-norm-note"></p>
+</div>
+<div class="map-panel" aria-live="polite"><p class="map-empty">Click a box of the map to see its numbers for the
+translated sentence, and the code that computes them.</p></div>
+</div></div>`;
+
 (() => {
+  element.querySelector(".view-mount").innerHTML = mapMarkup();
   const root = element.querySelector(".model-map");
   const $ = (selector) => root.querySelector(selector);
-  const setup = JSON.parse(root.dataset.setup);
+  const setup = props.setup;  // model_map.py: setup_json
   const svg = $(".map-svg"), panel = $(".map-panel");
   const NS = "http://www.w3.org/2000/svg";
   const state = {payload: null, open: null, layer: {encoder: 1, decoder: 1}, token: 0, step: 0,
