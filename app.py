@@ -12,7 +12,7 @@
     HEAVY_SLOTS=2 HEAVY_BUDGET_S=60 python app.py  # heavy work two at a time, a minute each (default: 1, 30 s)
     STATE_TTL_S=300 python app.py          # a session's translation kept 5 minutes (default: 10)
 
-Wiring only: `serving.model_dir.open_model` loads the model, `webapp.served.ServedModel` holds it with the calls the
+Wiring only: `modeldir.directory.open_model` loads the model, `webapp.served.ServedModel` holds it with the calls the
 page makes, and the page is built from `webapp.translation` (the box above the tabs) and one module per tab
 (`webapp/tabs/`). Each translation ships one payload of numbers to the page, whose views draw every control's answer
 there (`webapp.views`); the experiments (heads switched off, attribution, one head's arithmetic) ask the server, from
@@ -41,8 +41,8 @@ import gradio as gr  # noqa: E402 (after the environment it reads)
 import torch  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
-from serving.device import pick_device
-from serving.model_dir import open_model
+from modeldir.device import pick_device
+from modeldir.directory import open_model
 from transformer import ModelLoadError
 from webapp import api, no_model, translation
 from webapp.events import PublicRoutesOnly, check_inputs, make_private
@@ -58,7 +58,7 @@ MODEL_DEVICE = pick_device(os.environ.get("MODEL_DEVICE"))  # a CUDA GPU when th
 BATCH_SIZE = int(os.environ.get("BATCH_SIZE", 16))
 # On a CPU decoding in batches, float32: batched float16 is slower there and may change an answer; one sentence at a
 # time, float16 (a decoder step waits on reading the weights, float16 halves that); on a GPU, bfloat16 or float16
-# (webapp.served.serving_dtype, serving.device).
+# (webapp.served.serving_dtype, modeldir.device).
 MODEL_DTYPE = os.environ.get("MODEL_DTYPE") or serving_dtype(MODEL_DEVICE, BATCH_SIZE)
 # Torch threads per operation. The server runs a batch of light requests, a heavy one and Gradio's event loop at once:
 # with two threads per operation on two cores they wait on each other (a float16 decode on 2 threads beside one other

@@ -41,10 +41,11 @@ def tiny_model_dir(toy_corpus, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def translator(tiny_model_dir):
-    """`Translator.load` of the tiny model trained on the toy corpus."""
-    from transformer import Translator
+    """The tiny model trained on the toy corpus, as the app and the commands open it (`CheckedTranslator`: the
+    lesson's `Translator` behind the checks of what people type)."""
+    from inputs.text import CheckedTranslator
 
-    return Translator.load(tiny_model_dir)
+    return CheckedTranslator.load(tiny_model_dir)
 
 
 # --- The browser tests' app (tests/browser_helpers.py) ---------------------------------------------------------------
@@ -65,9 +66,9 @@ def deep_model_dir(toy_corpus, tmp_path_factory):
 @pytest.fixture(scope="session")
 def deep_translator(deep_model_dir):
     """The library's translator of the model the page runs, in the same precision."""
-    from transformer import Translator
+    from inputs.text import CheckedTranslator
 
-    return Translator.load(deep_model_dir)
+    return CheckedTranslator.load(deep_model_dir)
 
 
 @pytest.fixture(scope="module")

@@ -75,11 +75,11 @@ def start_app(model_dir, timeout=180, **env):
 @pytest.fixture(scope="module")
 def translator(tiny_model_dir):
     """The library's translator as the app runs it, on the app's default MODEL_DEVICE in its default MODEL_DTYPE."""
-    from serving.device import pick_device
-    from transformer import Translator
+    from modeldir.device import pick_device
+    from inputs.text import CheckedTranslator
     from webapp.served import serving_dtype
 
-    return Translator.load(tiny_model_dir, dtype=serving_dtype(pick_device(), 16))
+    return CheckedTranslator.load(tiny_model_dir, dtype=serving_dtype(pick_device(), 16))
 
 
 @pytest.fixture(scope="module")

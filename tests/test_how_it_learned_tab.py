@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from serving.model_dir import ModelDirectory, open_model
+from modeldir.directory import ModelDirectory, open_model
 from test_app import start_app
 from webapp.tabs.how_it_learned import learning_runs
 

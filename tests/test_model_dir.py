@@ -9,8 +9,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from serving.model_dir import (HEAD_IMPORTANCE, LOSS_CURVE, METRICS, NOTES, SNAPSHOTS, open_model, save_model_dir,
-                               write_atomic, write_metrics)
+from modeldir.directory import open_model, save_model_dir
+from modeldir.files import HEAD_IMPORTANCE, LOSS_CURVE, METRICS, NOTES, SNAPSHOTS, write_atomic, write_metrics
 
 
 def test_fp32_export_round_trips_exactly_and_stores_tied_weights_once(translator, tmp_path):

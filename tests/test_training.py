@@ -20,7 +20,8 @@ from training.configs import CONFIGS, TrainConfig, load_config, model_config, pa
 from training.data import TokenBatcher, load_pairs, read_tsv
 from training.train import learning_rate, main as train_main
 from transformer.decoding import greedy_decode
-from serving.model_dir import open_model, scores
+from modeldir.directory import open_model
+from modeldir.files import scores
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, pad_sequences
 
 REPO = Path(__file__).resolve().parents[1]

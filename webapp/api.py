@@ -27,11 +27,11 @@ import time
 
 import gradio as gr
 
+from inputs.checks import MAX_SEED, MAX_TEMPERATURE, MIN_TEMPERATURE, check_whole_number
 from interpretability import input_report
-from interpretability.ablation import head_grid
 from interpretability.inspection import MAX_CANDIDATES
 from transformer import Sampling
-from transformer.decoding import MAX_SEED, MAX_TEMPERATURE, MIN_TEMPERATURE, check_whole_number
+from transformer.model import head_grid
 
 from .payload import candidates, input_json, rounded
 from .tabs.heads import parse_head_name

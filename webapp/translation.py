@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import gradio as gr
 
+from inputs.checks import MAX_BEAM as LIBRARY_MAX_BEAM
+from inputs.checks import check_sampling
 from interpretability import input_report
 from interpretability.language import check_language
 from transformer import Sampling
@@ -24,7 +26,9 @@ from .texts import EMPTY_MESSAGE
 from .tokens import output_tokens, token_chips
 from .views import carrier
 
-MAX_BEAM = 8  # the widest beam the page offers, and the API accepts: each beam adds to every decoding step
+# The widest beam the page offers, and the API accepts: the app's choice, half the library's limit, since each beam
+# adds to every decoding step of a server that others share.
+MAX_BEAM = LIBRARY_MAX_BEAM // 2
 EXAMPLES = [  # short enough to fit one row on a projector (1024 px)
     "I love reading books.",
     "Where is the station?",
@@ -77,7 +81,9 @@ def decoding_settings(decoding, beam, temperature, top_k, seed):
     """(beam width, Sampling or None) of the decoding controls; a gr.Error that says why for values out of range."""
     try:
         if decoding == "sampling":
-            return 1, Sampling(float(temperature), int(top_k), int(seed))
+            sampling = Sampling(float(temperature), int(top_k), int(seed))
+            check_sampling(sampling)
+            return 1, sampling
         beam = 1 if decoding == "greedy" else int(beam)
         if not 1 <= beam <= MAX_BEAM:
             raise ValueError(f"the beam width must be in 1..{MAX_BEAM}, got {beam}")
@@ -148,6 +154,14 @@ def request_json(text, beam, sampling):
             "seed": sampling.seed if sampling else 0}
 
 
+def shown_payload(translator, inspection, text, beam, sampling):
+    """The payload the views draw (`webapp.payload`) with the request it was made with (`request_json`): what the
+    translate event and a notebook's views (`webapp.notebook`) put in the store."""
+    payload = translation_payload(translator, inspection, decoding_label(beam, sampling))
+    payload["request"] = request_json(text, beam, sampling)
+    return payload
+
+
 def inspection_of(served, text, decoding, beam, temperature, top_k, seed):
     """The `Inspection` of the translation of `text` (its lines read as one) with the decoding controls' settings,
     None for an empty text. The translate event and every experiment (one head's numbers, attribution, heads
@@ -184,9 +198,7 @@ def translate(served, text, decoding, beam, temperature, top_k, seed):
     status = translation_status(seconds, decoding, input_report(inspection), len(outputs) - 1,
                                 served.translator.max_source_tokens, lines, check_language(text).warning)
     chips = token_chips(inspection.source_tokens, "English") + token_chips(outputs, "Italian")
-    payload = translation_payload(served.translator, inspection, decoding)
-    payload["request"] = request_json(text, beam, sampling)
-    return inspection.translation, status, chips, payload
+    return inspection.translation, status, chips, shown_payload(served.translator, inspection, text, beam, sampling)
 
 
 def decoding_controls_for(decoding):

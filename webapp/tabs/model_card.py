@@ -5,7 +5,7 @@ inside."""
 import gradio as gr
 from PIL import Image
 
-from serving.model_card import about_markdown, model_card_markdown
+from modeldir.card import about_markdown, model_card_markdown
 
 from ..texts import CREDITS, SCORES_HELP
 
