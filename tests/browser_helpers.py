@@ -1,5 +1,5 @@
 """What the browser tests share (their fixtures are in conftest.py: `browser`, the app on a tiny model with 2
-encoder and 3 decoder layers, served once per test module; `page`, a fresh page of it): ways to act on the page as a
+encoder and 3 decoder layers, served once for the session; `page`, a fresh page of it): ways to act on the page as a
 person would. Importing this skips a module where Playwright or Chromium is missing."""
 
 

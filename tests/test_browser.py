@@ -26,7 +26,7 @@ from browser_helpers import (
     title,
     translate,
 )
-from test_app import start_app
+from app_helpers import start_app
 
 from interpretability import inspect
 

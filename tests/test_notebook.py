@@ -108,17 +108,6 @@ def shipped():
     return Translator.load(ROOT / "assets" / "model")
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    helpers = pytest.importorskip("browser_helpers")
-    with helpers.sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=helpers.CHROMIUM, args=["--no-sandbox"])
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
 @pytest.fixture
 def page(chromium):
     from browser_helpers import new_page
