@@ -13,7 +13,7 @@
     HEAVY_WAITING=8 python app.py          # heavy requests waiting for a turn; more are refused as busy (default: 4)
     MAX_SESSIONS=500 INSPECTIONS_MB=16 MAX_BODY_MB=2 python app.py  # limits: docs/deployment.md#limits-of-a-public-space
 
-Wiring only: `serving.model_dir.open_model` loads the model, `webapp.served.ServedModel` holds it with the calls the
+Wiring only: `modeldir.directory.open_model` loads the model, `webapp.served.ServedModel` holds it with the calls the
 page makes, and the page is built from `webapp.translation` (the box above the tabs) and one module per tab
 (`webapp/tabs/`). Each translation ships one payload of numbers to the page, whose views draw every control's answer
 there (`webapp.views`); the experiments (heads switched off, attribution, one head's arithmetic) ask the server,
@@ -44,7 +44,7 @@ import gradio as gr  # noqa: E402 (after the environment it reads)
 import torch  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
-from serving.model_dir import open_model
+from modeldir.directory import open_model
 from transformer import ModelLoadError
 from webapp import api, no_model, translation
 from webapp.events import BodyLimit, PreparedAnswers, PublicRoutesOnly, check_inputs, compression, make_private
@@ -104,9 +104,9 @@ def build_demo():
             with tab("Attention", "attention"):
                 attention.build(served)
             with tab("Inside one head", "head"):
-                inside_head.build(served)
+                inside_head.build(served, box.inputs)
             with tab("Decoding step by step", "steps"):
-                steps.build(served)
+                steps.build(served, box.inputs)
             with tab("Heads: switch off", "heads"):
                 heads.build(served, box.text, box.decoding_controls)
             with tab("Positional encoding", "positions"):

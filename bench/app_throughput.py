@@ -269,8 +269,8 @@ def model_alone(args, sentences):
     torch threads (default 1): one by one, and in batches of 16. The floor under the server's."""
     import torch
 
-    from serving.device import pick_device
-    from serving.model_dir import open_model
+    from modeldir.device import pick_device
+    from modeldir.directory import open_model
 
     torch.set_num_threads(args.threads or 1)
     result = {"threads": torch.get_num_threads()}

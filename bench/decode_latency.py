@@ -31,7 +31,7 @@ from bench.common import (DATA_DIR, ROOT, default_path, get_tokenizer, percentil
 from training.configs import load_config, model_config
 from transformer import Translator
 from transformer.model import Transformer
-from serving.device import fast_cpu_dtype
+from modeldir.device import fast_cpu_dtype
 from transformer.translator import DTYPES, WEIGHTS
 
 GOAL_GREEDY_P50_MS = 30.0

@@ -1,7 +1,7 @@
 """How well `interpretability.language` tells English from French, German, Spanish and Italian: false alarms (English
 sentences it would warn about) on the English side of test sets, and the share of other-language sentences it warns
 about, with the language it names, on the project's own lists (data/demo/not-english.tsv, the list the word lists
-were tuned on, and data/demo/not-english-heldout.tsv, written before that tuning and not looked at since).
+were tuned on, and data/demo/not-english-heldout.tsv, written before that tuning and never tuned on).
 
     python -m bench.language_check
     python -m bench.language_check --english D/test-tatoeba.tsv --foreign data/demo/not-english.tsv --show 10

@@ -16,8 +16,8 @@ import argparse
 from collections import Counter
 
 from bench.common import DATA_DIR, ROOT, default_path, print_json, print_table, read_pairs, set_threads
+from inputs.text import CheckedTranslator
 from training.evaluate import corpus_scores, translate_all
-from transformer import Translator
 from transformer.translator import NO_REPEAT_NGRAM
 
 
@@ -58,7 +58,7 @@ def measure(translator, pairs, beam):
 def main(argv=None):
     args = parse_args(argv)
     threads = set_threads(args.threads)
-    translator = Translator.load(args.model)
+    translator = CheckedTranslator.load(args.model)
     pairs = read_pairs(args.data, args.limit)
     print(f"{args.model} on {len(pairs)} pairs of {args.data}, {threads} threads")
     results = {}

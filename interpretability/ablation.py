@@ -1,25 +1,21 @@
 """Switching attention heads off, to see what each one does for the translation.
 
-A head is named by (kind, layer, head): kind in KINDS ("encoder", "decoder", "cross"), 0-based layer and head. An
+A head is named by (kind, layer, head): kind one of the model's ATTENTION_KINDS, 0-based layer and head. An
 attention sub-layer writes concat(head_1, ..., head_h) W_O + b_O = Σ_h head_h W_O^h + b_O to the residual stream,
 where W_O^h are the d_k rows of W_O that read head h's output. Zeroing W_O^h therefore removes exactly that head's
 share: it is the head's output set to zero before W_O, and b_O stays. The model's fast path needs no flag for it.
 
 `training.head_importance` measures the BLEU each head is worth this way and writes it to the model directory, where
-`serving.model_dir.read_head_importance` finds it.
+`modeldir.files.read_head_importance` finds it.
 """
 
 import copy
 
 import torch
 
-from .head_details import KINDS, head_attention
+from transformer.model import head_grid
 
-
-def head_grid(cfg):
-    """{kind: (layers, heads)} of a TransformerConfig: the shape of a per-head table of each kind."""
-    layers = {"encoder": cfg.n_encoder_layers, "decoder": cfg.n_decoder_layers, "cross": cfg.n_decoder_layers}
-    return {kind: (layers[kind], cfg.n_heads) for kind in KINDS}
+from .head_details import head_attention
 
 
 def every_head(cfg):

@@ -17,7 +17,6 @@ a float32 copy of the translator's model, made the first time and kept while tha
 the translator's own model is never changed, and its parameters never receive a gradient.
 """
 
-import numbers
 import threading
 import time
 import weakref
@@ -26,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from transformer.model import Transformer
+from inputs.checks import check_whole_number
+from transformer.model import Transformer, padding_mask
 from transformer.tokenizer import EOS, EOS_ID
 
 from .inspection import token_ids
@@ -71,24 +71,23 @@ def float32_model(translator):
         if translator.model not in _FLOAT32_MODELS:
             model = Transformer(translator.model.cfg)
             model.load_state_dict(translator.model.state_dict())  # cast to the copy's float32 as they are loaded
-            _FLOAT32_MODELS[translator.model] = model.to(translator._device).requires_grad_(False).eval()
+            _FLOAT32_MODELS[translator.model] = model.to(translator.device).requires_grad_(False).eval()
         return _FLOAT32_MODELS[translator.model]
 
 
 def decoder_states(model, src, embedded, tgt_in):
     """The decoder's output (B, T, C) before the output projection, the source read from the input vectors
     `embedded` (B, S, C) instead of looked up from the token ids `src` (B, S), which only give the mask."""
-    memory, src_mask = model.encode(src, embedded=embedded)  # (B, S, C)
-    hidden = model.decode(tgt_in, memory, src_mask, project=False)  # (B, T, C)
-    return hidden
+    src_mask = padding_mask(src, model.cfg.pad_id)  # (B, 1, 1, S)
+    memory = model.encode_embeddings(embedded, src_mask)  # (B, S, C)
+    return model.decoder_output(tgt_in, memory, src_mask)  # (B, T, C)
 
 
 def path_points(method, steps):
     """Where along the straight path from the zero baseline (0) to the input (1) the gradient is taken: at the input
     only for gradient × input; for integrated gradients the midpoints of `steps` equal intervals (the midpoint
     Riemann sum: for a smooth function its error shrinks as 1/steps², like the trapezoid rule's)."""
-    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 1:
-        raise ValueError(f"steps must be a positive integer, got {steps!r}")
+    check_whole_number("steps", steps, 1)
     if method == "gradient_x_input":
         return torch.ones(1)
     return (torch.arange(steps) + 0.5) / steps

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .head_details import KINDS
+from transformer.model import ATTENTION_KINDS
 from transformer.tokenizer import BYTE_TOKEN, EOS
 
 WORD_START = "▁"  # the tokenizer's mark on a token that starts a word ("▁cat"); transformer/tokenizer.py
@@ -133,8 +133,5 @@ def _head_stats(kind, maps, query_tokens, key_tokens):
 
 
 def head_diagnostics(inspection):
-    """{kind: HeadStats} for the three kinds of attention (KINDS) of one inspected sentence."""
-    maps = {"encoder": (inspection.encoder_attention, inspection.source_tokens, inspection.source_tokens),
-            "decoder": (inspection.decoder_attention, inspection.target_tokens, inspection.target_tokens),
-            "cross": (inspection.cross_attention, inspection.target_tokens, inspection.source_tokens)}
-    return {kind: _head_stats(kind, *maps[kind]) for kind in KINDS}
+    """{kind: HeadStats} for the three kinds of attention (ATTENTION_KINDS) of one inspected sentence."""
+    return {kind: _head_stats(kind, *inspection.attention(kind)) for kind in ATTENTION_KINDS}

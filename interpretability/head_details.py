@@ -11,7 +11,6 @@ at once (one pass: what a page needs to answer a click on any query token by its
 """
 
 import math
-import numbers
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,13 +19,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from transformer.decoding import check_whole_number
-from transformer.model import causal_mask, padding_mask
+from inputs.checks import check_whole_number
+from transformer.model import ATTENTION_KINDS, causal_mask, padding_mask
 
 from .inspection import token_ids
-
-KINDS = ("encoder", "decoder", "cross")  # encoder self-, decoder self-, encoder-decoder cross-attention
-
 
 ALL_QUERIES = "all"  # head_details' query for every query token at once
 
@@ -112,22 +108,20 @@ class HeadQueries:
 
 
 def attention_module(model, kind, layer):
-    """The MultiHeadAttention of one kind in one (0-based) layer."""
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    stack = model.encoder if kind == "encoder" else model.decoder
-    if not 0 <= layer < len(stack.layers):
-        raise ValueError(f"layer must be in 0..{len(stack.layers) - 1} for {kind}, got {layer}")
-    block = stack.layers[layer]
-    return block.cross_attention if kind == "cross" else block.self_attention
+    """The MultiHeadAttention of one kind (ATTENTION_KINDS) in one (0-based) layer."""
+    if kind not in ATTENTION_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(ATTENTION_KINDS)}, got {kind!r}")
+    layers = model.attention_layers()[kind]
+    if not 0 <= layer < len(layers):
+        raise ValueError(f"layer must be in 0..{len(layers) - 1} for {kind}, got {layer}")
+    return layers[layer]
 
 
 def head_attention(model, kind, layer, head):
     """The MultiHeadAttention that holds head (kind, layer, head) of `model`; ValueError naming the range when there
     is no such head."""
-    for name, index in (("layer", layer), ("head", head)):
-        if isinstance(index, bool) or not isinstance(index, numbers.Integral):
-            raise ValueError(f"{name} must be a whole number, got {index!r}")
+    check_whole_number("layer", layer)
+    check_whole_number("head", head)
     attn = attention_module(model, kind, layer)
     if not 0 <= head < attn.n_heads:
         raise ValueError(f"head must be in 0..{attn.n_heads - 1}, got {head}")
@@ -186,10 +180,9 @@ def head_queries(translator, inspection, kind, layer, head):
     inputs x the sub-layer read in a teacher-forced pass over the inspected tokens (`inspect` itself captures
     nothing, so it stays as fast)."""
     attn = head_attention(translator.model, kind, layer, head)
-    queries = inspection.source_tokens if kind == "encoder" else inspection.target_tokens
-    keys = inspection.target_tokens if kind == "decoder" else inspection.source_tokens
-    src = torch.tensor([token_ids(translator.tokenizer, inspection.source_tokens)], device=translator._device)  # (1, S)
-    tgt = torch.tensor([token_ids(translator.tokenizer, inspection.target_tokens)], device=translator._device)  # (1, T)
+    _, queries, keys = inspection.attention(kind)
+    src = torch.tensor([token_ids(translator.tokenizer, inspection.source_tokens)], device=translator.device)  # (1, S)
+    tgt = torch.tensor([token_ids(translator.tokenizer, inspection.target_tokens)], device=translator.device)  # (1, T)
     with capture_attention(attn) as seen:
         memory, src_mask = translator.model.encode(src)
         if kind != "encoder":
@@ -213,6 +206,6 @@ def head_details(translator, inspection, kind, layer, head, query):
     if isinstance(query, str) and query == ALL_QUERIES:
         return head_queries(translator, inspection, kind, layer, head)
     head_attention(translator.model, kind, layer, head)  # the kind, layer and head checked first
-    queries = inspection.source_tokens if kind == "encoder" else inspection.target_tokens
+    _, queries, _ = inspection.attention(kind)
     check_whole_number("query", query, 0, len(queries) - 1)
     return head_queries(translator, inspection, kind, layer, head).at(query)

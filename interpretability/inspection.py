@@ -12,11 +12,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from transformer.decoding import (Sampling, check_decoding, check_whole_number, teacher_forced_logits,
-                                  tempered_distribution)
-from transformer.model import recording_attention, sinusoidal_positional_encoding
+from inputs.checks import check_decoding, check_text, check_whole_number
+from transformer.decoding import Sampling, teacher_forced_logits, tempered_distribution
+from transformer.model import ATTENTION_KINDS, recording_attention, sinusoidal_positional_encoding
 from transformer.tokenizer import BOS_ID, BYTE_TOKEN, EOS, UNK, decode
-from transformer.translator import check_text
 
 from .beam_trace import BeamTrace, beam_trace
 
@@ -63,6 +62,11 @@ class Inspection:
     tempered_candidates: list = field(default_factory=list)
     beam_trace: BeamTrace | None = None  # beam search step by step, when `inspect` ran it (beam > 1)
 
+    def attention(self, kind):
+        """(maps (layers, heads, queries, keys), query tokens, key tokens) of one of the ATTENTION_KINDS."""
+        tokens = {"source": self.source_tokens, "target": self.target_tokens}
+        query_side, key_side = ATTENTION_KINDS[kind]
+        return getattr(self, f"{kind}_attention"), tokens[query_side], tokens[key_side]
 
 
 @torch.inference_mode()
@@ -83,8 +87,8 @@ def inspect(translator, text, beam=1, top_k=5, generated=None, sampling=None):
         generated = token_ids(translator.tokenizer, trace.winner.tokens)
     elif generated is None:
         generated = translator.translate_ids([text], beam=beam, sampling=sampling)[0]
-    src = torch.tensor([source], device=translator._device)
-    tgt = torch.tensor([[BOS_ID] + generated], device=translator._device)
+    src = torch.tensor([source], device=translator.device)
+    tgt = torch.tensor([[BOS_ID] + generated], device=translator.device)
     with recording_attention(translator.model) as recorded:
         memory, src_mask = translator.model.encode(src)
         logits = translator.model.decode(tgt, memory, src_mask)
@@ -151,7 +155,7 @@ def embedding_norms(translator, source):
     or strings), float32 numpy whatever precision the model runs in: how big the position signal is next to the
     meaning it is added to."""
     ids = source_ids(translator, source)
-    rows = translator.model.src_embed.embedding.weight[torch.tensor(ids, device=translator._device)].float().cpu()
+    rows = translator.model.src_embed.embedding.weight[torch.tensor(ids, device=translator.device)].float().cpu()
     embedding = rows.norm(dim=-1) * math.sqrt(translator.model.cfg.d_model)
     return embedding.numpy(), np.linalg.norm(positional_encoding(translator.model, len(ids)), axis=-1)
 

@@ -109,8 +109,8 @@ def record_internals(translator, inspection):
     model = translator.model
     source = token_ids(translator.tokenizer, inspection.source_tokens)
     target = token_ids(translator.tokenizer, inspection.target_tokens)
-    src = torch.tensor([source], device=translator._device)
-    tgt = torch.tensor([target], device=translator._device)
+    src = torch.tensor([source], device=translator.device)
+    tgt = torch.tensor([target], device=translator.device)
     seen = {}  # module -> list of (inputs, output), one per call, in the order of the pass
     record = lambda module, args, output: seen.setdefault(module, []).append((args, output))  # noqa: E731
     hidden_seen = {}  # feed-forward -> its hidden units (the input of w_2: ReLU(x W_1 + b_1), dropout off)

@@ -15,6 +15,8 @@ rate on sentences of the four languages (data/demo/not-english*.tsv).
 import re
 from dataclasses import dataclass
 
+from inputs.checks import check_text
+
 ENGLISH_WORDS = frozenset("""
     the an is are were be been being of to and that it you he she we they this these those what which with for on
     from by or but if how why where when who whom whose have has had do does did not can could would should shall
@@ -109,7 +111,9 @@ def words_of(text):
 
 
 def check_language(text):
-    """Whether `text` looks like English, by the rule in this module's docstring -> LanguageCheck."""
+    """Whether `text` looks like English, by the rule in this module's docstring -> LanguageCheck; a ValueError
+    unless `text` is a string."""
+    check_text(text)
     words = words_of(text)
     english = tuple(w for w in words if w in ENGLISH_WORDS)
     hits = {language: [w for w in words if w in vocabulary] for language, vocabulary in FOREIGN_WORDS.items()}

@@ -14,7 +14,6 @@ import threading
 import time
 from collections import deque
 
-from interpretability import inspect
 from transformer.tokenizer import decode
 
 
@@ -78,12 +77,13 @@ class Batcher:
                 self._changed.notify_all()
 
 
-def batched_decoder(translator, max_size=16, wrap=lambda fn: fn):
+def batched_decoder(translator, inspect, max_size=16, wrap=lambda fn: fn):
     """A `Batcher` of `(text, beam, sampling, inspected)` requests: the texts of concurrent calls decoded together
     (one `translate_ids` per beam width in a batch), those sampled (`sampling`, a `decoding.Sampling`, beam 1) one by
     one in the same run (each draws with its own seed). Each gets its translation (a string, as `translator.translate`
-    writes it) or, when `inspected`, its `interpretability.inspect` (the teacher-forced pass of its own output, in the
-    same run). `wrap` wraps the function that runs a batch (the app passes `spaces.GPU`, for ZeroGPU Spaces)."""
+    writes it) or, when `inspected`, `inspect(translator, text, beam, generated=..., sampling=...)` of its own output
+    in the same run (the app passes `interpretability.inspect`). `wrap` wraps the function that runs a batch (the app
+    passes `spaces.GPU`, for ZeroGPU Spaces)."""
 
     def run(requests):
         generated, together = {}, [i for i, request in enumerate(requests) if request[2] is None]
@@ -98,12 +98,6 @@ def batched_decoder(translator, max_size=16, wrap=lambda fn: fn):
                 for i, (text, beam, sampling, inspected) in enumerate(requests)]
 
     return Batcher(wrap(run), max_size)
-
-
-def batched_inspect(translator, max_size=16, wrap=lambda fn: fn):
-    """`inspect(text, beam)`: `interpretability.inspect(translator, text, beam)` through a `batched_decoder`."""
-    batcher = batched_decoder(translator, max_size, wrap)
-    return lambda text, beam=1: batcher((text, beam, None, True))
 
 
 # --- Heavy work: one at a time, in order, within a budget ----------------------------------------------------------

@@ -1,5 +1,5 @@
 """What the browser tests share (their fixtures are in conftest.py: `browser`, the app on a tiny model with 2
-encoder and 3 decoder layers, served once per test module; `page`, a fresh page of it): ways to act on the page as a
+encoder and 3 decoder layers, served once for the session; `page`, a fresh page of it): ways to act on the page as a
 person would. Importing this skips a module where Playwright or Chromium is missing."""
 
 
@@ -26,10 +26,17 @@ def new_page(browser, width=1400, height=1000):
     return page
 
 
-def open_app(browser, url, width=1400, height=1000):
-    """A fresh page of the app at `url` (`width` x `height`), after the sentence it translates on load."""
+def at_tab(url, tab):
+    """The app's `url` opened at the tab `tab` (its id: "attention", "steps"...; the page reads it from the URL)."""
+    return f"{url}?tab={tab}"
+
+
+def open_app(browser, url, width=1400, height=1000, tab="attention"):
+    """A fresh page of the app at `url` (`width` x `height`) with the tab `tab` open (the Attention tab, which the
+    browser tests were written for, not the model map the page opens first), after the sentence it translates on
+    load."""
     page = new_page(browser, width, height)
-    page.goto(url)
+    page.goto(at_tab(url, tab))
     expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
     return page
 

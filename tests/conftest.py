@@ -41,13 +41,14 @@ def tiny_model_dir(toy_corpus, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def translator(tiny_model_dir):
-    """`Translator.load` of the tiny model trained on the toy corpus."""
-    from transformer import Translator
+    """The tiny model trained on the toy corpus, as the app and the commands open it (`CheckedTranslator`: the
+    lesson's `Translator` behind the checks of what people type)."""
+    from inputs.text import CheckedTranslator
 
-    return Translator.load(tiny_model_dir)
+    return CheckedTranslator.load(tiny_model_dir)
 
 
-# --- The browser tests' app (tests/browser_helpers.py) ---------------------------------------------------------------
+# --- The browser tests' app and Chromium, one of each for the session (tests/browser_helpers.py) ----------------------
 
 
 @pytest.fixture(scope="session")
@@ -65,23 +66,32 @@ def deep_model_dir(toy_corpus, tmp_path_factory):
 @pytest.fixture(scope="session")
 def deep_translator(deep_model_dir):
     """The library's translator of the model the page runs, in the same precision."""
-    from transformer import Translator
+    from inputs.text import CheckedTranslator
 
-    return Translator.load(deep_model_dir)
+    return CheckedTranslator.load(deep_model_dir)
 
 
-@pytest.fixture(scope="module")
-def browser(deep_model_dir):
-    from browser_helpers import CHROMIUM, sync_api
-    from test_app import start_app
-
-    with start_app(deep_model_dir, MODEL_DTYPE="float32") as app, sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        browser.app_url = app.url
+@pytest.fixture(scope="session")
+def chromium():
+    """One headless Chromium for the whole session (each test opens its own pages): launching one costs seconds."""
+    helpers = pytest.importorskip("browser_helpers")  # skips where Playwright or Chromium is missing
+    with helpers.sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=helpers.CHROMIUM, args=["--no-sandbox"])
         try:
             yield browser
         finally:
             browser.close()
+
+
+@pytest.fixture(scope="session")
+def browser(chromium, deep_model_dir):
+    """`chromium`, with `app_url` the one app the browser tests share: `python app.py` on the deep model in float32,
+    started once for the session: each test opens pages of its own."""
+    from app_helpers import start_app
+
+    with start_app(deep_model_dir, MODEL_DTYPE="float32") as app:
+        chromium.app_url = app.url
+        yield chromium
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ English-Italian corpus written by the tests themselves, tiny random models, and 
 import itertools
 import random
 import shutil
+import socket
 
 SUBJECTS = [("I", "io"), ("you", "tu"), ("Tom", "Tom"), ("we", "noi"), ("they", "loro")]
 VERBS = [("see", "vedo"), ("love", "amo"), ("want", "voglio"), ("have", "ho"), ("eat", "mangio")]
@@ -74,3 +75,10 @@ def suppress_eos(model):
 
     model.output_projection.register_forward_hook(hook)
     return model
+
+
+def free_port():
+    """A TCP port nothing listens on now (for an app or a process group's rendezvous)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

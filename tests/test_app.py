@@ -1,30 +1,18 @@
 """The web app as users and API clients meet it: `python app.py` in a subprocess, its API called with gradio_client
 and plain HTTP, its page's own events as the browser calls them (through the queue, by number)."""
 
-import contextlib
 import json
 import os
-import socket
-import subprocess
-import sys
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from pathlib import Path
 
 import httpx
 import pytest
+from app_helpers import start_app
 from helpers import hub_cache, toy_pairs
 
-ROOT = Path(__file__).resolve().parents[1]
 gradio_client = pytest.importorskip("gradio_client")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def connect(url):
@@ -32,54 +20,14 @@ def connect(url):
     return gradio_client.Client(url, verbose=False, analytics_enabled=False, httpx_kwargs={"timeout": 120})
 
 
-@dataclass
-class AppProcess:
-    url: str
-    pid: int
-    output: str = ""  # what it printed (stdout and stderr), once it has stopped
-    returncode: int | None = None
-
-
-@contextlib.contextmanager
-def start_app(model_dir, timeout=180, **env):
-    """Run `python app.py` on a free port (with `env` on top of ours); yield it once it answers; stop it afterwards
-    with SIGTERM, as a service manager does, and record what it printed and how it ended."""
-    port = free_port()
-    env = {**os.environ, "MODEL_DIR": str(model_dir), "GRADIO_SERVER_PORT": str(port),
-           "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_ANALYTICS_ENABLED": "False", **env}
-    proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    app = AppProcess(f"http://127.0.0.1:{port}/", proc.pid)
-    try:
-        deadline = time.time() + timeout
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"app.py exited with {proc.returncode}:\n{proc.stdout.read()}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(app.url + "config", timeout=5).status_code == 200:
-                    break
-            if time.time() > deadline:
-                pytest.fail(f"app.py did not answer on {app.url} within {timeout} s")
-            time.sleep(0.5)
-        yield app
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        app.output, app.returncode = proc.stdout.read(), proc.returncode
-
-
 @pytest.fixture(scope="module")
 def translator(tiny_model_dir):
     """The library's translator as the app runs it, on the app's default MODEL_DEVICE in its default MODEL_DTYPE."""
-    from serving.device import pick_device
-    from transformer import Translator
+    from modeldir.device import pick_device
+    from inputs.text import CheckedTranslator
     from webapp.served import serving_dtype
 
-    return Translator.load(tiny_model_dir, dtype=serving_dtype(pick_device(), 16))
+    return CheckedTranslator.load(tiny_model_dir, dtype=serving_dtype(pick_device(), 16))
 
 
 @pytest.fixture(scope="module")

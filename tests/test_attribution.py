@@ -175,7 +175,7 @@ def test_bad_arguments_are_refused(translator, inspection):
     with pytest.raises(ValueError, match="method must be one of"):
         source_attribution(translator, inspection, method="attention_rollout")
     for steps in (0, -3, 2.5, True):
-        with pytest.raises(ValueError, match="steps must be a positive integer"):
+        with pytest.raises(ValueError, match="steps must be a whole number >= 1"):
             source_attribution(translator, inspection, method="integrated_gradients", steps=steps)
     foreign = replace(inspection, source_tokens=["▁not-a-token-of-this-vocabulary", EOS])
     with pytest.raises(ValueError, match="vocabulary lacks"):

@@ -8,7 +8,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from serving.model_dir import open_model
+from modeldir.directory import open_model
 from training.recipes.average import average_weights, last_step, main as average_main, record_up_to
 from training.train import main as train_main
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from helpers import toy_pairs
-from serving.batching import (Batcher, Busy, DeadlineExceeded, Lane, batched_decoder, batched_inspect,
+from serving.batching import (Batcher, Busy, DeadlineExceeded, Lane, batched_decoder,
                               deadline_at, stop_at_deadline)
 from interpretability import inspect
 from transformer import Sampling
@@ -91,7 +91,8 @@ def test_batched_inspections_equal_one_by_one_inspections(translator):
 
         return run_and_count
 
-    inspect_batched = batched_inspect(translator, max_size=16, wrap=held_first)
+    batcher = batched_decoder(translator, inspect, max_size=16, wrap=held_first)
+    inspect_batched = lambda text, beam: batcher((text, beam, None, True))
     with ThreadPoolExecutor(16) as pool:
         batched = list(pool.map(lambda request: inspect_batched(*request), requests))
     assert sum(batches) == 16 and max(batches) > 1
@@ -120,7 +121,7 @@ def test_translations_and_inspections_share_batches(translator):
 
         return run_and_count
 
-    batcher = batched_decoder(translator, max_size=16, wrap=counted)
+    batcher = batched_decoder(translator, inspect, max_size=16, wrap=counted)
     with ThreadPoolExecutor(12) as pool:
         answers = list(pool.map(lambda i: batcher((sentences[i], 1, SAMPLED[i % 3], i % 2 == 0)), range(12)))
     assert max(batches) > 1

@@ -1,5 +1,6 @@
-"""Watching beam search: `beam_search(..., trace=[])` and `interpretability.beam_trace` record every step's hypotheses with
-the scores the search used, and the trace's winner is the translation beam search returns."""
+"""Watching beam search: `interpretability.beam_trace` (and `beam_steps`, from the core's `beam_search_steps`) record
+every step's hypotheses with the scores the search used, and the trace's winner is the translation beam search
+returns."""
 
 import copy
 
@@ -8,9 +9,9 @@ import torch
 import torch.nn.functional as F
 
 from helpers import make_model, random_sequences, suppress_eos
-from transformer.decoding import BeamStep, beam_search, length_penalty
+from transformer.decoding import beam_search, length_penalty
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, decode, pad_sequences
-from interpretability.beam_trace import BeamTrace
+from interpretability.beam_trace import BeamStep, BeamTrace, beam_steps
 from interpretability import beam_trace, inspect
 
 SENTENCES = ["I see the cat.", "they want the water.", "the cat and the dog.", "I eat the house the car the water."]
@@ -70,8 +71,7 @@ def test_finished_scores_are_normalised_by_the_length_penalty(translator):
 def test_scores_are_summed_log_probabilities_of_a_teacher_forced_pass(translator):
     model = translator.model
     src = pad_sequences(translator.encode_source(["I eat the house the car the water."])[0])
-    steps = []
-    beam_search(model, src, beam=4, alpha=translator.beam_alpha, trace=steps)
+    steps = beam_steps(model, src, beam=4, alpha=translator.beam_alpha)
     for step in steps[:4]:
         for h in step.live:
             log_probs, chosen = teacher_forced_log_probs(model, src, h.tokens)
@@ -92,9 +92,10 @@ def test_tracing_does_not_change_the_search_even_at_the_length_cap(seed):
     for model in (make_model(seed=seed), suppress_eos(make_model(seed=seed))):
         for tokens in random_sequences([2, 6], model.cfg.vocab_size, seed=seed):
             src = pad_sequences([tokens])
-            steps = []
-            (traced,) = beam_search(model, src, beam=3, alpha=0.6, trace=steps)
-            assert [traced] == beam_search(model, src, beam=3, alpha=0.6)
+            steps = beam_steps(model, src, beam=3, alpha=0.6)
+            (searched,) = beam_search(model, src, beam=3, alpha=0.6)
+            traced = max((h for step in steps for h in step.finished), key=lambda h: h.normalised).tokens
+            assert traced == searched
             winners = [h for step in steps for h in step.finished if h.tokens == traced]
             assert len(winners) == 1
             if not any(step.finished for step in steps[:-1]):  # nothing ended with </s>: the best live one at the cap
@@ -107,7 +108,7 @@ def test_a_trace_follows_one_sentence(translator):
     model = make_model()
     src = pad_sequences(random_sequences([3, 5], model.cfg.vocab_size))
     with pytest.raises(ValueError, match="one sentence"):
-        beam_search(model, src, beam=2, trace=[])
+        beam_steps(model, src, beam=2)
     for beam in (0, -1, 2.0, True):
         with pytest.raises(ValueError, match="beam"):
             beam_trace(translator, "I see the cat.", beam=beam)

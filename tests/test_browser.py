@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from browser_helpers import (
     WAIT,
+    at_tab,
     choose,
     choose_decoding,
     expect,
@@ -25,7 +26,7 @@ from browser_helpers import (
     title,
     translate,
 )
-from test_app import start_app
+from app_helpers import start_app
 
 from interpretability import inspect
 
@@ -147,7 +148,7 @@ def test_on_a_projector_the_first_view_is_on_the_first_screen(browser, translato
     scrolling (the decoding settings folded, one row of examples)."""
     page = new_page(browser, 1024, 768)
     try:
-        page.goto(browser.app_url)
+        page.goto(at_tab(browser.app_url, "attention"))
         expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
         sentence = "we love the dog."
         translate(page, sentence, translator.translate(sentence))

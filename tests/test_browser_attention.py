@@ -175,7 +175,7 @@ def test_hover_click_and_lines(translated):
     expect(tip).to_be_hidden()
     choose(page, "style", "lines")
     canvas = page.locator("#attention-heatmap canvas")
-    header = 26 + 17 + 10  # title and one note ("lines as opaque..."), then 22 px per token
+    header = 26 + 17 + 10 + 24  # title, one note ("lines as opaque..."), the sides' names, then 22 px per token
     page.mouse.move(*page_point(canvas, 20, header + 1.5 * 22))
     box = canvas.bounding_box()
     expect(figure).to_have_attribute("data-lit", "1")
@@ -185,16 +185,28 @@ def test_hover_click_and_lines(translated):
 
 
 def test_on_a_phone_the_whole_map_is_shown_and_the_mouse_still_reads_its_cells(page, deep_translator):
-    """390 px wide: the cells shrink to the column, then the drawing is shown smaller (not cut, no sideways scroll);
-    the mouse over a cell still names that cell's weight."""
+    """390 px wide: the cells shrink to the column and the title breaks into lines; the map is shown smaller only as
+    far as its labels stay at least 10 px (it was shown at 302 px with ~8 px labels), and where that is still wider
+    than the column its box scrolls sideways to show it whole; the mouse over a cell, scrolled to, still names that
+    cell's weight."""
     page.set_viewport_size({"width": 390, "height": 844})
     page, inspection = translated_on(page, deep_translator, "they want the book, the cat and the red house today.")
     canvas = page.locator("#attention-heatmap canvas")
-    shown, drawn_width, column = canvas.evaluate(
-        "e => [e.getBoundingClientRect().width, e.__size[0], e.parentElement.clientWidth]")
-    assert shown <= column + 0.5 < drawn_width
+    shown, drawn_width, column, scroll_width, label_px = canvas.evaluate(
+        "e => [e.getBoundingClientRect().width, e.__size[0], e.parentElement.clientWidth, e.parentElement.scrollWidth,"
+        " e.__cells[0].labelPx]")
+    assert label_px * shown / drawn_width >= 10
+    assert shown <= column + 0.5 or scroll_width >= shown - 0.5  # whole: in its column, or its box scrolls to it
     row, col = len(inspection.target_tokens) - 1, len(inspection.source_tokens) - 2
-    page.mouse.move(*cell_middle(page, row, col))
+    box = canvas.evaluate("e => e.__cells")[0]
+    x, y = box["x"] + (col + 0.5) * box["cell"], box["y"] + (row + 0.5) * box["cell"]
+    canvas.evaluate("""(e, x) => {  // the cell's column scrolled to the middle of the box
+        e.scrollIntoView({block: 'center'});
+        const k = e.getBoundingClientRect().width / e.__size[0];
+        e.parentElement.scrollLeft = Math.max(0, x * k - e.parentElement.clientWidth / 2); }""", x)
+    left, top, k = canvas.evaluate(
+        "e => { const r = e.getBoundingClientRect(); return [r.x, r.y, r.width / e.__size[0]]; }")
+    page.mouse.move(left + x * k, top + y * k)
     tip = page.locator("#attention-heatmap .attn-tooltip")
     expect(tip).to_contain_text(f"key {inspection.source_tokens[col]}")
     shown_weight = float(re.search(r"weight ([\d.]+)", tip.inner_text()).group(1))
@@ -231,7 +243,8 @@ def test_downloads_are_made_in_the_page(translated, tmp_path):
 
 
 def test_fast_clicks_leave_the_view_matching_the_controls(translated):
-    """Back-to-back clicks: the figure ends on what the radios say, and a redraw takes little time."""
+    """Back-to-back clicks: the figure ends on what the radios say (how long a redraw takes: bench/app_latency.py,
+    "attention: head")."""
     page, _ = translated
     clicks = [("kind", TITLES["cross"]), ("layer", "3"), ("kind", TITLES["encoder"]), ("head", "2"),
               ("layer", "1"), ("kind", TITLES["decoder"]), ("layer", "3"), ("head", "all (grid)"),
@@ -243,14 +256,3 @@ def test_fast_clicks_leave_the_view_matching_the_controls(translated):
     assert checked == {"kind": "encoder", "layer": "2", "head": "all"}
     assert shown(page) == ("encoder", 2, "all")
     expect(page.locator("#attention-heatmap .attn-title")).to_have_text(f"{TITLES['encoder']} · layer 2 · all heads")
-    # A control changed -> the figure redrawn, timed in the page (the target is 50 ms in Chromium on 2 cores).
-    took = page.evaluate("""() => {
-        const times = [];
-        for (const value of ['1', '2', 'mean', '1', '2']) {
-            const input = document.querySelector(`input[name="attention-head"][value="${value}"]`);
-            const start = performance.now();
-            input.click();
-            times.push(performance.now() - start);
-        }
-        return times; }""")
-    assert sorted(took)[len(took) // 2] < 200, took  # the median, generous: the cores are shared in CI

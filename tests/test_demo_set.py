@@ -5,15 +5,14 @@ is there)."""
 import csv
 import json
 import re
-from pathlib import Path
 
 import pytest
-
 from helpers import toy_pairs
+
+from bench.common import DATA_DIR
 from training.demo_set import (SETS, DemoSentence, changes, contains_words, main, missing_requirements,
                                parse_required, read_demo_set, score_demo_set)
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "en-it"
 DEMO_DIR = SETS["demo"].parent
 KINDS = {"greeting", "ml", "nlp", "numbers", "travel", "food", "news"}
 
@@ -116,6 +115,8 @@ def test_a_malformed_demo_file_is_refused_with_its_line(tmp_path):
     (tmp_path / "noheader.tsv").write_text("Hello.\tCiao.\tciao\tgreeting\n", encoding="utf-8")
     with pytest.raises(ValueError, match="header"):
         read_demo_set(tmp_path / "noheader.tsv")
+    with pytest.raises(ValueError, match="no sentences"):
+        read_demo_set(write_demo_tsv(tmp_path / "empty.tsv", []))
 
 
 def test_bad_arguments_are_rejected(capsys):

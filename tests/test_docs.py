@@ -2,7 +2,7 @@
 internal link and anchor, and every docs/NAME.md#anchor and `python -m` command in the code, points to a file,
 heading or module that exists; the scores and steps the docs quote are those of the shipped model's metrics.json and
 training histories; the benchmark numbers the README and the design notes quote are in docs/benchmarks.md; and the
-shipped model card is what `serving.model_card` makes of its directory.
+shipped model card is what `modeldir.card` makes of its directory.
 
 After files change length, `python tests/test_docs.py` prints the README's reading-order table with today's line
 counts, and `python tests/test_docs.py --write` puts it into README.md.
@@ -237,13 +237,13 @@ def test_numbers_quoted_in_the_docs_are_the_shipped_models(doc, text):
 def test_the_shipped_model_card_is_made_from_its_directory(tmp_path):
     import shutil
 
-    from serving.model_card import write_model_card
+    from modeldir.card import write_model_card
 
     copy = tmp_path / "model"
     shutil.copytree(MODEL, copy, ignore=shutil.ignore_patterns("*.safetensors", "README.md"))
     written = write_model_card(copy).read_text(encoding="utf-8")
     assert written == (MODEL / "README.md").read_text(encoding="utf-8"), (
-        "assets/model/README.md is stale: python -m serving.model_card assets/model")
+        "assets/model/README.md is stale: python -m modeldir.card assets/model")
 
 
 # ---- Numbers that come from the benchmarks ----

@@ -6,7 +6,7 @@ import pytest
 
 from helpers import toy_pairs, write_tsv
 from training.evaluate import LENGTH_BUCKETS, VARIANTS, length_bucket_name, main, scores_by_length, typed_as
-from serving.model_dir import read_metrics, scores
+from modeldir.files import read_metrics, scores
 
 
 def test_typed_variants_of_an_english_sentence():

@@ -3,7 +3,6 @@ prepared once, request bodies and uploads bounded, answers compressed, heavy wor
 full and stopped at its budget (attribution's float32 copy too), nothing kept per session, every setting and every
 refusal one line."""
 
-import gzip
 import json
 import subprocess
 import sys
@@ -20,8 +19,8 @@ from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
+from modeldir.directory import ModelDirectory
 from serving.batching import Busy, DeadlineExceeded, Lane, check_deadline
-from serving.model_dir import ModelDirectory
 from transformer import Translator
 from webapp import api, translation
 from webapp.events import BodyLimit, PreparedAnswers, PublicRoutesOnly, Refusal, compression
@@ -50,7 +49,7 @@ def serve(translator, tiny_model_dir, **options):
 def test_a_page_server_function_answers_json_prepared_once_gzip_to_a_browser():
     history = [{"step": step, "loss": 1 / (step + 1), "probes": ["a"] * 50} for step in range(200)]
     with gr.Blocks() as demo:
-        view = browser_view(ROOT / "webapp" / "tabs" / "how_it_learned.py", "view", "<div></div>",
+        view = browser_view(ROOT / "webapp" / "tabs" / "how_it_learned.py", "view",
                             server_functions=[prepared_json("history", history)])
     ask = {"component_id": view._id, "fn_name": "history", "data": [], "session_hash": "s"}
     for middleware in ([], [Middleware(PreparedAnswers, blocks=demo)]):  # through Gradio, then answered before it
@@ -103,7 +102,7 @@ def test_json_and_event_streams_are_compressed():
 
 
 def test_the_app_refuses_uploads_over_its_limit_and_compresses_its_answers(tiny_model_dir):
-    from test_app import start_app
+    from app_helpers import start_app
 
     with start_app(tiny_model_dir, MAX_UPLOAD_MB="1", MAX_BODY_MB="2") as app:
         import httpx

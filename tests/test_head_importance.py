@@ -1,5 +1,5 @@
 """`python -m training.head_importance`: the BLEU each head is worth, written to the model directory in the shape of
-the model's heads, and read back (`serving.model_dir.read_head_importance`) only when it fits the model."""
+the model's heads, and read back (`modeldir.files.read_head_importance`) only when it fits the model."""
 
 import json
 import shutil
@@ -11,7 +11,7 @@ from training.data import read_tsv
 from training.head_importance import main
 from transformer import Translator, TransformerConfig
 from interpretability.ablation import ablated
-from serving.model_dir import HEAD_IMPORTANCE, read_head_importance
+from modeldir.files import HEAD_IMPORTANCE, read_head_importance
 
 LIMIT = 20
 

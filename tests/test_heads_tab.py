@@ -85,9 +85,8 @@ def test_head_choices_cover_every_head_once():
 
 
 def test_the_diagnostics_view_names_every_kind_and_measure_for_its_script(inspection):
-    template = heads.diagnostics_template()
-    kinds = json.loads(html.unescape(re.search(r'data-kinds="([^"]*)"', template).group(1)))
-    measures = json.loads(html.unescape(re.search(r'data-measures="([^"]*)"', template).group(1)))
+    setup = heads.diagnostics_setup()
+    kinds, measures = json.loads(json.dumps(setup["kinds"])), json.loads(json.dumps(setup["measures"]))  # as sent
     assert kinds == [[kind, spec.title] for kind, spec in ATTENTION_KINDS.items()]
     assert measures == [list(item) for item in heads.MEASURES.items()]
     assert set(heads.MEASURES) <= set(vars(head_diagnostics(inspection)["cross"]))  # payload.diagnostics' names
@@ -239,10 +238,11 @@ def test_switch_heads_off_translates_both_ways(served, translator):
 
 def test_before_a_switch_off_the_result_says_what_to_do():
     """Before any switch-off (and, in the page, after a new translation) a sentence says what to do; no steps."""
-    template = heads.result_template()
-    message = re.search(r'<div class="heads-off-message">(.*?)</div>', template, re.S).group(1)
+    message = heads.result_setup()["not_yet"]
     words = " ".join(plain(message).split())
     assert "Tick one or more heads above" in words and "Translate with these heads switched off" in words
+    template = (ROOT / "webapp" / "tabs" / "heads.js").read_text(encoding="utf-8")  # the view's markup
+    assert '<div class="heads-off-message">${setup.not_yet}</div>' in template
     assert 'id="ablation-steps" hidden' in template
 
 

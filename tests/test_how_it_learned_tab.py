@@ -7,12 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from serving.model_dir import ModelDirectory, open_model
-from test_app import start_app
+from modeldir.directory import ModelDirectory, open_model
 from webapp.tabs.how_it_learned import learning_runs
-
-CHROMIUM = "/usr/bin/chromium"
-WAIT = 60_000  # ms
 
 
 @pytest.fixture(scope="module")
@@ -49,25 +45,21 @@ def test_without_any_history_the_tab_offers_none():
     assert learning_runs(ModelDirectory(None, Path("."))) == []
 
 
-def test_the_page_gets_the_history_once_and_draws_every_control_itself(tiny_model_dir, history):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
-    from browser_helpers import new_page, page_point  # here: importing it skips a module without Playwright or Chromium
+def test_the_page_gets_the_history_once_and_draws_every_control_itself(browser, deep_model_dir):
+    from browser_helpers import WAIT, expect, new_page, page_point, server_requests  # here: skips without Chromium
+
+    history = open_model(deep_model_dir).history  # the model of the browser tests' app (conftest.py: browser)
     last = history["snapshots"][-1]
-    with start_app(tiny_model_dir, MODEL_DTYPE="float32") as app, sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = new_page(browser)
-        page.goto(app.url)
+    page = new_page(browser)
+    try:
+        page.goto(browser.app_url)
         page.locator("#tab-learned-button").click()
         view = page.locator("#how-it-learned .learn")
-        sync_api.expect(view).to_have_attribute("data-ready", "true", timeout=WAIT)
+        expect(view).to_have_attribute("data-ready", "true", timeout=WAIT)
         assert view.get_attribute("data-step") == str(last["step"])  # the last snapshot first
-        sync_api.expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)  # the example on load
+        expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)  # the example on load
         page.wait_for_timeout(1000)  # and the views it draws
-        requests = []  # work asked of the server (not static assets, nor the connection's heartbeat)
-        page.on("request", lambda request: "/gradio_api/" in request.url and "heartbeat" not in request.url
-                and requests.append(request.url))
+        requests = server_requests(page)
         slider = page.locator("#how-it-learned .learn-step")
         slider.evaluate("e => { e.value = 0; e.dispatchEvent(new Event('input')); }")
         assert view.get_attribute("data-step") == "0"
@@ -91,6 +83,7 @@ def test_the_page_gets_the_history_once_and_draws_every_control_itself(tiny_mode
         assert read == f"{second['target_tokens'][0]} → {second['source_tokens'][0]}"
         assert float(shown) == pytest.approx(weight, abs=0.006)  # two decimals (JavaScript rounds its own way)
         page.locator("#how-it-learned .learn-play").click()  # plays to the end, a snapshot every 0.9 s
-        sync_api.expect(view).to_have_attribute("data-step", str(last["step"]), timeout=WAIT)
+        expect(view).to_have_attribute("data-step", str(last["step"]), timeout=WAIT)
         assert requests == []  # every redraw above was made in the page
-        browser.close()
+    finally:
+        page.close()

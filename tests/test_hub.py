@@ -13,8 +13,8 @@ import yaml
 from huggingface_hub import ModelCard
 
 from helpers import hub_cache
-from serving.model_card import main as model_card_main
-from serving.model_dir import METRICS, MODEL_CARD, NOTES, Score, add_score, read_metrics, scores, write_metrics
+from modeldir.card import main as model_card_main
+from modeldir.files import METRICS, MODEL_CARD, NOTES, Score, add_score, read_metrics, scores, write_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 REPO_ID = "someone/tiny-en-it"
@@ -75,7 +75,7 @@ def test_a_model_without_metrics_still_gets_a_valid_card(tiny_model_dir, tmp_pat
 
 LOAD_FROM_HUB = """
 import json, sys
-from serving.model_dir import open_model
+from modeldir.directory import open_model
 from transformer import ModelLoadError
 directory = open_model(sys.argv[1])
 try:
@@ -102,7 +102,7 @@ def test_a_hub_repo_id_loads_from_the_cache_offline(tiny_model_dir, tmp_path):
 
 @pytest.mark.parametrize("name", ["runs/nowhere/model", "nowhere"])
 def test_a_missing_local_directory_is_not_looked_up_on_the_hub(name):
-    from serving.model_dir import open_model
+    from modeldir.directory import open_model
     from transformer import ModelLoadError
 
     with pytest.raises(ModelLoadError, match=f"^{name}: no such model directory$"):

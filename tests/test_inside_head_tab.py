@@ -13,12 +13,12 @@ import pytest
 from interpretability import head_details, inspect
 from web_helpers import served_translator  # noqa: F401 (fixture: served)
 from webapp.attention_kinds import ATTENTION_KINDS, attention_maps
+from webapp import translation
 from webapp.tabs import inside_head
-from webapp.views import VIEWS_JS
+from webapp.views import MOUNT, VIEWS_JS
 
 
 SENTENCE = "we want the water."
-SHOWN = {"text": SENTENCE, "decoding": "greedy", "beam": 1, "temperature": 1.0, "top_k": 0, "seed": 0}
 
 
 @pytest.fixture(scope="module")
@@ -26,16 +26,15 @@ def inspection(translator):
     return inspect(translator, SENTENCE)
 
 
-def ask(served, inspection, **data):
-    """The view's question about `inspection`'s sentence (None: no translation shown), as the page sends it: with
-    the shown translation's request (the payload's), from which the server makes the inspection again."""
-    shown = None if inspection is None else SHOWN
-    return inside_head.head_numbers(served, gr.EventData(None, {"shown": shown, **data}))
+def ask(served, text, **data):
+    """The view's `head_numbers` event as the page sends it: the sentence and decoding settings of the translation
+    shown (translation.SHOWN_TRANSLATION), then its data."""
+    return inside_head.head_numbers(served, text, "greedy", 4, 1.0, 0, 0, gr.EventData(None, data))
 
 
 @pytest.mark.parametrize("kind", list(ATTENTION_KINDS))
 def test_the_numbers_sent_are_head_details_for_every_query(served, translator, inspection, kind):
-    sent = ask(served, inspection, translation=7, kind=kind, layer=1, head=2)
+    sent = ask(served, SENTENCE, translation=7, kind=kind, layer=1, head=2)
     _, queries, keys = attention_maps(inspection, kind)
     assert (sent["translation"], sent["kind"], sent["layer"], sent["head"]) == (7, kind, 1, 2)
     assert sent["query_tokens"] == queries and sent["key_tokens"] == keys
@@ -55,7 +54,7 @@ def test_the_numbers_sent_are_head_details_for_every_query(served, translator, i
 
 def test_the_softmax_steps_add_up(served, inspection):
     """exp(s − max) is at most 1 and exactly 1 for the largest score; exp ÷ Σ exp is the weight; Σ w v the output."""
-    sent = ask(served, inspection, translation=1, kind="decoder", layer=1, head=1)
+    sent = ask(served, SENTENCE, translation=1, kind="decoder", layer=1, head=1)
     for query, exps in enumerate(sent["exps"]):
         exps, weights = np.array(exps), np.array(sent["weights"][query])
         assert exps.max() == pytest.approx(1) and np.all(exps <= 1)
@@ -71,18 +70,19 @@ def test_the_softmax_steps_add_up(served, inspection):
 ])
 def test_the_choices_sent_are_clamped_never_refused(served, inspection, asked, chosen):
     assert inside_head.chosen_head(served, asked["kind"], asked["layer"], asked["head"]) == chosen
-    sent = ask(served, inspection, translation=3, **asked)
+    sent = ask(served, SENTENCE, translation=3, **asked)
     assert (sent["kind"], sent["layer"] - 1, sent["head"] - 1) == chosen
 
 
 def test_before_a_translation_nothing_is_sent(served):
-    assert ask(served, None, translation=None, kind="cross", layer=1, head=1) is None
+    assert ask(served, "", translation=None, kind="cross", layer=1, head=1) is None
+    assert ask(served, " ", translation=None, kind="cross", layer=1, head=1) is None
 
 
 def test_the_view_runs_its_script_and_names_its_event(served):
     with gr.Blocks():
-        view = inside_head.build(served)
+        view = inside_head.build(served, [gr.Textbox(SENTENCE), *translation.decoding_controls()])
     assert view.js_on_load.startswith(VIEWS_JS) and view.js_on_load.endswith(
         Path(inside_head.__file__).with_suffix(".js").read_text(encoding="utf-8"))
     assert 'trigger("head_numbers"' in view.js_on_load and callable(view.head_numbers)
-    assert view.elem_id == "inside-head" and "${" not in inside_head.TEMPLATE + inside_head.CSS
+    assert view.elem_id == "inside-head" and view.html_template == MOUNT and "${" not in view.css_template

@@ -1,13 +1,10 @@
 """interpretability.language: the rule that warns when an input is not English, on clear cases, and its false
 alarms on the English test set when the data is there."""
 
-from pathlib import Path
-
 import pytest
 
+from bench.common import DATA_DIR
 from interpretability.language import check_language, looks_like_english, words_of
-
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "en-it"
 
 
 @pytest.mark.parametrize("text, language", [
@@ -35,6 +32,12 @@ def test_other_languages_are_flagged_and_named(text, language):
 def test_english_names_numbers_and_capitals_are_not_flagged(text):
     check = check_language(text)
     assert check.looks_english and check.language is None and check.warning is None
+
+
+@pytest.mark.parametrize("value", [None, 3, ["Hello"]])
+def test_a_value_that_is_not_text_is_refused_clearly(value):
+    with pytest.raises(ValueError, match="text must be a string"):
+        check_language(value)
 
 
 def test_foreign_words_outnumbering_english_ones_decide():

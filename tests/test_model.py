@@ -10,11 +10,13 @@ import torch.nn.functional as F
 
 from helpers import make_model, random_sequences, tiny_config
 from transformer.model import (
+    ATTENTION_KINDS,
     InputEmbedding,
     MultiHeadAttention,
     PositionalEncoding,
     TransformerConfig,
     causal_mask,
+    head_grid,
     padding_mask,
     recording_attention,
     sinusoidal_positional_encoding,
@@ -223,3 +225,23 @@ def test_config_validation():
     with pytest.raises(ValueError, match="unknown config keys: colour"):
         TransformerConfig.from_dict({"d_model": 32, "colour": "red"})
     assert TransformerConfig.from_dict({"d_model": 32, "n_heads": 2}).d_model == 32
+
+
+def test_the_attention_kinds_are_the_models_own_layers():
+    """ATTENTION_KINDS, defined once, names the model's attention sub-layers in order, and head_grid their shape."""
+    model = make_model()  # 2 encoder and 3 decoder layers: a kind given the other stack's depth cannot pass
+    layers = model.attention_layers()
+    assert list(layers) == list(ATTENTION_KINDS) == ["encoder", "decoder", "cross"]
+    assert head_grid(model.cfg) == {kind: (len(modules), modules[0].n_heads) for kind, modules in layers.items()}
+    assert layers["cross"] == [layer.cross_attention for layer in model.decoder.layers]
+
+
+def test_encode_and_decode_are_their_two_halves():
+    """The public halves interpretability reads the model through compute what `encode` and `decode` compute."""
+    model = make_model()
+    src = padded_batch([7, 4, 2], model.cfg.vocab_size)
+    tgt = padded_batch([5, 5, 3], model.cfg.vocab_size, seed=1)
+    memory, src_mask = model.encode(src)
+    assert torch.equal(model.encode_embeddings(model.src_embed(src), src_mask), memory)
+    hidden = model.decoder_output(tgt, memory, src_mask)
+    assert torch.equal(model.output_projection(hidden), model.decode(tgt, memory, src_mask))

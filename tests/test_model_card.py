@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from serving.model_card import about_markdown, model_card_markdown
-from serving.model_dir import ModelDirectory, open_model
+from modeldir.card import about_markdown, model_card_markdown
+from modeldir.directory import ModelDirectory, open_model
 from webapp import texts
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,8 +11,9 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from serving.model_dir import (HEAD_IMPORTANCE, LOSS_CURVE, METRICS, NOTES, REFERENCE_SNAPSHOTS, SNAPSHOTS,
-                               open_model, save_model_dir, write_atomic, write_metrics)
+from modeldir.directory import open_model, save_model_dir
+from modeldir.files import (HEAD_IMPORTANCE, LOSS_CURVE, METRICS, NOTES, REFERENCE_SNAPSHOTS, SNAPSHOTS, write_atomic,
+                            write_metrics)
 from transformer import ModelLoadError
 from transformer.translator import CONFIG, WEIGHTS
 

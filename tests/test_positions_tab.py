@@ -50,7 +50,8 @@ def test_the_tab_is_one_view_with_no_python_event(served):
     assert np.allclose(dequantized(table), positional_encoding(served.translator.model), atol=5e-5)
     # encoded once, when the page was built: every call answers the same bytes
     assert view.server_fns[0]("anything the page passes").body is view.server_fns[0]().body
-    assert 'value="0, 4, 8, 9"' in view.html_template  # the tiny model's d_model 32
+    assert view.props["setup"] == {"dims": "0, 4, 8, 9", "last": 31}  # the tiny model's d_model 32
+    assert 'value="${dims}"' in view.js_on_load  # the dimensions' box starts with them
     assert 'store.on("translation"' in view.js_on_load and "server.positional_table()" in view.js_on_load
     markdown = [block for block in demo.blocks.values() if isinstance(block, gr.Markdown)]
     assert [m.value for m in markdown] == [positions.POSITION_HELP]  # the tab's explanation kept

@@ -7,9 +7,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from helpers import make_model, random_sequences, toy_pairs
-from transformer.decoding import (MAX_SEED, MAX_TEMPERATURE, MIN_TEMPERATURE, Sampling, generate, greedy_decode,
-                                  sample_decode, tempered_distribution)
+from helpers import make_model, toy_pairs
+from inputs.checks import MAX_SEED, MAX_TEMPERATURE, MIN_TEMPERATURE, check_decoding, check_sampling
+from transformer.decoding import Sampling, generate, greedy_decode, sample_decode, tempered_distribution
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, pad_sequences
 from interpretability import inspect
 
@@ -153,22 +153,19 @@ def test_tempered_candidates_at_temperature_1_are_the_top_candidates(translator)
     (dict(seed=-1), "seed"), (dict(seed=MAX_SEED + 1), rf"seed must be a whole number in 0\.\.{MAX_SEED}"),
     (dict(seed=0.5), "seed"), (dict(seed=float("inf")), "seed"), (dict(seed=float("nan")), "seed"),
 ])
-def test_bad_sampling_values_are_clear_errors(values, message):
+def test_bad_sampling_values_are_clear_errors(translator, values, message):
     with pytest.raises(ValueError, match=message):
-        Sampling(**values)
-    model = make_model()
-    src = pad_sequences(random_sequences([3], model.cfg.vocab_size))
+        check_sampling(Sampling(**values))
     with pytest.raises(ValueError, match=message):
-        sample_decode(model, src, **values)
+        translator.translate("I see the cat.", sampling=Sampling(**values))
 
 
 def test_sampling_wants_beam_1_and_a_sampling(translator):
-    src = source_batch(translator, SENTENCES[:1])
     with pytest.raises(ValueError, match="beam 1"):
-        generate(translator.model, src, beam=3, sampling=Sampling())
+        check_decoding(3, Sampling())
     with pytest.raises(ValueError, match="beam 1"):
         translator.translate("I see the cat.", beam=2, sampling=Sampling())
     with pytest.raises(ValueError, match="beam 1"):
         inspect(translator, "I see the cat.", beam=4, generated=[5, 6], sampling=Sampling())
     with pytest.raises(ValueError, match="Sampling"):
-        generate(translator.model, src, sampling={"temperature": 2.0})
+        check_decoding(1, {"temperature": 2.0})

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from serving.model_dir import open_model, scores
+from modeldir.directory import open_model
+from modeldir.files import scores
 from transformer.tokenizer import UNK_ID
 
 MODEL_DIR = Path(__file__).resolve().parent.parent / "assets" / "model"
@@ -89,7 +90,7 @@ def test_shipped_metrics_record_scores_and_commands(shipped):
 
 def test_shipped_model_has_its_head_importance(shipped):
     """The app's "how much each head matters" heatmap reads it; the reader checks its tables fit the model."""
-    from serving.model_dir import read_head_importance
+    from modeldir.files import read_head_importance
 
     importance = read_head_importance(MODEL_DIR)
     assert importance is not None and importance["command"].startswith("python -m training.head_importance")

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from training.configs import CONFIGS
-from serving.model_dir import SNAPSHOTS, read_history
+from modeldir.files import SNAPSHOTS, read_history
 from training.snapshots import rounded
 from training.train import main as train_main
 

@@ -15,6 +15,7 @@ from interpretability import inspect
 from interpretability.attribution import source_attribution
 from transformer import Translator
 from web_helpers import PRECISIONS, decoding_steps, plain, served_translator, step_tokens  # noqa: F401 (fixture)
+from webapp import translation
 from webapp.tabs import steps
 
 SENTENCE = "I see the cat."
@@ -78,19 +79,16 @@ def event(**data):
     return SimpleNamespace(_data=data)
 
 
-SHOWN = {"text": SENTENCE, "decoding": "greedy", "beam": 1, "temperature": 1.0, "top_k": 0, "seed": 0}
-
-
 def test_the_attribute_event_answers_the_method_asked_or_says_what_is_wrong(served, inspection, monkeypatch):
-    """The event carries the shown translation's request (the payload's): the attribution is of that sentence."""
-    answer = steps.attribute(served, event(method="gradient_x_input", shown=SHOWN, request=3))
+    """The event sends the sentence and settings of the translation shown: the attribution is of that sentence."""
+    answer = steps.attribute(served, SENTENCE, "greedy", 4, 1.0, 0, 0, event(method="gradient_x_input", request=3))
     assert answer["request"] == 3 and answer["attribution"]["method"] == "gradient_x_input"
     assert answer["attribution"]["target_tokens"] == inspection.target_tokens
-    assert steps.attribute(served, event(method="gradient_x_input", shown=None)) == gr.skip()
+    assert steps.attribute(served, "", "greedy", 4, 1.0, 0, 0, event(method="gradient_x_input")) == gr.skip()
     monkeypatch.setattr(served, "attribute", lambda *args: pytest.fail("computed for a method the page lacks"))
     for method in ["<script>", None, "integrated_gradient"]:
         with pytest.raises(gr.Error, match="the method must be one of gradient_x_input, integrated_gradients"):
-            steps.attribute(served, event(method=method, shown=SHOWN))
+            steps.attribute(served, SENTENCE, "greedy", 4, 1.0, 0, 0, event(method=method))
 
 
 # --- The view --------------------------------------------------------------------------------------------------------
@@ -98,13 +96,13 @@ def test_the_attribute_event_answers_the_method_asked_or_says_what_is_wrong(serv
 
 def test_the_view_has_the_step_panel_code_and_the_help_and_no_event_on_a_translation(served):
     with gr.Blocks() as demo:
-        view = steps.build(served)
+        view = steps.build(served, [gr.Textbox(SENTENCE), *translation.decoding_controls()])
     script = view.js_on_load
     assert script.index("const store = ") < script.index("const stepPanel") < script.index('"attribute"')
     triggers = [(demo.blocks[block_id], name) for fn in demo.fns.values() for block_id, name in fn.targets]
     assert triggers == [(view, "attribute")]  # the attribution, asked by the page; nothing on a translation
-    template = plain(steps.view_template())
-    assert "Attention is not explanation: compare with a gradient attribution" in template
-    assert "Wallace, 2019" in template and "${" not in steps.view_template()
-    assert '<details class="attribution-panel" id="attribution-panel">' in steps.view_template()  # closed
+    markup = (ROOT / "webapp" / "tabs" / "steps.js").read_text(encoding="utf-8")  # the view's markup is its script's
+    assert "Attention is not explanation: compare with a gradient attribution" in markup
+    assert "Wallace, 2019" in plain(view.props["setup"]["help"]) and "${" not in view.css_template
+    assert '<details class="attribution-panel" id="attribution-panel">' in markup  # closed
     assert "plotly" not in (ROOT / "webapp" / "tabs" / "steps.py").read_text(encoding="utf-8")

@@ -6,7 +6,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -15,12 +14,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from helpers import make_model, random_sequences, toy_pairs, write_tsv
+from helpers import free_port, make_model, random_sequences, toy_pairs, write_tsv
 from training.configs import CONFIGS, TrainConfig, load_config, model_config, parse_overrides
 from training.data import TokenBatcher, load_pairs, read_tsv
 from training.train import learning_rate, main as train_main
 from transformer.decoding import greedy_decode
-from serving.model_dir import open_model, scores
+from modeldir.directory import open_model
+from modeldir.files import scores
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, pad_sequences
 
 REPO = Path(__file__).resolve().parents[1]
@@ -276,12 +276,6 @@ def test_model_settings_are_set_on_a_new_run_only(small_corpus, tmp_path):
         with pytest.raises(ValueError, match="--set model.d_model: model settings cannot change with --resume or "
                                              "--init-from"):
             train_main(train_args(train, dev, tmp_path / "next", *extra, "--set", "model.d_model=64"))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run_module(*args, timeout=300):

@@ -19,10 +19,10 @@ from helpers import toy_pairs
 from interpretability import Inspection
 from transformer import ModelLoadError, Translator
 from transformer.model import sinusoidal_positional_encoding
-from serving.model_dir import scores
+from modeldir.files import scores
 from transformer.tokenizer import EOS_ID
-from serving.device import fast_cpu_dtype
-from transformer.translator import unshout
+from modeldir.device import fast_cpu_dtype
+from inputs.text import unshout
 from interpretability import embedding_norms, input_report, inspect, positional_encoding
 
 ODD_INPUTS = ["", "   ", "😀🐱", "e\u0301 cafe\u0301", "שלום עולם", "مرحبا بالعالم", "\u200b", "Ünïcödé ✓ “quotes”",
@@ -142,7 +142,7 @@ def test_fast_cpu_dtype_follows_the_cpu(monkeypatch, machine, capability, expect
 @pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="x86 kernels")
 def test_fast_cpu_dtype_is_float32_when_torch_runs_unvectorised_kernels():
     env = {**os.environ, "ATEN_CPU_CAPABILITY": "default"}
-    out = subprocess.run([sys.executable, "-c", "from serving.device import fast_cpu_dtype; print(fast_cpu_dtype())"],
+    out = subprocess.run([sys.executable, "-c", "from modeldir.device import fast_cpu_dtype; print(fast_cpu_dtype())"],
                          cwd=Path(__file__).resolve().parents[1], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "float32"
 

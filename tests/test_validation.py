@@ -9,27 +9,40 @@ import warnings
 import pytest
 from safetensors.torch import load_file, save_file
 
-from helpers import random_sequences
 from interpretability import embedding_norms, head_details, inspect
 from interpretability.beam_trace import beam_trace
 from interpretability.inspection import MAX_CANDIDATES
 from training import evaluate, head_importance, train
 from training.cli import run_cli
 from transformer import Translator
-from transformer.decoding import MAX_BEAM, beam_search, generate
-from transformer.tokenizer import pad_sequences
+from inputs.checks import MAX_BEAM, as_whole_number, check_whole_number
 
 # ---- The library ----
+
+
+@pytest.mark.parametrize("bounds, wanted", [((), ""), ((0,), " >= 0"), ((0, 9), r" in 0\.\.9")])
+def test_the_one_whole_number_check_names_what_it_wants(bounds, wanted):
+    check_whole_number("n", 3, *bounds)
+    for value in (2.5, True, "3", None):
+        with pytest.raises(ValueError, match=rf"n must be a whole number{wanted}, got {value!r}"):
+            check_whole_number("n", value, *bounds)
+    with pytest.raises(ValueError, match=r"n must be a whole number in 0\.\.9, got 10"):
+        check_whole_number("n", 10, 0, 9)
+
+
+def test_a_whole_number_as_a_page_or_a_command_line_sends_it():
+    assert [as_whole_number(v) for v in ("4", 4.0, 7, " 5 ")] == [4, 4, 7, 5]
+    assert [as_whole_number(v) for v in ("four", "2.5", None, float("inf"), float("nan"))] == [None] * 5
 
 BAD_BEAMS = [0, -1, 2.5, 10**9, MAX_BEAM + 1, True, "2", None]
 
 
 @pytest.mark.parametrize("beam", BAD_BEAMS)
 def test_a_beam_outside_1_to_max_beam_is_refused_everywhere(translator, beam):
-    src = pad_sequences(random_sequences([3], translator.model.cfg.vocab_size))
+    """Everywhere a person hands in a beam: the checked translator (`inputs.text`) and interpretability's calls; the
+    lesson's decoding functions trust their arguments."""
     calls = [lambda: translator.translate("I see the cat.", beam=beam),
              lambda: translator.translate_ids(["I see the cat."], beam=beam),
-             lambda: generate(translator.model, src, beam=beam), lambda: beam_search(translator.model, src, beam=beam),
              lambda: inspect(translator, "I see the cat.", beam=beam),
              lambda: beam_trace(translator, "I see the cat.", beam=beam)]
     for call in calls:
@@ -99,7 +112,7 @@ def test_embedding_norms_refuse_what_the_vocabulary_lacks(translator, source):
 
 
 def test_a_10_mb_input_is_cut_before_the_tokenizer_sees_it(translator, monkeypatch):
-    import transformer.translator
+    import transformer.translator  # the lesson's Translator tokenizes what the checked one hands it
 
     seen = []
     real_encode_batch = transformer.translator.encode_batch

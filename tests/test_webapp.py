@@ -74,6 +74,15 @@ def test_line_breaks_are_read_as_spaces_and_said():
     assert "joined" not in translation.translation_status(0.5, "greedy", InputReport(8, 0, False, False), 3, 127)
 
 
+def test_input_that_does_not_look_english_is_warned_about(served):
+    """French or German in the English box: the status line says what it looks like and why the Italian may be
+    nonsense (interpretability.language decides); English gets no such warning."""
+    for text, language in [("Je voudrais un café, s'il vous plaît.", "French"), ("Ich habe heute keine Zeit.", "German")]:
+        status = translation.translate(served, text, "greedy", 2, 1.0, 0, 0)[1]
+        assert f"Warning: This looks like {language}" in status and "translates from English only" in status
+    assert "This looks like" not in translation.translate(served, "I see the cat.", "greedy", 2, 1.0, 0, 0)[1]
+
+
 def test_a_text_of_two_lines_is_translated_as_one(served, translator):
     italian, status, _, payload = translation.translate(served, "I see\nthe cat.", "greedy", 2, 1.0, 0, 0)
     assert italian == translator.translate("I see the cat.") and "2 lines were joined" in status
@@ -95,17 +104,22 @@ def test_translate_gives_the_text_status_chips_and_payload(served, translator):
 
 
 def test_an_experiment_runs_on_the_translation_shown_made_again_from_its_request(served, translator):
-    """The payload's request is what every experiment sends back: the same sentence, decoded the same way."""
+    """The payload's request is what every experiment sends back (SHOWN_TRANSLATION): the same sentence, decoded the
+    same way."""
     *_, payload = translation.translate(served, "I see\nthe cat.", "sampling", 2, 1.5, 5, 7)
-    shown = translation.shown_inspection(served, payload["request"])
+    request = payload["request"]
+    assert request == {"text": "I see the cat.", "decoding": "sampling", "beam": 1, "temperature": 1.5, "top_k": 5,
+                       "seed": 7}
+    settings = [request[name] for name in ("decoding", "beam", "temperature", "top_k", "seed")]
+    shown = translation.inspection_of(served, request["text"], *settings)
     assert shown.translation == payload["translation"] and shown.source_tokens == payload["source_tokens"]
     assert shown.target_tokens == payload["target_tokens"] and shown.sampling.seed == 7
-    assert translation.shown_inspection(served, None) is None  # no translation shown
-    assert translation.shown_inspection(served, {"text": " "}) is None
+    assert translation.inspection_of(served, " ", *settings) is None  # no translation shown
     with pytest.raises(gr.Error, match="the decoding must be one of greedy, beam, sampling"):
-        translation.shown_inspection(served, {**payload["request"], "decoding": "<script>"})
+        translation.inspection_of(served, request["text"], "<script>", 2, 1.0, 0, 0)
     with pytest.raises(gr.Error, match="the beam width must be in"):
-        translation.shown_inspection(served, {**payload["request"], "decoding": "beam", "beam": 99})
+        translation.inspection_of(served, request["text"], "beam", 99, 1.0, 0, 0)
+    assert "globalThis.translatorStore" in translation.SHOWN_TRANSLATION  # the page's, not the box's
 
 
 def test_output_tokens_end_the_sentence(translator):
@@ -182,8 +196,7 @@ def test_every_web_function_is_short():
 
 def test_each_tab_has_a_module_with_a_build_function():
     tabs = sorted(path.stem for path in (ROOT / "webapp" / "tabs").glob("*.py") if path.stem != "__init__")
-    assert tabs == ["attention", "heads", "how_it_learned", "inside_head", "model_card", "model_map", "positions",
-                    "steps"]
+    assert tabs == ["attention", "heads", "how_it_learned", "inside_head", "model_card", "model_map", "positions", "steps"]
     for name in tabs:
         tree = ast.parse((ROOT / "webapp" / "tabs" / f"{name}.py").read_text(encoding="utf-8"))
         assert ast.get_docstring(tree), f"{name}.py says what its tab shows"

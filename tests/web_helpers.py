@@ -56,7 +56,7 @@ def inspection_in_each_precision(translator):
 @pytest.fixture(scope="module", name="served")
 def served_translator(translator, tiny_model_dir):
     """`translator` (the module's) as the app serves it to the tabs' handlers."""
-    from serving.model_dir import ModelDirectory
+    from modeldir.directory import ModelDirectory
     from webapp.served import ServedModel
 
     return ServedModel(ModelDirectory(translator, tiny_model_dir), tiny_model_dir)

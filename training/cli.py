@@ -1,6 +1,7 @@
 """What the command-line tools share: argument types that reject bad values, the command line as run (recorded
 beside what it produced), a check that a directory can be written before the work whose results it will hold, and
-one clear line (not a traceback) for the errors a user can fix."""
+one clear line (not a traceback) for the errors a user can fix (`inputs.command_line.run_cli`, below the model
+directory's own command)."""
 
 import argparse
 import math
@@ -9,14 +10,15 @@ import shlex
 import sys
 from pathlib import Path
 
-from transformer.translator import ModelLoadError
+from inputs.checks import as_whole_number
+from inputs.command_line import run_cli  # noqa: F401 (the commands of training/ import it from here)
 
 
 def _whole_number(text):
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    value = as_whole_number(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    return value
 
 
 def _finite_number(text):
@@ -72,15 +74,3 @@ def command_line(module, argv=None):
     """The command that ran `python -m module` with `argv` (default: this process's arguments), quoted for a shell:
     what metrics.json and head_importance.json record, so a result can be reproduced."""
     return f"python -m {module} " + " ".join(shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv))
-
-
-def run_cli(main):
-    """Run `main()`; a data, model or file-system error becomes `error: ...` on stderr and exit status 1."""
-    try:
-        main()
-    except (ModelLoadError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        sys.exit(1)
-    except OSError as e:  # a file that cannot be read or written: its name and why, e.g. "Read-only file system"
-        print(f"error: {e.filename}: {e.strerror}" if e.filename and e.strerror else f"error: {e}", file=sys.stderr)
-        sys.exit(1)

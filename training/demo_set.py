@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from serving.model_dir import open_model
+from modeldir.directory import open_model
 from transformer.translator import DTYPES
 
 from .cli import checked_out_file, positive_int, run_cli
@@ -63,6 +63,8 @@ def read_demo_set(path):
             if not parse_required(required):
                 raise ValueError(f"{path}:{line}: no required words")
             sentences.append(DemoSentence(english, italian, parse_required(required), kind))
+    if not sentences:
+        raise ValueError(f"{path}: no sentences after the header")
     return sentences
 
 
@@ -81,26 +83,24 @@ def missing_requirements(translation, required):
     return ["|".join(alts) for alts in required if not any(contains_words(translation, alt) for alt in alts)]
 
 
-def scores(sentences, translations):
-    """Share right, chrF and BLEU of `translations` of `sentences`."""
-    right = sum(not missing_requirements(t, s.required) for s, t in zip(sentences, translations))
-    return {**corpus_scores(translations, [s.italian for s in sentences]), "right": right,
-            "right_percent": round(100 * right / len(sentences), 1)}
+def scores(rows):
+    """Share right, chrF and BLEU of the per-sentence rows of `score_demo_set`."""
+    right = sum(row["right"] for row in rows)
+    return {**corpus_scores([row["translation"] for row in rows], [row["reference"] for row in rows]),
+            "right": right, "right_percent": round(100 * right / len(rows), 1)}
 
 
 def score_demo_set(sentences, translations):
     """{"all": scores, "by_kind": {kind: scores}, "sentences": [per sentence: english, reference, translation,
     kind, right, missing]} for `translations` of `sentences` (in order)."""
-    kinds = {}
+    rows = []
     for sentence, translation in zip(sentences, translations):
-        kinds.setdefault(sentence.kind, []).append((sentence, translation))
-    per_sentence = [dict(english=s.english, reference=s.italian, translation=t, kind=s.kind,
-                         missing=missing_requirements(t, s.required)) for s, t in zip(sentences, translations)]
-    for row in per_sentence:
-        row["right"] = not row["missing"]
-    return {"all": scores(sentences, translations),
-            "by_kind": {kind: scores(*zip(*pairs)) for kind, pairs in kinds.items()},
-            "sentences": per_sentence}
+        missing = missing_requirements(translation, sentence.required)
+        rows.append(dict(english=sentence.english, reference=sentence.italian, translation=translation,
+                         kind=sentence.kind, right=not missing, missing=missing))
+    kinds = dict.fromkeys(row["kind"] for row in rows)  # in the order of the file
+    return {"all": scores(rows), "by_kind": {kind: scores([r for r in rows if r["kind"] == kind]) for kind in kinds},
+            "sentences": rows}
 
 
 def changes(before, after):
@@ -114,9 +114,6 @@ def changes(before, after):
     return out
 
 
-def translate_set(model, sentences, beam, dtype, batch_size):
-    translator = open_model(model, dtype=dtype).translator
-    return translate_all(translator, [s.english for s in sentences], beam, batch_size, progress=False)
 
 
 def score_line(name, result):
@@ -140,7 +137,7 @@ def print_report(title, result, show_wrong):
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog="python -m training.demo_set", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="model directory (model.safetensors, config.json, tokenizer.json)")
+    parser.add_argument("--model", required=True, help="model directory to score")
     parser.add_argument("--set", choices=SETS, default="demo", help="demo: chooses models; heldout: only checks")
     parser.add_argument("--data", help="another TSV in the demo-set format, instead of --set")
     parser.add_argument("--beam", type=positive_int, default=1, help="beam width (1 = greedy, as the app runs)")
@@ -161,13 +158,19 @@ def main(argv=None):
     if args.threads:
         torch.set_num_threads(args.threads)
     sentences = read_demo_set(data)
-    settings = dict(beam=args.beam, dtype=args.dtype, batch_size=args.batch_size)
-    result = score_demo_set(sentences, translate_set(args.model, sentences, **settings))
+    # Both models opened before either translates: a wrong --compare is said at once, not after the first run.
+    translators = [open_model(model, dtype=args.dtype).translator for model in (args.model, args.compare) if model]
+
+    def scored(translator):
+        english = [s.english for s in sentences]
+        return score_demo_set(sentences, translate_all(translator, english, args.beam, args.batch_size, progress=False))
+
+    result = scored(translators[0])
     summary = dict(model=args.model, data=str(data), beam=args.beam, dtype=args.dtype, **result)
     print_report(f"{args.model} on {data.name} ({'greedy' if args.beam == 1 else f'beam {args.beam}'})", result,
                  args.show_wrong)
     if args.compare:
-        other = score_demo_set(sentences, translate_set(args.compare, sentences, **settings))
+        other = scored(translators[1])
         print()
         print_report(f"{args.compare} on {data.name}", other, show_wrong=False)
         summary.update(compare=dict(model=args.compare, **other), changes=changes(other, result))

@@ -22,8 +22,9 @@ import sacrebleu
 import torch
 from tqdm import tqdm
 
-from serving.model_card import write_model_card
-from serving.model_dir import METRICS, Score, add_score, decoding_name, open_model, read_metrics, write_metrics
+from modeldir.card import write_model_card
+from modeldir.directory import open_model
+from modeldir.files import METRICS, Score, add_score, decoding_name, read_metrics, write_metrics
 from transformer.translator import DTYPES
 
 from .cli import check_writable, command_line, non_negative_int, positive_int, run_cli

@@ -4,7 +4,7 @@ intact model's.
 
     python -m training.head_importance --model assets/model --data ../shared/data/en-it/dev.tsv [--limit 500]
 
-Writes head_importance.json into the model directory (the app reads it with `serving.model_dir.read_head_importance`):
+Writes head_importance.json into the model directory (the app reads it with `modeldir.files.read_head_importance`):
 the data's name, the number of pairs, the decoding, the intact BLEU, this command, and per kind a table of BLEU
 drops, one list of heads per layer. A positive drop means the translation is worse without the head; one near 0
 (either sign) that the model does not need it on this data. Each head costs one translation of the pairs: for the
@@ -18,8 +18,10 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from interpretability.ablation import ablated, every_head, head_grid
-from serving.model_dir import HEAD_IMPORTANCE, decoding_name, open_model, write_atomic
+from interpretability.ablation import ablated, every_head
+from modeldir.directory import open_model
+from modeldir.files import HEAD_IMPORTANCE, decoding_name, write_atomic
+from transformer.model import head_grid
 
 from .cli import check_writable, command_line, positive_int, run_cli
 from .evaluate import pairs_to_score, score

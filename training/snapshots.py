@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from interpretability import inspect
-from serving.model_dir import SNAPSHOTS
+from modeldir.files import SNAPSHOTS
 
 DECIMALS = 2  # attention weights kept to 0.01: what a heatmap shows, and the file stays small
 

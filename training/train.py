@@ -8,7 +8,7 @@ r"""Train an English -> Italian Transformer: data -> BPE tokenizer -> token-buck
 One process on CPU or one GPU; under `torchrun --nproc_per_node=N` the same script trains with
 DistributedDataParallel (gloo on CPU, NCCL on GPUs). `--resume` continues from OUT/checkpoint.pt exactly where
 the run stopped (model, optimizer, schedule, RNG, data position). The best model so far (by dev BLEU) is
-exported to OUT/model, which `Translator.load` (and `serving.model_dir.open_model`) reads.
+exported to OUT/model, which `Translator.load` (and `modeldir.directory.open_model`) reads.
 """
 
 import argparse
@@ -29,9 +29,10 @@ import torch.nn.functional as F
 from safetensors.torch import save_file
 from tqdm import tqdm
 
-from transformer import Translator
+from inputs.text import CheckedTranslator
+from modeldir.directory import ModelDirectory, open_model, save_model_dir
+from modeldir.files import LOSS_CURVE, SNAPSHOTS, Score, add_score
 from transformer.model import Transformer, TransformerConfig
-from serving.model_dir import LOSS_CURVE, SNAPSHOTS, ModelDirectory, Score, add_score, open_model, save_model_dir
 from transformer.tokenizer import PAD_ID, load_tokenizer
 from transformer.translator import DTYPES, TOKENIZER, tied_weight_names
 
@@ -308,7 +309,7 @@ def start_snapshots(run, state):
 def snapshot(run, data, model, state, dev_bleu=None):
     """Record the probes' translations and cross-attention now (rank 0) and save the history."""
     model.eval()
-    seconds = run.snapshots.record(Translator(model, data.tokenizer), state.step, state.train_seconds / 60, dev_bleu)
+    seconds = run.snapshots.record(CheckedTranslator(model, data.tokenizer), state.step, state.train_seconds / 60, dev_bleu)
     model.train()
     run.snapshots.save()
     return seconds
@@ -356,7 +357,7 @@ def evaluate_and_checkpoint(run, data, model, optimizer, state, n_batches):
     if not run.dist.main:
         return
     model.eval()
-    result = score(Translator(model, data.tokenizer), data.dev_pairs, beam=1, progress=False)
+    result = score(CheckedTranslator(model, data.tokenizer), data.dev_pairs, beam=1, progress=False)
     model.train()
     run.snapshots.add_curve_point(state.step, dev_bleu=result["bleu"])
     snapshot_seconds = snapshot(run, data, model, state, result["bleu"])

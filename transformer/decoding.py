@@ -1,8 +1,8 @@
 """Batched decoding: greedy, sampling (temperature and top-k) and beam search.
 
 Greedy decoding and sampling share one loop and differ only in how the next token is chosen from its distribution:
-the most probable one, or a draw. Beam search keeps the `beam` best hypotheses at every step; given a list to
-fill (`trace`), it also records them step by step, for a learner to watch.
+the most probable one, or a draw. Beam search keeps the `beam` best hypotheses at every step; `beam_search_steps`
+yields them after each step, for a learner to watch (`beam_search` keeps the last).
 
 With `use_cache=True` a `KVCache` keeps every decoder layer's keys and values of the tokens generated so far and
 of the encoder memory, so a new token costs one decoder step over one position; `use_cache=False` re-runs the
@@ -10,7 +10,6 @@ decoder over the whole prefix at every step (the textbook loop, kept to check th
 measure what it saves).
 """
 
-import numbers
 from dataclasses import dataclass, fields
 from typing import NamedTuple
 
@@ -18,25 +17,6 @@ import torch
 import torch.nn.functional as F
 
 from .tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID
-
-
-# Limits of the decoding arguments, checked where callers hand them in (`check_decoding`, `Sampling`).
-MAX_BEAM = 16  # every hypothesis is a row of each decoding step: beam 16 does the work of 16 sentences per sentence
-# A temperature below MIN_TEMPERATURE is greedy decoding in all but name (a logit ahead by 0.1 already has e^10 times
-# the odds of the next one); above MAX_TEMPERATURE the draw is all but uniform over the tokens kept. Within both,
-# logits / temperature stays finite in float32 (1e-46 rounds to 0 and 1e39 to inf there: NaN probabilities).
-MIN_TEMPERATURE, MAX_TEMPERATURE = 0.01, 100.0
-MAX_SEED = 2**63 - 1  # the largest seed a signed 64-bit integer holds (numpy's int64, most JSON readers)
-
-
-def check_whole_number(name, value, low, high=None):
-    """A ValueError naming `name` and its range unless `value` is an integer (not a bool) in low..high (no upper
-    bound when `high` is None). Every bad argument, wrong type included, is a ValueError: callers catch one class."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and low <= value and (
-            high is None or value <= high):
-        return
-    allowed = f"in {low}..{high}" if high is not None else f">= {low}"
-    raise ValueError(f"{name} must be a whole number {allowed}, got {value!r}")
 
 
 @dataclass
@@ -178,19 +158,12 @@ def greedy_decode(model, src, use_cache=True, no_repeat_ngram=0):
 @dataclass(frozen=True)
 class Sampling:
     """How to sample: logits divided by `temperature` (below 1 sharpens the distribution towards greedy, above 1
-    flattens it; MIN_TEMPERATURE..MAX_TEMPERATURE), only the `top_k` most probable tokens kept (0 or more than the
-    vocabulary: all), random draws seeded by `seed` (0..MAX_SEED)."""
+    flattens it), only the `top_k` most probable tokens kept (0 or more than the vocabulary: all), random draws
+    seeded by `seed`."""
 
     temperature: float = 1.0
     top_k: int = 0
     seed: int = 0
-
-    def __post_init__(self):
-        t = self.temperature
-        if isinstance(t, bool) or not isinstance(t, numbers.Real) or not MIN_TEMPERATURE <= t <= MAX_TEMPERATURE:
-            raise ValueError(f"temperature must be a number in {MIN_TEMPERATURE:g}..{MAX_TEMPERATURE:g}, got {t!r}")
-        check_whole_number("top_k", self.top_k, 0)
-        check_whole_number("seed", self.seed, 0, MAX_SEED)
 
 
 def tempered_distribution(logits, temperature, top_k):
@@ -222,7 +195,6 @@ def sample_decode(model, src, temperature=1.0, top_k=0, seed=0, use_cache=True, 
     Every sentence has its own random generator seeded with `seed`, so its output depends on the seed only: the same
     with the same seed, whichever batch it is decoded in (up to floating-point differences between batched and
     single-sentence logits, which could move a draw that falls right at the edge of a token's slice)."""
-    Sampling(temperature, top_k, seed)  # checks the values
     generators = [torch.Generator(device=src.device).manual_seed(seed) for _ in range(src.size(0))]
     choose = lambda logits: draw_tokens(tempered_distribution(logits, temperature, top_k), generators)
     return _decode_token_by_token(model, src, choose, use_cache, no_repeat_ngram)
@@ -246,36 +218,24 @@ class Finished(NamedTuple):
         return cls(score / length_penalty(length, alpha), tokens, score)
 
 
-class Live(NamedTuple):
-    """A hypothesis kept after a step of beam search."""
+class BeamState(NamedTuple):
+    """Beam search after one step, as `beam_search_steps` yields it: B sentences of K beams each."""
 
-    tokens: list  # token ids, without <s>
-    score: float  # summed log-probabilities of its tokens
-    rank: int  # its last token's rank by probability among its parent's next tokens: 1 = the most probable
-
-
-@dataclass
-class BeamStep:
-    """One step of beam search on one sentence, as `beam_search(..., trace=[])` records it. A live hypothesis of
-    rank > 1 was kept though its last token was not its parent's most probable next token: its whole prefix
-    scored better than the alternatives."""
-
-    live: list  # Live hypotheses kept after this step, best first: at most `beam`
-    finished: list  # Finished hypotheses that ended at this step
+    ys: torch.Tensor  # (B*K, 1 + step): the kept hypotheses, <s> first, K per sentence, best first
+    scores: torch.Tensor  # (B, K): their summed log-probabilities (-inf: no hypothesis yet to fill that beam)
+    log_probs: torch.Tensor  # (B*K, V): the next-token log-probabilities of the hypotheses this step extended
+    parents: torch.Tensor  # (B*K,): the row of `log_probs` each kept hypothesis extends
+    finished: list  # per sentence, its Finished hypotheses so far, in the order they ended
 
 
 @torch.inference_mode()
-def beam_search(model, src, beam=4, alpha=0.6, use_cache=True, no_repeat_ngram=0, trace=None):
-    """src (B, S) -> list of B token-id lists: the best finished hypothesis of each sentence's beam.
+def beam_search_steps(model, src, beam=4, alpha=0.6, use_cache=True, no_repeat_ngram=0):
+    """Beam search on src (B, S), one `BeamState` yielded after each step, until every sentence is done.
 
     Scores are summed log-probabilities; a hypothesis that emits EOS among the top `beam` candidates is kept
     as finished with its length-normalised score, and a sentence is done once it has `beam` finished hypotheses
-    and no live one can beat them (with beam=1 this is exactly greedy decoding). `trace`: a list to which every
-    step's BeamStep is appended, for one sentence (B = 1); without one, nothing more is computed."""
-    check_decoding(beam, None)
+    and no live one can beat them (with beam=1 this is exactly greedy decoding)."""
     B, K = src.size(0), beam
-    if trace is not None and B != 1:
-        raise ValueError(f"a beam search trace follows one sentence, got a batch of {B}")
     device = src.device
     memory, src_mask = model.encode(src)
     memory = memory.repeat_interleave(K, dim=0)  # (B*K, S, C)
@@ -295,7 +255,6 @@ def beam_search(model, src, beam=4, alpha=0.6, use_cache=True, no_repeat_ngram=0
         top_beam, top_token = top_index // V, top_index % V
         is_eos = top_token == EOS_ID
         length = step + 1
-        finished_before = len(finished[0])
         for b in range(B):
             if done[b]:
                 continue
@@ -317,24 +276,19 @@ def beam_search(model, src, beam=4, alpha=0.6, use_cache=True, no_repeat_ngram=0
                 # beam has kept going for the batch's longer sentences (that made results batch-dependent).
                 best = int(scores[b].argmax())
                 finished[b].append(Finished.at(length, ys[b * K + best, 1:].tolist(), scores[b, best].item(), alpha))
-        if trace is not None:
-            trace.append(_beam_step(log_probs[source_beam[0]], ys, scores[0], finished[0][finished_before:]))
+        yield BeamState(ys, scores, log_probs, flat_index, finished)
         done = [d or length >= limits[b] or _beam_finished(finished[b], scores[b], K, length, alpha)
                 for b, d in enumerate(done)]
         if all(done):
             break
-    return [_strip(max(hypotheses, key=lambda h: h.normalised).tokens) for hypotheses in finished]
 
 
-def _beam_step(parent_log_probs, ys, scores, finished):
-    """The BeamStep of one sentence from its kept hypotheses ys (K, T) and scores (K,), the next-token log-probs
-    of their parents (K, V) and the Finished hypotheses of this step. Hypotheses of score -inf (kept only while
-    fewer than K candidates exist) are left out."""
-    last_token = ys[:, -1:]  # (K, 1)
-    ranks = (parent_log_probs > parent_log_probs.gather(1, last_token)).sum(dim=1) + 1  # (K,)
-    hypotheses = zip(ys[:, 1:].tolist(), scores.tolist(), ranks.tolist())
-    live = [Live(tokens, score, rank) for tokens, score, rank in hypotheses if score > float("-inf")]
-    return BeamStep(live, list(finished))
+def beam_search(model, src, beam=4, alpha=0.6, use_cache=True, no_repeat_ngram=0):
+    """src (B, S) -> list of B token-id lists: the best finished hypothesis of each sentence's beam, once every
+    sentence is done (`beam_search_steps`)."""
+    for state in beam_search_steps(model, src, beam, alpha, use_cache, no_repeat_ngram):
+        pass
+    return [_strip(max(hypotheses, key=lambda h: h.normalised).tokens) for hypotheses in state.finished]
 
 
 def _beam_finished(finished, live_scores, K, length, alpha):
@@ -346,22 +300,9 @@ def _beam_finished(finished, live_scores, K, length, alpha):
     return best_live <= max(normalised for normalised, *_ in finished)
 
 
-def check_decoding(beam, sampling):
-    """A ValueError unless `beam` is a whole number in 1..MAX_BEAM and `sampling` None or a `Sampling` with beam 1
-    (sampling draws a single hypothesis)."""
-    check_whole_number("beam", beam, 1, MAX_BEAM)
-    if sampling is None:
-        return
-    if not isinstance(sampling, Sampling):
-        raise ValueError(f"sampling must be a Sampling or None, got {type(sampling).__name__}")
-    if beam > 1:
-        raise ValueError(f"sampling draws one hypothesis per sentence: use it with beam 1, got beam {beam}")
-
-
 def generate(model, src, beam=1, use_cache=True, no_repeat_ngram=0, alpha=0.6, sampling=None):
     """One entry point for every strategy: greedy for beam=1, beam search (length penalty `alpha`) otherwise, and
-    sampling (`Sampling`: beam must be 1) when `sampling` is given."""
-    check_decoding(beam, sampling)
+    sampling (`Sampling`, with beam 1) when `sampling` is given."""
     if sampling is not None:
         return sample_decode(model, src, sampling.temperature, sampling.top_k, sampling.seed, use_cache=use_cache,
                              no_repeat_ngram=no_repeat_ngram)

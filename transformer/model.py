@@ -23,6 +23,11 @@ import torch.nn.functional as F
 
 from .tokenizer import PAD_ID
 
+# The model's three kinds of attention (3.2.3), each with the sequence its queries and its keys come from: the
+# encoder's self-attention, the decoder's masked self-attention, and the decoder's attention over the encoder's
+# output (cross-attention). Every table of attention maps or heads is keyed by them, in this order.
+ATTENTION_KINDS = {"encoder": ("source", "source"), "decoder": ("target", "target"), "cross": ("target", "source")}
+
 
 @dataclass
 class TransformerConfig:
@@ -59,6 +64,12 @@ class TransformerConfig:
         if unknown:
             raise ValueError(f"unknown config keys: {', '.join(unknown)}")
         return cls(**values)
+
+
+def head_grid(cfg):
+    """{kind: (layers, heads)} of each of the ATTENTION_KINDS: the shape of any per-head table of a model."""
+    return {kind: (cfg.n_encoder_layers if kind == "encoder" else cfg.n_decoder_layers, cfg.n_heads)
+            for kind in ATTENTION_KINDS}
 
 
 class InputEmbedding(nn.Module):
@@ -280,25 +291,29 @@ class Transformer(nn.Module):
     def num_parameters(self):
         return sum(p.numel() for p in self.parameters())
 
-    def encode(self, src, embedded=None):
-        """src (B, S) -> memory (B, S, C) and src_mask (B, 1, 1, S). `embedded` (B, S, C): the source's input vectors
-        to read instead of src's embeddings (gradient attribution varies them; src then only gives the padding mask)."""
+    def encode(self, src):
+        """src (B, S) -> memory (B, S, C) and src_mask (B, 1, 1, S)."""
         src_mask = padding_mask(src, self.cfg.pad_id)
-        x = self.positional_encoding(self.src_embed(src) if embedded is None else embedded)  # (B, S, C)
-        return self.encoder(x, src_mask), src_mask
+        return self.encode_embeddings(self.src_embed(src), src_mask), src_mask
 
-    def decode(self, tgt, memory, src_mask, cache=None, project=True):
-        """tgt (B, T) -> logits (B, T, V). With a cache, `tgt` holds only the new tokens, the earlier ones' keys and
-        values come from the cache, and a single new token needs no causal mask. `project=False` returns the
-        decoder's output (B, T, C) before the output projection (gradient attribution projects one position at a
-        time)."""
+    def encode_embeddings(self, embeddings, src_mask):
+        """The source's input embeddings (B, S, C) -> memory (B, S, C): the positional encoding added, then the
+        encoder stack."""
+        return self.encoder(self.positional_encoding(embeddings), src_mask)
+
+    def decode(self, tgt, memory, src_mask, cache=None):
+        """tgt (B, T) -> logits (B, T, V): the decoder's output through the output projection."""
+        return self.output_projection(self.decoder_output(tgt, memory, src_mask, cache))
+
+    def decoder_output(self, tgt, memory, src_mask, cache=None):
+        """tgt (B, T) -> the decoder stack's output (B, T, C). With a cache, `tgt` holds only the new tokens, the
+        earlier ones' keys and values come from the cache, and a single new token needs no causal mask."""
         offset = cache.length if cache is not None else 0
         T = tgt.size(1)
         # Targets are right-padded, so the causal mask alone keeps padding out of every real position.
         tgt_mask = causal_mask(T, tgt.device, offset) if T > 1 else None  # (1, 1, T, offset + T)
         x = self.positional_encoding(self.tgt_embed(tgt), offset)  # (B, T, C)
-        x = self.decoder(x, memory, src_mask, tgt_mask, cache)  # (B, T, C)
-        return self.output_projection(x) if project else x
+        return self.decoder(x, memory, src_mask, tgt_mask, cache)  # (B, T, C)
 
     def forward(self, src, tgt):
         """Teacher-forced training pass: logits (B, T, V) for every target position."""
@@ -306,7 +321,8 @@ class Transformer(nn.Module):
         return self.decode(tgt, memory, src_mask)
 
     def attention_layers(self):
-        """Every MultiHeadAttention by kind: {"encoder": [...], "decoder": [...], "cross": [...]}, one per layer."""
+        """Every MultiHeadAttention by kind (ATTENTION_KINDS): {"encoder": [...], "decoder": [...], "cross": [...]},
+        one per layer, first layer first."""
         return {"encoder": [layer.self_attention for layer in self.encoder.layers],
                 "decoder": [layer.self_attention for layer in self.decoder.layers],
                 "cross": [layer.cross_attention for layer in self.decoder.layers]}
@@ -320,7 +336,7 @@ class RecordedAttention(dict):
         self.model = model
 
     def maps(self, kind):
-        """The weights of every layer of one kind ("encoder", "decoder" or "cross"), first layer first."""
+        """The weights of every layer of one kind (ATTENTION_KINDS), first layer first."""
         return [self[attn] for attn in self.model.attention_layers()[kind]]
 
 

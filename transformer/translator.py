@@ -1,23 +1,23 @@
 """`Translator`: a trained model directory behind two calls, `load` and `translate`.
 
 A model directory holds `model.safetensors` (weights in float32, float16 or bfloat16), `config.json` (the
-TransformerConfig) and `tokenizer.json` (BPE); `serving.model_dir` describes the rest of what it may hold (scores,
-notes, the training history) and writes it. Looking inside a translation is `interpretability`'s work.
+TransformerConfig) and `tokenizer.json` (BPE); `modeldir` describes the rest of what it may hold (scores,
+notes, the training history) and writes it. Looking inside a translation is `interpretability`'s work; checking and
+cleaning what people type, `inputs`' (`inputs.text.CheckedTranslator`).
 """
 
 import json
-import re
 import warnings
 from pathlib import Path
 
 import torch
 from safetensors.torch import load_file
 
-from .decoding import check_decoding, generate
+from .decoding import generate
 from .model import Transformer, TransformerConfig
 from .tokenizer import EOS_ID, decode, encode_batch, load_tokenizer, pad_sequences
 
-# What a model directory must hold (serving.model_dir names the optional files beside them).
+# What a model directory must hold (modeldir.files names the optional files beside them).
 WEIGHTS, CONFIG, TOKENIZER = "model.safetensors", "config.json", "tokenizer.json"
 REQUIRED_FILES = (WEIGHTS, CONFIG, TOKENIZER)
 
@@ -25,39 +25,6 @@ REQUIRED_FILES = (WEIGHTS, CONFIG, TOKENIZER)
 # one-sentence decoder step on a CPU (its matrix-vector products wait on memory); batched matrix products on a
 # CPU without float16 arithmetic are faster in float32. See bench/decode_latency.py.
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-
-
-SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: not a character, and UTF-8 cannot encode it
-SHOUTED_WORD = re.compile(r"\b[^\W\d_]{2,}\b")  # words of two or more letters
-SENTENCE_START = re.compile(r"(^|[.!?]\s+)(\w)")
-ENGLISH_I = re.compile(r"\bi\b")  # the pronoun, also in i'm, i'll, i've, i'd
-
-
-def unshout(text):
-    """Text typed in capitals ("WHERE IS THE BATHROOM?") in sentence case ("Where is the bathroom?"); other text
-    unchanged. In capitals, every word is spelled letter by letter by a vocabulary learnt on ordinary text, which
-    the model rarely sees; in sentence case it reads words it knows. Names lose their capital, which lower-cased
-    training input teaches the model to restore. Shouted: two or more words, two thirds of them in capitals."""
-    words = SHOUTED_WORD.findall(text)
-    if len(words) < 2 or sum(w.isupper() for w in words) < 2 / 3 * len(words):
-        return text
-    text = SENTENCE_START.sub(lambda m: m.group(1) + m.group(2).upper(), text.lower())
-    return ENGLISH_I.sub("I", text)
-
-
-def without_lone_surrogates(text):
-    """`text` with UTF-16 surrogate pairs joined into their character and lone halves replaced by U+FFFD. A
-    JavaScript client that cuts a string by length can split an emoji into halves; the text around it still
-    deserves a translation, so the half is replaced rather than the whole input refused."""
-    if SURROGATE.search(text) is None:
-        return text
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
-def check_text(text, name="text"):
-    """A ValueError naming `name` unless `text` is a string."""
-    if not isinstance(text, str):
-        raise ValueError(f"{name} must be a string, got {type(text).__name__}")
 
 
 class ModelLoadError(ValueError):
@@ -143,15 +110,11 @@ class Translator:
         self.tokenizer = tokenizer
         self.no_repeat_ngram = no_repeat_ngram
         self.beam_alpha = BEAM_ALPHA
-        self.unshout = True  # read text in capitals in sentence case (`unshout`); False feeds it as typed
-        # Characters of a text read at most: max_source_tokens of the vocabulary's longest token. The rest cannot
-        # reach the model anyway, so a 10 MB input costs what a long sentence costs.
-        self.max_source_chars = self.max_source_tokens * max(map(len, tokenizer.get_vocab()))
 
     @classmethod
     def load(cls, model_dir, dtype="float32", device="cpu"):
         """The model of the local directory `model_dir` on `device`, run in `dtype` (a name in DTYPES) whatever
-        precision its weights are stored in. `serving.model_dir.open_model` also takes a Hub repository id, picks
+        precision its weights are stored in. `modeldir.directory.open_model` also takes a Hub repository id, picks
         the device and reads the directory's optional files."""
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
@@ -164,28 +127,19 @@ class Translator:
         return cls(model.to(device), tokenizer)
 
     @property
-    def _device(self):
+    def device(self):
+        """Where the model runs: the inputs of its passes go there."""
         return next(self.model.parameters()).device
 
     @property
     def max_source_tokens(self):
         return self.model.cfg.max_len - 1  # room for EOS
 
-    def source_text(self, text):
-        """`text` as the model reads it: its first max_source_chars characters, lone surrogates replaced
-        (`without_lone_surrogates`), in sentence case if typed in capitals (`unshout`)."""
-        text = without_lone_surrogates(text[: self.max_source_chars])
-        return unshout(text) if self.unshout else text
-
     def encode_source(self, texts):
-        """Token ids (with EOS) of each text of the list `texts` as the model reads it (`source_text`), truncated to
-        what the model takes; and which were truncated (a text cut to max_source_chars was, whatever its tokens)."""
-        if not isinstance(texts, (list, tuple)):
-            raise ValueError(f"texts must be a list of strings, got {type(texts).__name__}")
-        for i, text in enumerate(texts):
-            check_text(text, f"texts[{i}]")
-        ids = encode_batch(self.tokenizer, [self.source_text(t) for t in texts])
-        truncated = [len(t) > self.max_source_chars or len(x) > self.max_source_tokens for t, x in zip(texts, ids)]
+        """Token ids (with EOS) of each text of the list `texts`, truncated to what the model takes; and which were
+        truncated."""
+        ids = encode_batch(self.tokenizer, list(texts))
+        truncated = [len(x) > self.max_source_tokens for x in ids]
         return [x[: self.max_source_tokens] + [EOS_ID] for x in ids], truncated
 
     def _batches(self, sequences, max_tokens):
@@ -202,13 +156,11 @@ class Translator:
 
     def translate_ids(self, texts, beam=1, use_cache=True, max_tokens=4096, sampling=None):
         """Generated token ids for each text (no BOS/EOS), decoded in length-sorted batches; drawn at random when
-        `sampling` (a `decoding.Sampling`) is given, each sentence with its own generator seeded `sampling.seed`.
-        `beam`: 1 (greedy) to decoding.MAX_BEAM."""
-        check_decoding(beam, sampling)
+        `sampling` (a `decoding.Sampling`) is given, each sentence with its own generator seeded `sampling.seed`."""
         sources, _ = self.encode_source(texts)
         outputs = [None] * len(sources)
         for batch in self._batches(sources, max_tokens // beam):
-            src = pad_sequences([sources[i] for i in batch]).to(self._device)  # the model may be on a GPU (training)
+            src = pad_sequences([sources[i] for i in batch]).to(self.device)  # the model may be on a GPU (training)
             outs = generate(self.model, src, beam=beam, use_cache=use_cache, no_repeat_ngram=self.no_repeat_ngram,
                             alpha=self.beam_alpha, sampling=sampling)
             for i, out in zip(batch, outs):
@@ -219,8 +171,6 @@ class Translator:
         """English -> Italian: a string for a string, a list (or tuple) of strings for a list (`beam`, `sampling`:
         see `translate_ids`)."""
         single = isinstance(text_or_list, str)
-        if not single and not isinstance(text_or_list, (list, tuple)):
-            raise ValueError(f"text must be a string or a list of strings, got {type(text_or_list).__name__}")
         texts = [text_or_list] if single else list(text_or_list)
         if not texts:
             return []

@@ -22,11 +22,11 @@ import re
 
 import gradio as gr
 
+from inputs.checks import MAX_SEED, MAX_TEMPERATURE, MIN_TEMPERATURE, check_whole_number
 from interpretability import input_report
-from interpretability.ablation import head_grid
 from interpretability.inspection import MAX_CANDIDATES
 from transformer import Sampling
-from transformer.decoding import MAX_SEED, MAX_TEMPERATURE, MIN_TEMPERATURE, check_whole_number
+from transformer.model import head_grid
 
 from .events import Refusal, answer_json, read_body
 from .payload import candidates, input_json, rounded

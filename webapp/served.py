@@ -25,7 +25,7 @@ from interpretability.ablation import ablated
 from interpretability.attribution import float32_model, source_attribution
 from interpretability.inspection import LONG_INPUT_TOKENS
 from serving.batching import Busy, DeadlineExceeded, Lane, batched_decoder, stop_at_deadline
-from serving.device import fast_dtype
+from modeldir.device import fast_dtype
 
 from .events import Refusal
 
@@ -38,7 +38,7 @@ def serving_dtype(device, batch_size):
     float16 arithmetic: 16.5 ms per sentence in batches of 16 against 13.2 alone) and a batch's answer may differ from
     the lone call's (1 test sentence of 160), while batched float32 takes 5.3 ms per sentence against 14.1 alone,
     every answer the lone call's (docs/benchmarks.md, Serving under load). Otherwise the precision that decodes one
-    sentence fastest (`serving.device.fast_dtype`: float16 on most CPUs, bfloat16 or float16 on a GPU)."""
+    sentence fastest (`modeldir.device.fast_dtype`: float16 on most CPUs, bfloat16 or float16 on a GPU)."""
     device = torch.device(device)
     return "float32" if device.type == "cpu" and batch_size > 1 else fast_dtype(device)
 
@@ -87,7 +87,7 @@ class RecentInspections:
 
 
 class ServedModel:
-    """`directory`: the opened model directory (`serving.model_dir.open_model`); `source`: where it was opened from
+    """`directory`: the opened model directory (`modeldir.directory.open_model`); `source`: where it was opened from
     (a path or a Hub id), for the page's instructions; up to `batch_size` concurrent light translations are decoded
     together; `heavy_slots` heavy computations run at once, each within `heavy_budget` seconds, `heavy_waiting` more
     waiting for a turn; the inspections of recent translations kept up to `inspections_bytes`; `wrap` wraps every
@@ -108,7 +108,7 @@ class ServedModel:
         stop_at_deadline(translator.model)
         self.lane = Lane(heavy_slots, heavy_waiting)
         self.recent = RecentInspections(inspections_bytes)
-        self._batcher = batched_decoder(translator, batch_size, wrap=wrap)
+        self._batcher = batched_decoder(translator, inspect, batch_size, wrap=wrap)
         self._inspect_alone = wrap(lambda translator, text, beam, sampling: inspect(translator, text, beam,
                                                                                     sampling=sampling))
         self._translate_alone = wrap(lambda translator, text, beam, sampling: translator.translate(

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from serving.device import pick_device
+from modeldir.device import pick_device
 from transformer.translator import DTYPES
 
 from .served import serving_dtype

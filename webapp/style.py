@@ -23,6 +23,9 @@ CSS = f"""
 }}
 [role="tablist"] button[role="tab"].selected {{ color: {ACCENT_INK}; }}
 [role="tablist"] button[role="tab"] {{ color: {INK}; }}
+/* The tab bar: every tab in it, on one row at 1024 px (a projector), wrapping onto more rows on a narrower screen
+   (app.py: gr.Tabs(overflow_behavior="wrap")). */
+[role="tablist"] button[role="tab"] {{ padding-left: 7px !important; padding-right: 7px !important; font-size: 0.95em; }}
 footer, footer a, footer button, footer .divider {{ color: {MUTED_INK} !important; opacity: 1 !important; }}
 
 /* The keyboard's place, always visible. */
@@ -57,7 +60,7 @@ input:disabled, button:disabled {{ opacity: 0.5; cursor: not-allowed; }}
   align-items: center; gap: 6px; padding: 6px 8px !important; }}
 #attention-controls fieldset > span[data-testid="block-info"] {{ margin: 0; }}
 #attention-controls fieldset .wrap {{ gap: 4px; }}
-#attention-controls fieldset label {{ padding: 4px 10px; }}
+#attention-controls fieldset label {{ padding: 4px 7px; }}
 
 /* A group of choices inside a view drawn in the browser (views.js, radioGroup), as Gradio draws a radio. */
 .view-radio {{ display: inline-flex; flex-wrap: wrap; align-items: center; gap: 4px; margin: 0 8px 6px 0;
@@ -80,6 +83,27 @@ table.beam {{ border-collapse: collapse; margin: 4px 0 10px; font-family: var(--
 table.beam th, table.beam td {{ border: 1px solid var(--border-color-primary); padding: 2px 8px; text-align: left; }}
 table.beam tr.on-path, table.beam tr.winner {{ background: var(--color-accent-soft); }}
 table.beam .not-top {{ color: #c2185b; font-weight: 700; }}
+
+/* The line naming the sentence a view draws (views.js: nameSentence). */
+.view-sentence {{ margin: 0 0 4px !important; font-weight: 600; overflow-wrap: anywhere; }}
+/* The carrier of each translation's payload (views.carrier) draws nothing: it takes no room either. */
+#translation-payload {{ display: none; }}
+
+/* The model card's tables: whole words; a table wider than the screen scrolls sideways in its own box. */
+.model-card table {{ display: block; max-width: 100%; overflow-x: auto; }}
+.model-card th, .model-card td {{ word-break: normal !important; overflow-wrap: normal !important; hyphens: none; }}
+
+/* A phone (390 px): every control on the screen, labels readable. */
+@media (max-width: 600px) {{
+  .diagnostics-table {{ border-spacing: 2px !important; width: 100%; table-layout: fixed; }}
+  .diagnostics-table th[scope="row"] {{ width: 3.4em; }}
+  .diagnostics-table td {{ padding: 0 !important; }}
+  .diagnostics-grid {{ overflow-x: auto; }}
+  .diagnostics-table th {{ padding: 0 2px !important; font-size: 0.85em; }}
+  .diagnostics-cell {{ min-width: 0 !important; width: 100% !important; padding: 3px 2px !important; }}
+  .diagnostics-number {{ font-size: 0.95em !important; }}
+  .diagnostics-label {{ font-size: 0.72em !important; overflow-wrap: anywhere; }}
+}}
 
 /* The heads to switch off: one row per layer, one column per head. */
 .head-grid .wrap {{ display: grid !important; gap: 6px; justify-content: start; }}

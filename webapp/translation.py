@@ -14,7 +14,10 @@ from dataclasses import dataclass
 
 import gradio as gr
 
+from inputs.checks import MAX_BEAM as LIBRARY_MAX_BEAM
+from inputs.checks import check_sampling
 from interpretability import input_report
+from interpretability.language import check_language
 from transformer import Sampling
 from transformer.tokenizer import EOS
 
@@ -24,7 +27,9 @@ from .texts import EMPTY_MESSAGE, echo
 from .tokens import output_tokens, token_chips
 from .views import carrier
 
-MAX_BEAM = 8  # the widest beam the page offers, and the API accepts: each beam adds to every decoding step
+# The widest beam the page offers, and the API accepts: the app's choice, half the library's limit, since each beam
+# adds to every decoding step of a server that others share.
+MAX_BEAM = LIBRARY_MAX_BEAM // 2
 EXAMPLES = [  # short enough to fit one row on a projector (1024 px)
     "I love reading books.",
     "Where is the station?",
@@ -42,6 +47,17 @@ FROM_URL = """(text, decoding, beam, temperature, topK, seed) => {
   return [query.get("text") ?? text, query.get("decoding") ?? decoding, number("beam", beam),
           number("temperature", temperature), number("top_k", topK), number("seed", seed)];
 }"""
+# An experiment's inputs, in the browser (every experiment event's js=): the sentence and decoding settings of the
+# translation the page shows (the store's, webapp/store.js), not the box or controls changed since; "" (nothing to
+# run on) before a translation. The controls a decoding does not use keep their values (in range for the sliders).
+SHOWN_TRANSLATION = """(text, decoding, beam, temperature, topK, seed, ...rest) => {
+  const shown = globalThis.translatorStore?.get("translation")?.request;
+  if (!shown) return ["", decoding, beam, temperature, topK, seed, ...rest];
+  const sampled = shown.decoding === "sampling";
+  return [shown.text, shown.decoding, shown.decoding === "beam" ? shown.beam : beam,
+          sampled ? shown.temperature : temperature, sampled ? shown.top_k : topK, sampled ? shown.seed : seed,
+          ...rest];
+}"""
 # Translate pressed once the box shows what Gradio was given (a tick later).
 PRESS_TRANSLATE = "setTimeout(() => document.getElementById('translate')?.click(), 50);"
 LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
@@ -50,17 +66,25 @@ LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 @dataclass
 class TranslationBox:
     """What the tabs need of the box: the sentence and the decoding controls (decoding, beam width, temperature,
-    top-k, seed); the views get each translation's payload in the page (`webapp.views`)."""
+    top-k, seed), the inputs of every experiment (the views get the payload in the page: `webapp.views`)."""
 
     text: gr.Textbox
     decoding_controls: list
+
+    @property
+    def inputs(self):
+        """What an experiment's event sends: the sentence, then the decoding controls (`inspection_of`'s order), as
+        the translation shown has them (SHOWN_TRANSLATION)."""
+        return [self.text, *self.decoding_controls]
 
 
 def decoding_settings(decoding, beam, temperature, top_k, seed):
     """(beam width, Sampling or None) of the decoding controls; a gr.Error that says why for values out of range."""
     try:
         if decoding == "sampling":
-            return 1, Sampling(float(temperature), int(top_k), int(seed))
+            sampling = Sampling(float(temperature), int(top_k), int(seed))
+            check_sampling(sampling)
+            return 1, sampling
         beam = 1 if decoding == "greedy" else int(beam)
         if not 1 <= beam <= MAX_BEAM:
             raise ValueError(f"the beam width must be in 1..{MAX_BEAM}, got {beam}")
@@ -92,12 +116,16 @@ def one_line(text):
     return " ".join(lines), len(lines)
 
 
-def translation_status(seconds, decoding, report, italian_tokens, max_tokens, joined_lines=1):
+def translation_status(seconds, decoding, report, italian_tokens, max_tokens, joined_lines=1, not_english=None):
     """The status line under a translation (`decoding`: `decoding_label`; tokens counted without the closing </s>, as
-    the truncation note does), then a note when the input's `joined_lines` were read as one (`one_line`) and a
-    warning for each thing in the input the model may not have read (`interpretability.input_report`)."""
+    the truncation note does), then the warning `not_english` when the input does not look English (the line of
+    `interpretability.language.check_language`), a note when the input's `joined_lines` were read as one
+    (`one_line`) and a warning for each thing in the input the model may not have read
+    (`interpretability.input_report`)."""
     lines = [f"Translated in {seconds:.2f} s · {decoding} · {report.tokens} English → {italian_tokens} Italian tokens "
              f"(not counting `{EOS}`)"]
+    if not_english:
+        lines.append(f"**⚠️ Warning: {not_english}**")
     if joined_lines > 1:
         lines.append(f"**ℹ️ Note: your {joined_lines} lines were joined into one text (each line break read as a "
                      "space): this model translates one sentence at a time, so translate the lines one by one to see "
@@ -116,27 +144,43 @@ def translation_status(seconds, decoding, report, italian_tokens, max_tokens, jo
     return "\n\n".join(lines)
 
 
+REQUEST_SETTINGS = ("decoding", "beam", "temperature", "top_k", "seed")  # a request's settings, in the controls' order
+
+
 def request_json(text, beam, sampling):
     """What the page keeps of a translation's request (the payload's `request`): the sentence as translated and its
-    decoding settings, which every experiment sends back (`shown_inspection`) and the URL keeps."""
+    decoding settings, which every experiment sends back in place of the box's (SHOWN_TRANSLATION) and the URL keeps."""
     return {"text": text, "decoding": "sampling" if sampling else "beam" if beam > 1 else "greedy", "beam": beam,
             "temperature": sampling.temperature if sampling else 1.0, "top_k": sampling.top_k if sampling else 0,
             "seed": sampling.seed if sampling else 0}
 
 
-def shown_inspection(served, shown):
-    """The Inspection of the translation the page shows, made again from what an experiment's request carries
-    (`shown`: the payload's `request`, `request_json`), so that an experiment runs on the sentence and settings on
-    screen, never on the text box edited since, and the server keeps nothing between requests. None when the page
-    shows no translation; a gr.Error that says why for settings out of range."""
-    if not isinstance(shown, dict) or not isinstance(shown.get("text"), str) or not shown["text"].strip():
+def shown_payload(translator, inspection, text, beam, sampling):
+    """The payload the views draw (`webapp.payload`) with the request it was made with (`request_json`): what the
+    translate event and a notebook's views (`webapp.notebook`) put in the store."""
+    payload = translation_payload(translator, inspection, decoding_label(beam, sampling))
+    payload["request"] = request_json(text, beam, sampling)
+    return payload
+
+
+def inspection_of(served, text, decoding, beam, temperature, top_k, seed):
+    """The `Inspection` of the translation of `text` (its lines read as one) with the decoding controls' settings,
+    None for an empty text. The translate event and every experiment (one head's numbers, attribution, heads
+    switched off) ask it so: the page sends the sentence and settings (SHOWN_TRANSLATION), the server keeps nothing."""
+    if not isinstance(text, str) or not text.strip():
         return None
-    decoding = shown.get("decoding")
     if decoding not in DECODINGS:
         raise Refusal(f"Decoding settings: the decoding must be one of {', '.join(DECODINGS)}, got {echo(decoding)}")
-    beam, sampling = decoding_settings(decoding, shown.get("beam"), shown.get("temperature"), shown.get("top_k"),
-                                       shown.get("seed"))
-    return served.inspect(one_line(shown["text"])[0], beam, sampling)
+    beam, sampling = decoding_settings(decoding, beam, temperature, top_k, seed)
+    return served.inspect(one_line(text)[0], beam, sampling)
+
+
+def shown_inspection(served, shown):
+    """`inspection_of` the translation an event names in its data rather than its inputs (`shown`: the payload's
+    `request`, `request_json`; the model map's boxes send it so); None when the page shows none."""
+    if not isinstance(shown, dict):
+        return None
+    return inspection_of(served, *(shown.get(name) for name in ("text", *REQUEST_SETTINGS)))
 
 
 def translate(served, text, decoding, beam, temperature, top_k, seed):
@@ -144,19 +188,18 @@ def translate(served, text, decoding, beam, temperature, top_k, seed):
     (`webapp.payload`, with the request it was made with: `request_json`)."""
     if not text or not text.strip():
         return "", EMPTY_MESSAGE, "", None
-    text, lines = one_line(text)
-    beam, sampling = decoding_settings(decoding, beam, temperature, top_k, seed)
+    settings = (decoding, beam, temperature, top_k, seed)
     start = time.perf_counter()
-    inspection = served.inspect(text, beam, sampling)
+    inspection = inspection_of(served, text, *settings)
     seconds = time.perf_counter() - start
     outputs = output_tokens(inspection)
+    beam, sampling = decoding_settings(*settings)
     decoding = decoding_label(beam, sampling)
+    text, lines = one_line(text)
     status = translation_status(seconds, decoding, input_report(inspection), len(outputs) - 1,
-                                served.translator.max_source_tokens, lines)
+                                served.translator.max_source_tokens, lines, check_language(text).warning)
     chips = token_chips(inspection.source_tokens, "English") + token_chips(outputs, "Italian")
-    payload = translation_payload(served.translator, inspection, decoding)
-    payload["request"] = request_json(text, beam, sampling)
-    return inspection.translation, status, chips, payload
+    return inspection.translation, status, chips, shown_payload(served.translator, inspection, text, beam, sampling)
 
 
 def decoding_controls_for(decoding):

@@ -69,13 +69,13 @@ const ORANGE = "#ff9f43";
 
 // A canvas of `width` x `height` CSS pixels, drawn at the screen's pixel density (sharp on a projector or a phone),
 // cleared to white; returns its 2D context, scaled so that drawing is in CSS pixels. On a narrow screen it is shown
-// smaller to fit its column (down to half its size; a wider drawing then scrolls sideways): `pointerAt` reads the mouse
-// in the drawing's own pixels whatever the size shown.
-const sizedCanvas = (canvas, width, height) => {
+// smaller to fit its column, down to `minScale` of its size (default half; a wider drawing then scrolls sideways):
+// `pointerAt` reads the mouse in the drawing's own pixels whatever the size shown.
+const sizedCanvas = (canvas, width, height, minScale = 0.5) => {
   const scale = window.devicePixelRatio || 1;
   [canvas.width, canvas.height] = [Math.ceil(width * scale), Math.ceil(height * scale)];
   Object.assign(canvas.style, {width: `${width}px`, height: "auto", maxWidth: "100%",
-                               minWidth: `${Math.ceil(width / 2)}px`});
+                               minWidth: `${Math.ceil(width * minScale)}px`});
   canvas.__size = [width, height];
   const ctx = canvas.getContext("2d");
   ctx.setTransform(scale, 0, 0, scale, 0, 0);
@@ -83,6 +83,11 @@ const sizedCanvas = (canvas, width, height) => {
   ctx.fillRect(0, 0, width, height);
   return ctx;
 };
+
+// How much smaller a drawing whose labels are `px` pixels may be shown: its labels never under READABLE_PX (on a phone
+// a wider map scrolls sideways in its box rather than shrink its labels unreadable).
+const READABLE_PX = 10;
+const readableScale = (px) => Math.min(1, READABLE_PX / px);
 
 // A heatmap drawn on a canvas: `matrix` rows x columns (null: masked), labelled by `rowLabels` and `colLabels`, with
 // optional `title`, `xTitle`, `yTitle`, `vmin` (default 0) and `vmax` (default: the largest value), `color` (a value's
@@ -100,13 +105,17 @@ const drawHeatmap = (canvas, matrix, rowLabels, colLabels, options = {}) => {
   const left = widest(rowLabels) + (options.yTitle ? 30 : 10);
   const room = options.room || canvas.parentElement?.clientWidth || 640;  // 0 while hidden: as on a wide screen
   const cellRoom = Math.min(640, room - left - 70) / Math.max(colLabels.length, 1);
-  const cell = options.cell ?? Math.max(10, Math.min(34, cellRoom));
-  const bottom = widest(colLabels) * 0.75 + (options.xTitle ? 34 : 14);
+  let cell = options.cell ?? Math.max(10, Math.min(34, cellRoom));
+  // Column labels at 45°, or upright where the cells are too narrow for slanted labels not to overlap (a long
+  // sentence in a narrow column); the cells then at least a label's height apart.
+  const upright = cell * Math.SQRT1_2 < labelPx + 2;
+  if (upright && options.cell === undefined) cell = Math.max(cell, labelPx + 3);
+  const bottom = widest(colLabels) * (upright ? 1 : 0.75) + (options.xTitle ? 34 : 14);
   ctx.font = font(12);
   const yTitleWidth = options.yTitle ? ctx.measureText(options.yTitle).width : 0;  // the canvas is at least as tall
   const width = left + cell * colLabels.length + 70;
   const height = Math.max(top + cell * rowLabels.length + bottom, yTitleWidth + 16);
-  sizedCanvas(canvas, width, height);
+  sizedCanvas(canvas, width, height, readableScale(labelPx));
   const values = matrix.flat().filter((v) => v !== null);
   const vmin = options.vmin ?? 0, vmax = options.vmax ?? Math.max(vmin + 1e-9, ...values);
   const color = options.color ?? ((v) => viridis((v - vmin) / (vmax - vmin)));
@@ -129,11 +138,12 @@ const drawHeatmap = (canvas, matrix, rowLabels, colLabels, options = {}) => {
   colLabels.forEach((label, j) => {
     ctx.save();
     ctx.translate(left + (j + 0.5) * cell, top + rowLabels.length * cell + 4);
-    ctx.rotate(-Math.PI / 4);
+    ctx.rotate(upright ? -Math.PI / 2 : -Math.PI / 4);
     ctx.fillText(label, 0, 0);
     ctx.restore();
   });
-  const box = {left, top, cell, rows: rowLabels.length, cols: colLabels.length};
+  const box = {left, top, cell, rows: rowLabels.length, cols: colLabels.length, labelPx};
+  exposeForTests(canvas, {__labels: {cell, px: labelPx, angle: upright ? 90 : 45}});
   const {outline} = options;
   if (outline) {
     ctx.strokeStyle = ORANGE;

@@ -22,6 +22,11 @@ if (props.value) store.set({translation: props.value});
 """
 
 
+# What Gradio renders of a view: an empty mount, into which the view's script draws its own markup (each view's
+# markup lives in its `.js`, none in Python strings, so no Gradio template rule applies to it).
+MOUNT = '<div class="view-mount"></div>'
+
+
 def view_script(module_file, shared_scripts=()):
     """The script of a view: the store and `views.js`, then `shared_scripts` (code several views use, e.g. the step
     panel), then the `.js` file named as the view's module."""
@@ -29,11 +34,22 @@ def view_script(module_file, shared_scripts=()):
     return "\n".join([VIEWS_JS, *shared_scripts, own])
 
 
-def browser_view(module_file, elem_id, html_template, css_template="", server_functions=None, shared_scripts=()):
-    """A gr.HTML drawn by the script beside `module_file` (`view_script`), answering in the page."""
-    return gr.HTML(html_template=html_template, css_template=css_template,
-                   js_on_load=view_script(module_file, shared_scripts), server_functions=server_functions,
-                   elem_id=elem_id, apply_default_css=True, padding=False)
+def view_css(module_file, shared_css=()):
+    """The CSS of a view: `shared_css` (e.g. the step panel's), then the `.css` file named as the view's module (none:
+    nothing)."""
+    own = Path(module_file).with_suffix(".css")
+    return "\n".join([*shared_css, own.read_text(encoding="utf-8") if own.exists() else ""])
+
+
+def browser_view(module_file, elem_id, html_template=MOUNT, css_template=None, server_functions=None,
+                 shared_scripts=(), setup=None):
+    """A gr.HTML drawn by the script beside `module_file` (`view_script`), answering in the page, styled by the
+    `.css` beside it (`view_css`, unless `css_template` is given). `setup`: what the server knows when the page is
+    built (the model's depths, prose), handed to the script as data (`props.setup`)."""
+    return gr.HTML(html_template=html_template, css_template=view_css(module_file) if css_template is None
+                   else css_template, js_on_load=view_script(module_file, shared_scripts),
+                   server_functions=server_functions, elem_id=elem_id, apply_default_css=True, padding=False,
+                   setup=setup)
 
 
 def prepared_json(name, value):

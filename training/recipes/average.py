@@ -20,7 +20,8 @@ from pathlib import Path
 
 from safetensors.torch import load_file
 
-from serving.model_dir import METRICS, NOTES, SNAPSHOTS, open_model, save_model_dir
+from modeldir.directory import open_model, save_model_dir
+from modeldir.files import METRICS, NOTES, SNAPSHOTS
 from transformer.translator import DTYPES
 
 from ..cli import check_writable, command_line, run_cli

@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from serving.model_dir import open_model
+from modeldir.directory import open_model
 
 from ..cli import checked_out_file, non_negative_float, positive_int, run_cli
 from ..evaluate import pairs_to_score

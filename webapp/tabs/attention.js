@@ -6,10 +6,43 @@
 // head, rows, view, scale, outline "row,col", lit: the query whose lines are lit); for the tests only
 // (exposeForTests), on its canvas: `__matrices` (the matrices drawn), `__matrix` (the first), `__cells` (where each
 // map's cells are), and the figure's data-draw-ms (how long the last redraw took).
+// The help under the figure: what rows, columns and the mouse do.
+const HELP = `<p>Each <strong>row</strong> is a query token, each <strong>column</strong> a key token; a row's colours show
+how much that query attends to each key (every row sums to 1). <em>Encoder self-attention</em>: English words looking
+at English words. <em>Decoder self-attention</em>: each Italian position looks only at itself and earlier positions
+(the causal mask). <em>Cross-attention</em>: each Italian position looks at the English sentence; row
+<code>&lt;s&gt;</code> is where the first Italian token was chosen, row <code>▁x</code> where the token after
+<code>▁x</code> was chosen (or name the rows by the <em>token produced</em> there). Hover a cell for its numbers, click
+it (or a token's label) to outline its row and column (click again to clear); <em>lines</em> draws a line per pair
+instead, as opaque as its weight (hover a query to light up its lines); click a map of the overview below to show that
+layer and head.</p>`;
+
+// The view's markup: the controls (drawn below, for the kinds' depths and heads), the figure (#attention-heatmap), the
+// download buttons, the help and the overview (#attention-overview).
+const MARKUP = `<div class="attn-view" aria-label="Attention">
+<div id="attention-controls" class="attn-controls"></div>
+<div id="attention-heatmap" class="attn-figure">
+<p class="attn-title gtitle" aria-live="polite"></p>
+<p class="attn-empty">Translate a sentence to see where each token looked.</p>
+<div class="attn-scroll"><canvas class="attn-canvas" tabindex="0" role="img" hidden></canvas></div>
+<div class="attn-tooltip" role="tooltip" hidden></div>
+</div>
+<div class="attn-downloads">
+<button type="button" class="attn-png" disabled>⬇️ Figure (PNG)</button>
+<button type="button" class="attn-json" disabled>⬇️ Attention weights, this kind, all layers and heads (JSON)</button>
+</div>
+<div class="attn-help">${HELP}</div>
+<div id="attention-overview" class="attn-overview">
+<p class="attn-title gtitle"></p>
+<div class="attn-scroll"><canvas class="attn-overview-canvas" role="img" hidden></canvas></div>
+</div>
+</div>`;
+
 (() => {
+  element.querySelector(".view-mount").innerHTML = MARKUP;
   const root = element.querySelector(".attn-view");
   const $ = (selector) => root.querySelector(selector);
-  const setup = JSON.parse(root.dataset.setup);  // {depths: kind -> layers, titles: kind -> title, heads}
+  const setup = props.setup;  // {depths: kind -> layers, titles: kind -> title, heads} (attention.py: setup)
   const figure = $("#attention-heatmap"), canvas = $(".attn-canvas"), tooltip = $(".attn-tooltip");
   const overview = $(".attn-overview-canvas");
   const KINDS = ["cross", "encoder", "decoder"];  // the order of the kind radio: cross-attention first
@@ -61,7 +94,7 @@
                           ...Array.from({length: heads()}, (_, h) => [h + 1, String(h + 1)])]],
     rows: () => ["Italian rows", [["input", "decoder input"], ["produced", "token produced"]]],
     view: () => ["View", [["heatmap", "heatmap"], ["lines", "lines"]]],
-    scale: () => ["Colours", [["fixed", "0 to 1"], ["own", "0 to the map's largest"]]],
+    scale: () => ["Colours", [["fixed", "0–1"], ["own", "0–max"]]],
   };
   const IDS = {kind: "kind", layer: "layer", head: "head", rows: "rows", view: "style", scale: "scale"};
   const renderControl = (name) => {
@@ -94,6 +127,7 @@
   // --- The heatmap, or one per head side by side ---------------------------------------------------------------------
 
   const header = (ctx, width, lines) => {  // the title, then smaller lines under it; returns the height used
+    width = Math.min(width, canvas.parentElement.clientWidth || width);  // centred on what is on screen at first
     ctx.fillStyle = "#222";
     ctx.textAlign = "center";
     ctx.textBaseline = "middle";
@@ -108,6 +142,20 @@
     ctx.font = "600 15px system-ui, sans-serif";
     return Math.max(...lines.map((l) => ctx.measureText(l).width)) + 20;
   };
+  // The header's lines cut at their " · " where one is wider than the figure's column (a phone): the figure is then
+  // drawn at the column's width, not shrunk to it with its labels.
+  const fitted = (lines) => {
+    const room = canvas.parentElement.clientWidth || Infinity;  // 0 while hidden: as on a wide screen
+    return lines.flatMap((line) => {
+      if (headerWidth([line]) <= room) return [line];
+      return line.split(" · ").reduce((out, part) => {
+        const joined = out.length ? `${out[out.length - 1]} · ${part}` : part;
+        if (out.length && headerWidth([joined]) <= room) out[out.length - 1] = joined;
+        else out.push(part);
+        return out;
+      }, []);
+    });
+  };
 
   const drawHeatmaps = (title, notes) => {
     const kind = state.payload.kinds[state.kind], rows = rowLabels(), cols = colLabels();
@@ -117,7 +165,7 @@
     const vmax = scaleTop(matrices);
     // Over a grid the axes are named in the header, not beside each map, where they would run into its labels.
     notes = [...notes, SCALES[state.scale]];
-    const lines = grid ? [title, `${yTitle} · ${xTitle}`, ...notes] : [title, ...notes];
+    const lines = fitted(grid ? [title, `${yTitle} · ${xTitle}`, ...notes] : [title, ...notes]);
     const cell = grid ? Math.max(8, Math.min(22, 300 / Math.max(cols.length, 1))) : undefined;
     const panels = matrices.map((matrix, i) => {
       const off = document.createElement("canvas");
@@ -132,7 +180,7 @@
     const headHeight = 26 + 17 * (lines.length - 1) + 6;
     const width = Math.max(perRow * pw, headerWidth(lines));
     const height = headHeight + Math.ceil(panels.length / perRow) * ph;
-    const ctx = sizedCanvas(canvas, width, height);
+    const ctx = sizedCanvas(canvas, width, height, grid ? undefined : readableScale(panels[0].box.labelPx));
     header(ctx, width, lines);
     panels.forEach((p, i) => {
       [p.x, p.y] = [(i % perRow) * pw, headHeight + Math.floor(i / perRow) * ph];
@@ -151,7 +199,7 @@
     const ctx0 = canvas.getContext("2d");
     ctx0.font = "13px system-ui, sans-serif";
     const widest = (labels) => Math.max(0, ...labels.map((l) => ctx0.measureText(l).width));
-    const lines = [title, ...notes, ...(shown.length > 1 ? ["one colour per head"] : [])];
+    const lines = fitted([title, ...notes, ...(shown.length > 1 ? ["one colour per head"] : [])]);
     // Each side named over its tokens: the queries (rows of the heatmap) left, the keys (its columns) right.
     const sides = [`Query: ${SIDES[rowSide()]}`, `Key: ${SIDES[state.payload.kinds[state.kind].columns]}`];
     ctx0.font = "600 13px system-ui, sans-serif";
@@ -299,10 +347,14 @@
     const matrices = state.view === "lines" ? drawLines(title, notes) : drawHeatmaps(title, notes);
     exposeForTests(canvas, {__matrices: matrices, __matrix: matrices[0],
       __cells: state.panels.filter((p) => !p.lines).map((p) =>  // where each map's cells are, in CSS pixels
-        ({x: p.x + p.box.left, y: p.y + p.box.top, cell: p.box.cell, rows: p.box.rows, cols: p.box.cols}))});
+        ({x: p.x + p.box.left, y: p.y + p.box.top, cell: p.box.cell, rows: p.box.rows, cols: p.box.cols,
+          labelPx: p.box.labelPx}))});
     const {row = "", col = ""} = state.outline ?? {};
     Object.assign(figure.dataset, {outline: state.outline ? `${row},${col}` : "", lit: state.lit ?? ""});
-    canvas.setAttribute("aria-label", `${title}: ${state.view}`);
+    const kindSides = state.payload.kinds[state.kind];
+    canvas.setAttribute("aria-label", `${title}: ${state.view}, query: ${SIDES[rowSide()]}${
+      state.view === "lines" ? " (left)" : " (rows)"}, key: ${SIDES[kindSides.columns]}${
+      state.view === "lines" ? " (right)" : " (columns)"}`);
     figure.setAttribute("aria-label", title);
     $("#attention-heatmap .attn-title").textContent = title;
     drawOverview();

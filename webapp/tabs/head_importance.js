@@ -2,8 +2,9 @@
 // layers x heads heatmap of the dev BLEU lost when that head alone is switched off, red where the translation gets
 // worse without it, on one scale for all kinds. A head clicked ticks its box among the heads to switch off (clicked
 // again, unticks it); the mouse over a head says its BLEU with and without it.
+element.querySelector(".view-mount").innerHTML = '<div class="importance-view"><div class="importance-maps"></div></div>';
 const view = element.querySelector(".importance-view");
-const data = JSON.parse(view.dataset.importance);  // {bleu, limit, kinds: [[kind, title, drop (layers x heads)]]}
+const data = props.setup;  // {bleu, limit, kinds: [[kind, title, drop (layers x heads)]]} (heads.py: importance_data)
 view.querySelector(".importance-maps").innerHTML = data.kinds.map(([kind]) =>
   `<figure class="importance-map" data-kind="${kind}"><canvas></canvas></figure>`).join("");
 for (const [kind, title, drop] of data.kinds) {

@@ -5,9 +5,12 @@
 // - the switch-off result: the comparison and the step panel of the run with heads switched off, which the server sends
 //   as this view's value (heads.switch_heads_off); a new translation clears it here (it was another sentence's).
 (() => {
-  const diagnostics = element.querySelector(".diagnostics-view");
-  if (diagnostics) {
-    const kinds = JSON.parse(diagnostics.dataset.kinds), measures = JSON.parse(diagnostics.dataset.measures);
+  const setup = props.setup, mount = element.querySelector(".view-mount");  // heads.py: diagnostics_setup, result_setup
+  if (setup.view === "diagnostics") {
+    mount.innerHTML = '<div class="diagnostics-view"><div class="diagnostics-controls"></div>'
+      + '<div class="diagnostics-grid"></div></div>';
+    const diagnostics = element.querySelector(".diagnostics-view");
+    const {kinds, measures} = setup;
     diagnostics.querySelector(".diagnostics-controls").innerHTML =
       radioGroup("diagnosed-kind", "Attention", kinds, "cross") + radioGroup("measure", "Colour by", measures, "entropy");
     const grid = diagnostics.querySelector(".diagnostics-grid");
@@ -54,6 +57,8 @@
     return;
   }
 
+  mount.innerHTML = `<div class="heads-off-view"><div class="heads-off-message">${setup.not_yet}</div>
+    <div class="heads-off-steps" id="ablation-steps" hidden></div></div>`;
   const result = element.querySelector(".heads-off-view");
   const message = result.querySelector(".heads-off-message"), stepsRoot = result.querySelector(".heads-off-steps");
   const notYet = message.innerHTML;

@@ -14,7 +14,6 @@ A head is named on the page and in the API as "<kind> L<layer> H<head>" ("cross 
 import difflib
 import html
 import itertools
-import json
 import re
 from pathlib import Path
 
@@ -28,21 +27,11 @@ from ..events import Refusal
 from ..payload import translation_payload
 from ..texts import ABLATION_HELP, ABLATION_NOT_YET, EMPTY_MESSAGE, HEADS_HELP, IMPORTANCE_MISSING, echo
 from ..tokens import output_tokens, token_chips
-from ..translation import decoding_label, decoding_settings, one_line
+from ..translation import SHOWN_TRANSLATION, decoding_label, decoding_settings, one_line
 from ..views import browser_view
 from .steps import markdown_html, stepped_view
 
 HEAD_NAME = re.compile(r"(encoder|decoder|cross) L([0-9]+) H([0-9]+)")  # ASCII digits only: "L١" is no layer
-# The switch-off's inputs, in the browser: the sentence and decoding settings of the translation the page shows (the
-# store's, webapp/store.js), not the text box or controls changed since; none ("") before a translation.
-SHOWN_TRANSLATION = """(text, decoding, beam, temperature, topK, seed, ...ticked) => {
-  const shown = globalThis.translatorStore?.get("translation")?.request;
-  if (!shown) return ["", decoding, beam, temperature, topK, seed, ...ticked];
-  const sampled = shown.decoding === "sampling";
-  return [shown.text, shown.decoding, shown.decoding === "beam" ? shown.beam : beam,
-          sampled ? shown.temperature : temperature, sampled ? shown.top_k : topK, sampled ? shown.seed : seed,
-          ...ticked];
-}"""
 _answers = itertools.count(1)  # each switch-off answer differs from the one before, even for the same heads
 
 # What each diagnostic measures, in the words of the page; `alignment` exists for cross-attention only.
@@ -92,25 +81,6 @@ def importance_data(importance):
     limit = max(float(np.abs(d).max()) for d in drops.values()) or 1.0
     return {"bleu": float(importance["bleu"]), "limit": limit,
             "kinds": [[kind, ATTENTION_KINDS[kind].title, drop.tolist()] for kind, drop in drops.items()]}
-
-
-IMPORTANCE_CSS = """
-.importance-maps { display: flex; flex-wrap: wrap; gap: 12px; }
-.importance-map { margin: 0; }
-"""
-
-
-DIAGNOSTICS_CSS = """
-.diagnostics-table { border-collapse: separate; border-spacing: 4px; margin-top: 4px; }
-.diagnostics-table caption { text-align: left; font-weight: 600; padding-bottom: 4px; }
-.diagnostics-table th { font-weight: 500; padding: 0 6px; }
-.diagnostics-cell { display: flex; flex-direction: column; align-items: center; justify-content: center;
-  min-width: 8.5em; min-height: 3.4em; padding: 4px 8px; border-radius: 6px; border: none; cursor: pointer; }
-.diagnostics-table td, .diagnostics-table th { border: none !important; background: none; }
-.diagnostics-cell span { color: inherit !important; }
-.diagnostics-number { font-size: 1.1em; font-weight: 700; font-variant-numeric: tabular-nums; }
-.diagnostics-label { font-size: 0.85em; }
-"""
 
 
 # --- Heads switched off -----------------------------------------------------------------------------------------
@@ -175,34 +145,28 @@ def importance_panel(served):
     gr.Markdown(f"**How much each head matters:** {measured['data']} BLEU {measured['bleu']:.1f} "
                 f"({measured.get('n', '?')} sentences, {measured.get('decoding', 'greedy')}) minus the BLEU with that "
                 f"head alone switched off; red: worse without it. Click a head to tick it above.")
-    data = html.escape(json.dumps(importance_data(measured)))
-    browser_view(Path(__file__).with_name("head_importance.py"), "head-importance",
-                 f'<div class="importance-view" data-importance="{data}"><div class="importance-maps"></div></div>',
-                 IMPORTANCE_CSS)
+    browser_view(Path(__file__).with_name("head_importance.py"), "head-importance", setup=importance_data(measured))
     gr.Markdown(f"Measured with `{measured['command']}`.")
 
 
-def diagnostics_template():
-    """The diagnostics view: its controls and grid are drawn by heads.js from the kinds and measures named here."""
-    kinds = [[kind, spec.title] for kind, spec in ATTENTION_KINDS.items()]
-    return (f'<div class="diagnostics-view" data-kinds="{html.escape(json.dumps(kinds))}" '
-            f'data-measures="{html.escape(json.dumps(list(MEASURES.items())))}">'
-            '<div class="diagnostics-controls"></div><div class="diagnostics-grid"></div></div>')
+def diagnostics_setup():
+    """What heads.js draws the diagnostics view's controls and grid from: the kinds and measures, in the page's words."""
+    return {"view": "diagnostics", "kinds": [[kind, spec.title] for kind, spec in ATTENTION_KINDS.items()],
+            "measures": [list(item) for item in MEASURES.items()]}
 
 
-def result_template():
-    """The switch-off result view: what to do (until a switch-off's answer), then the new run's step panel."""
-    return (f'<div class="heads-off-view"><div class="heads-off-message">{ABLATION_NOT_YET}</div>'
-            '<div class="heads-off-steps" id="ablation-steps" hidden></div></div>')
+def result_setup():
+    """What heads.js draws the switch-off result view from: what to do, until a switch-off's answer."""
+    return {"view": "result", "not_yet": ABLATION_NOT_YET}
 
 
 def build(served, text, decoding_controls):
     """The tab, wired: the diagnostics of each translation (drawn in the page), the heads to switch off and the
     translation the page shows without them (its sentence and settings sent in place of `text` and the
-    `decoding_controls`: SHOWN_TRANSLATION) with its steps, and the importance of each head. No event of the tab runs
-    on a translation."""
+    `decoding_controls`: `translation.SHOWN_TRANSLATION`) with its steps, and the importance of each head. No event
+    of the tab runs on a translation."""
     gr.Markdown(HEADS_HELP)
-    stepped_view(__file__, "head-diagnostics", diagnostics_template(), DIAGNOSTICS_CSS)
+    stepped_view(__file__, "head-diagnostics", diagnostics_setup())
     gr.Markdown(ABLATION_HELP)
     with gr.Row():  # each kind's boxes a grid, one row per layer, one column per head (style.py: .head-grid)
         heads_off = [gr.CheckboxGroup(head_choices(kind_id, *shape), label=ATTENTION_KINDS[kind_id].title,
@@ -210,7 +174,7 @@ def build(served, text, decoding_controls):
                                       min_width=76 * shape[1] + 40)  # a layer's heads on one line
                      for kind_id, shape in head_grid(served.cfg).items()]
     button = gr.Button("Translate with these heads switched off", variant="primary", elem_id="ablate")
-    result = stepped_view(__file__, "ablation-result", result_template())
+    result = stepped_view(__file__, "ablation-result", result_setup())
     importance_panel(served)
     button.click(served.bind(switch_heads_off), [text, *decoding_controls, *heads_off], result, js=SHOWN_TRANSLATION,
                  api_visibility="private", **served.queue)

@@ -2,6 +2,8 @@
 // `server.history()` (how_it_learned.py); every control after that — run, sentence, layer, head, the step slider,
 // play — redraws here, with no request to the server.
 (async () => {
+  element.querySelector(".view-mount").innerHTML =
+    '<div class="learn" aria-label="How it learned"><p>Loading the training history…</p></div>';
   const root = element.querySelector(".learn");
   const runs = await server.history();
   if (!runs.length) {

@@ -1,7 +1,8 @@
-"""The "How it learned" tab: the training history of the model, played in the browser — for a few probe sentences,
-the translation at each recorded step (tokens new since the step before marked), the cross-attention of a chosen
-layer and head (or their mean), and where that step sits on the train-loss and dev-BLEU curves. The history is sent
-once, when the tab opens (`history`: JSON encoded and compressed once, at start); every control after that is answered in the page (`how_it_learned.js`)."""
+"""The "How it learned" tab: the training history of the model, played in the browser — for a few probe sentences, the
+translation at each recorded step (tokens new since the step before marked), the cross-attention of a chosen layer
+and head (or their mean), and where that step sits on the train-loss and dev-BLEU curves. The history is sent once,
+when the tab opens (`history`: JSON encoded and compressed once, at start); every control after that is answered in
+the page (`how_it_learned.js`, its markup too; `how_it_learned.css`)."""
 
 import gradio as gr
 
@@ -11,26 +12,6 @@ LOOK_FOR = """**What to look for.** At step 0 the model writes noise and its cro
 hundred steps the map finds the diagonal — each Italian token looks at the English token it translates — and later
 bends where Italian reorders (*the red car* → *la macchina rossa*: *rossa* looks back at *red*). Many heads rest
 on `</s>` when no source word helps. Play it, or drag the slider; pick another sentence, layer or head."""
-
-CSS = """
-.learn-controls, .learn-player { display: flex; flex-wrap: wrap; gap: 12px; align-items: center; margin: 6px 0; }
-.learn-controls select { margin-left: 4px; max-width: 26em; }
-.learn-player input[type=range] { flex: 1; min-width: 12em; }
-.learn-player button { padding: 2px 12px; border-radius: 6px; border: 1px solid var(--border-color-primary); }
-.learn-note { font-size: 0.95em; margin: 2px 0 6px; }
-.learn-text { font-size: 1.25em; font-weight: 600; margin: 6px 0 2px; }
-.learn-legend { font-size: 0.9em; opacity: 0.85; }
-.learn-body { display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-start; margin-top: 8px; }
-.learn-heatmap { max-height: 460px; max-width: 100%; overflow: auto; }
-.learn-curves { width: 420px; max-width: 100%; height: auto; }
-.learn-loss { fill: none; stroke: #1f77b4; stroke-width: 2; }
-.learn-bleu { fill: #d62728; }
-.learn-now { stroke: #ff9f43; stroke-width: 3; }
-.learn-loss-text { fill: #1f77b4; font-size: 11px; }
-.learn-bleu-text { fill: #d62728; font-size: 11px; }
-.learn-axis { fill: currentColor; font-size: 11px; }
-"""
-
 
 def run_view(history, label, note):
     """What the page needs of one history: its probes, snapshots (without their timing) and curves."""
@@ -68,5 +49,4 @@ def build(served):
     """The tab's text and its view; the view asks the server for the history once, when it is first drawn."""
     gr.Markdown(LOOK_FOR)
     history = prepared_json("history", learning_runs(served.directory))
-    return browser_view(__file__, "how-it-learned", '<div class="learn" aria-label="How it learned"><p>Loading the '
-                        'training history…</p></div>', CSS, server_functions=[history])
+    return browser_view(__file__, "how-it-learned", server_functions=[history])

@@ -4,6 +4,8 @@
 // the tab is in view: when it opens, when the kind, layer or head change, when a translation arrives while it is
 // shown. A click on another query token is drawn from those numbers, with no request.
 (() => {
+  element.querySelector(".view-mount").innerHTML = `<div class="inside-head" aria-label="Inside one head" data-state="empty">
+<p class="ih-empty">Translate a sentence to look inside one of its heads.</p></div>`;
   const root = element.querySelector(".inside-head");
   const state = {payload: null, kind: "cross", layer: 1, head: 1, query: 0, asked: null};
   const answered = new Map();  // question -> the numbers of that head, for the translation shown
@@ -21,8 +23,7 @@
   const ask = () => {  // one request for the chosen head, unless drawn, on its way, or out of view
     if (!state.payload || answered.has(question()) || state.asked === question() || !visible()) return;
     state.asked = question();
-    trigger("head_numbers", {translation: state.payload.id, shown: state.payload.request, kind: state.kind,
-                             layer: state.layer, head: state.head});
+    trigger("head_numbers", {translation: state.payload.id, kind: state.kind, layer: state.layer, head: state.head});
   };
 
   const clampChoices = () => {  // a shallower kind: its last layer; a shorter row of tokens: its first token
@@ -79,6 +80,17 @@
         ? `${labels[i].trim()} · dimension ${(options.firstColumn ?? 0) + j}: ${fmt(rows[i][j], 4)}` : "";
     };
     canvas.onmouseleave = () => { readout.textContent = ""; };
+  };
+
+  // The colour key of the strips of a panel: blue for −scale, white for 0, red for +scale.
+  const RDBU_CSS = `linear-gradient(to right, ${RDBU.map(rgb).join(", ")})`;
+  const legend = (name, scale, what) => {  // scale null: each strip its own (−max to +max)
+    const slot = root.querySelector(`.ih-legend[data-for="${name}"]`);
+    const [low, high] = scale === null ? ["−max", "+max"] : [fmt(-scale, 2), `+${fmt(scale, 2)}`];
+    slot.dataset.scale = scale ?? "own";
+    slot.innerHTML = `<span class="ih-legend-end">${low}</span><span class="ih-legend-bar" style="background: ${
+      RDBU_CSS}"></span><span class="ih-legend-end">${high}</span><span class="ih-legend-note">${what}: blue
+      below 0, white 0, red above 0; point at a cell to read its number</span>`;
   };
 
   const figureHtml = (name, caption) => `<div class="ih-matrix" data-name="${name}"><span class="ih-caption">${
@@ -176,10 +188,12 @@
     drawMatrix(figure("q"), [d.q[i]], [d.query_tokens[i]], {scale: vScale});
     drawMatrix(figure("k"), d.k, keys, {scale: vScale, hidden});
     drawMatrix(figure("v"), d.v, keys, {scale: vScale, hidden});
+    legend("qkv", vScale, "colours of q, K and V (one scale, columns are the d_k dimensions)");
     root.querySelector(".ih-scores").innerHTML = scoreTable(d, i);
     const ws = weightedSum(d, i), scale = maxAbs([...ws.rows, ws.sum, d.output[i]]);
     drawMatrix(figure("wv"), ws.rows, ws.labels, {scale, hidden, marked: ws.marked});
     drawMatrix(figure("sum"), [ws.sum, d.output[i]], ["Σ_j w_j v_j (the rows above, added)", "head output (the model's)"], {scale});
+    legend("output", scale, "colours of w_j v_j and their sum");
     root.querySelector(".ih-sum-note").innerHTML = `Marked: the ${ws.marked.length === 1 ? "row that contributes" : `${ws.marked.length} rows that
       contribute`} most (the largest w_j v_j, up to 3). The sum equals the head's output: they differ by at most <span class="ih-difference">${
       ws.difference.toExponential(1)}</span> (rounding of the numbers sent).`;
@@ -189,6 +203,7 @@
                {slot: [start, start + d.d_k - 1], separators, minCell: 2, width: 560});
     drawMatrix(figure("share"), [d.contribution[i]], ["this head × its rows of W_O"], {minCell: 2, width: 560});
     drawMatrix(figure("out"), [d.attention_output[i]], ["Concat · W_O + b_O"], {minCell: 2, width: 560});
+    legend("next", null, "each strip on its own scale (its largest |number|)");
     root.querySelector(".ih-formula").innerHTML = formula(d, i, top);
     root.dataset.state = "drawn";
     root.dataset.query = i;
@@ -205,16 +220,17 @@
         <div class="ih-body" hidden><div class="ih-figures"><p class="ih-title"></p>
         <section class="ih-panel"><h4>① q, K and V: the query's numbers, a key and a value per token</h4>
           <div class="ih-matrices">${figureHtml("q", "q = x W_Q + b_Q")}${figureHtml("k", "K = X W_K + b_K")}${
-          figureHtml("v", "V = X W_V + b_V")}</div></section>
+          figureHtml("v", "V = X W_V + b_V")}</div><div class="ih-legend" data-for="qkv"></div></section>
         <section class="ih-panel"><h4>② From score to weight: the softmax, one row per key</h4>
           <div class="ih-scores"></div></section>
         <section class="ih-panel"><h4>③ The output: Σ_j w_j v_j, each value row scaled by its weight</h4>
           ${figureHtml("wv", "w_j × v_j, one row per key")}${figureHtml("sum", "their sum, and the model's output")}
-          <p class="ih-sum-note"></p></section>
+          <div class="ih-legend" data-for="output"></div><p class="ih-sum-note"></p></section>
         <section class="ih-panel"><h4>④ Where the output goes: into its slot of Concat, through W_O</h4>
           ${figureHtml("concat", "every head's output side by side (this head's slot outlined)")}${
           figureHtml("share", "this head's share of the sub-layer's output")}${
-          figureHtml("out", "the attention output, added to the residual stream")}</section>
+          figureHtml("out", "the attention output, added to the residual stream")}
+          <div class="ih-legend" data-for="next"></div></section>
         </div><div class="ih-formula"></div></div>`;
     }
     clampChoices();
@@ -254,6 +270,16 @@
     state.asked = null;
     answered.clear();
     drawAll();
+  });
+
+  // Another view shows a kind and layer here (the model map's attention boxes): {kind, layer}, 1-based.
+  store.on("head", ({kind, layer}) => {
+    state.kind = kind;
+    state.layer = layer;
+    if (!state.payload) return;
+    clampChoices();
+    drawAll();
+    ask();
   });
 
   // The tab opened (its button clicked, or the arrow keys on the tab bar): ask once it is shown.

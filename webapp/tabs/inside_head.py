@@ -3,12 +3,12 @@ sentence in the order the computation runs: q, K and V; per key token the score 
 taken apart (the largest score subtracted, exp, their sum, exp ÷ sum = the weight); the output drawn as the weighted
 sum of the value rows; where the output goes next; and the formula with this query's numbers.
 
-One browser view (`webapp.views.browser_view`, drawn by `inside_head.js`): its controls (kind, layer, head, query
-token) are answered in the page. The numbers of one head, for every query token at once, come in one request (the
-view's custom event `head_numbers`, which carries the sentence and decoding settings of the translation shown,
-answered by `head_numbers`: a model pass, `interpretability.head_details` with query "all"), asked only while the
-tab is in view, when it opens, when the kind, layer or head change, or when a translation arrives while it is
-shown; a click on another query token is then drawn in the page with no request.
+One browser view (`webapp.views.browser_view`, drawn by `inside_head.js`, its markup too; `inside_head.css`): its
+controls (kind, layer, head, query token) are answered in the page. The numbers of one head, for every query token at
+once, come in one request (the view's custom event `head_numbers`, which sends the sentence and decoding settings of the
+translation shown, answered by `head_numbers`: a model pass, `interpretability.head_details` with query "all"), asked
+only while the tab is in view, when it opens, when the kind, layer or head change, or when a translation arrives while
+it is shown; a click on another query token is then drawn in the page with no request.
 """
 
 
@@ -18,7 +18,7 @@ from interpretability.head_details import ALL_QUERIES
 from ..attention_kinds import ATTENTION_KINDS, clamp_layer, whole_number
 from ..events import QUIET
 from ..payload import rounded
-from ..translation import shown_inspection
+from ..translation import SHOWN_TRANSLATION, inspection_of
 from ..views import browser_view
 
 HELP = """One head, one query token, the model's real numbers for your sentence, in the order it computes them:
@@ -26,42 +26,6 @@ HELP = """One head, one query token, the model's real numbers for your sentence,
 softmax taken apart: the largest score subtracted, exp, their sum, exp ÷ sum = the weight; ③ the output as the
 weighted sum of the value rows; ④ where it goes next. Pick the kind, layer and head, then click a query token: the
 page redraws it at once."""
-
-
-TEMPLATE = """<div class="inside-head" aria-label="Inside one head" data-state="empty">
-<p class="ih-empty">Translate a sentence to look inside one of its heads.</p></div>"""
-
-CSS = """
-.inside-head { max-width: 100%; }
-.ih-controls, .ih-queries { display: flex; flex-wrap: wrap; align-items: flex-start; max-width: 100%; }
-.ih-queries .view-radio span { font-family: var(--font-mono); white-space: pre; }
-.ih-title { font-weight: 600; margin: 6px 0; overflow-wrap: anywhere; }
-.ih-status { opacity: 0.8; margin: 6px 0; }
-.ih-body { display: flex; flex-wrap: wrap; gap: 8px 24px; align-items: flex-start; }
-.ih-figures { flex: 3 1 700px; min-width: 0; max-width: 100%; }
-.ih-formula { flex: 1 1 260px; min-width: 0; max-width: 100%; font-size: 0.95em; overflow-wrap: anywhere; }
-.ih-formula code { white-space: pre-wrap; }
-.ih-panel { margin: 0 0 18px; max-width: 100%; }
-.ih-panel h4 { margin: 0 0 6px; font-size: 1.05em; line-height: 1.3; }
-.ih-panel p { margin: 4px 0; }
-.ih-scroll { overflow-x: auto; max-width: 100%; }
-.ih-matrices { display: flex; flex-wrap: wrap; gap: 10px 18px; align-items: flex-start; }
-.ih-matrix { display: flex; flex-direction: column; gap: 2px; min-width: 0; max-width: 100%; }
-.ih-matrix .ih-caption { font-size: 0.9em; overflow-wrap: anywhere; }
-.ih-matrix canvas { display: block; }
-.ih-readout { font-family: var(--font-mono); font-size: 0.85em; min-height: 1.3em; white-space: pre; }
-table.ih-table { border-collapse: collapse; font-family: var(--font-mono); font-size: 0.9em; }
-table.ih-table th, table.ih-table td { border: 1px solid var(--border-color-primary); padding: 2px 8px;
-  white-space: nowrap; text-align: right; vertical-align: middle; }
-table.ih-table th { font-family: var(--font-sans); font-weight: 600; }
-table.ih-table th.ih-key, table.ih-table td.ih-key { text-align: left; }
-table.ih-table tr.ih-hidden td { color: #6b7280; background: #f3f4f6; }
-table.ih-table tr.ih-top td { background: #ffe8d1; font-weight: 700; }
-table.ih-table tfoot td { font-weight: 700; }
-.ih-w { display: flex; align-items: center; justify-content: flex-end; gap: 6px; }
-.ih-bar { display: inline-block; height: 0.8em; background: #1f77b4; border-radius: 2px; flex: none; }
-tr.ih-top .ih-bar { background: #ff9f43; }
-"""
 
 
 def head_json(details):
@@ -85,24 +49,25 @@ def chosen_head(served, kind, layer, head):
     return kind, layer - 1, head - 1
 
 
-def head_numbers(served, evt: gr.EventData):
-    """The answer to the view's `head_numbers` event ({translation, shown, kind, layer, head}: the payload's id, its
-    request, and the 1-based choices): that head's numbers for every query token of the translation the page shows
-    (`translation.shown_inspection`; `head_json`), with the translation's id echoed so the page draws only the
-    answer to its latest question; None before any translation."""
-    asked = getattr(evt, "_data", None) or {}
-    inspection = shown_inspection(served, asked.get("shown"))
+def head_numbers(served, text, decoding, beam, temperature, top_k, seed, evt: gr.EventData):
+    """The answer to the view's `head_numbers` event ({translation, kind, layer, head}: the payload's id and the
+    1-based choices), about the sentence and decoding settings of the translation shown, which it sends
+    (`translation.inspection_of`): that head's numbers for every query token (`head_json`), with the translation's
+    id echoed so the page draws only the answer to its latest question; None for an empty sentence."""
+    inspection = inspection_of(served, text, decoding, beam, temperature, top_k, seed)
     if inspection is None:
         return None
+    asked = getattr(evt, "_data", None) or {}
     kind, layer, head = chosen_head(served, asked.get("kind"), asked.get("layer"), asked.get("head"))
     details = served.head_details(inspection, kind, layer, head, ALL_QUERIES)
     return {"translation": asked.get("translation"), **head_json(details)}
 
 
-def build(served):
-    """The tab's help and its view; the view asks for a head's numbers with its `head_numbers` event, answered into
-    the view's value."""
+def build(served, experiment_inputs):
+    """The tab's help and its view; the view asks for a head's numbers with its `head_numbers` event, which sends
+    `experiment_inputs` (the sentence and decoding controls: `translation.TranslationBox.inputs`) as the translation
+    shown has them (`translation.SHOWN_TRANSLATION`)."""
     gr.Markdown(HELP)
-    view = browser_view(__file__, "inside-head", TEMPLATE, CSS)
-    view.head_numbers(served.bind(head_numbers), None, view, **QUIET)
+    view = browser_view(__file__, "inside-head")
+    view.head_numbers(served.bind(head_numbers), experiment_inputs, view, js=SHOWN_TRANSLATION, **QUIET)
     return view

@@ -7,7 +7,7 @@ import html
 import gradio as gr
 from PIL import Image
 
-from serving.model_card import about_markdown, model_card_markdown
+from modeldir.card import about_markdown, model_card_markdown
 
 from ..texts import CREDITS, SCORES_HELP
 
@@ -26,8 +26,8 @@ def build(served):
     model's notes with the credits."""
     if served.directory.problems:
         gr.Markdown(left_out_markdown(served.directory.problems), elem_id="left-out")
-    gr.Markdown(model_card_markdown(served.directory, SCORES_HELP))
+    gr.Markdown(model_card_markdown(served.directory, SCORES_HELP), elem_classes=["model-card"])
     if served.directory.loss_curve:  # its title is drawn in the figure, so no label badge covers it
         gr.Image(Image.open(served.directory.loss_curve), label="Training curve", show_label=False, format="png",
                  buttons=["fullscreen"])
-    gr.Markdown(about_markdown(served.directory, CREDITS))
+    gr.Markdown(about_markdown(served.directory, CREDITS), elem_classes=["model-card"])

@@ -2,7 +2,32 @@
 // asked of the server once per page, when the tab is first shown (`server.positional_table()`, positions.py); the
 // sentence's tokens and norms come with each translation's payload (the store's "translation"). The dimensions typed,
 // a new sentence, the mouse over a map: all answered here, with no request to the server.
+// The view's markup, for the model's dimensions (`last`: the last one) and the ones plotted at first (`dims`).
+const positionsMarkup = ({dims, last}) => `<div class="positions-view" aria-label="Positional encoding">
+<h3 class="pos-table-title">Positional encoding PE</h3>
+<p class="pos-note pos-table-note">Loading the table…</p>
+<div class="pos-scroll"><canvas class="pos-table" role="img" aria-label="The positional encoding table"></canvas></div>
+<div class="pos-readout pos-table-readout" aria-live="polite"></div>
+<h3>Sine and cosine waves of the chosen dimensions</h3>
+<label class="pos-dims">Dimensions to plot (0–${last}, separated by commas)<input class="pos-dims-input" type="text"
+  value="${dims}" aria-label="Dimensions to plot" disabled></label>
+<p class="pos-note pos-dims-note"></p>
+<ul class="pos-legend pos-curves-legend"></ul>
+<svg class="pos-curves" viewBox="0 0 760 300" role="img" aria-label="PE values of the chosen dimensions"></svg>
+<h3>Position similarity: nearby positions have similar encodings</h3>
+<p class="pos-note pos-similarity-note">Translate a sentence to see its positions.</p>
+<div class="pos-scroll"><canvas class="pos-similarity" role="img"></canvas></div>
+<div class="pos-readout pos-similarity-readout" aria-live="polite"></div>
+<h3>What goes into the encoder: token meaning + position</h3>
+<p class="pos-note pos-norms-note">Translate a sentence to see the size of each token's meaning next to its
+position.</p>
+<ul class="pos-legend"><li><i class="pos-embedding" style="background:#1f77b4"></i>‖embedding × √d_model‖</li>
+<li><i style="background:#ff7f0e"></i>‖positional encoding‖</li></ul>
+<svg class="pos-norms" viewBox="0 0 760 320" role="img" aria-label="Vector lengths per token"></svg>
+</div>`;
+
 (() => {
+  element.querySelector(".view-mount").innerHTML = positionsMarkup(props.setup);  // positions.py: build
   const root = element.querySelector(".positions-view");
   const $ = (selector) => root.querySelector(selector);
   const state = {pe: null, payload: store.get("translation") ?? null};

@@ -2,7 +2,17 @@
 // sets a gradient attribution beside the cross-attention. The attribution is the one thing asked of the server: when
 // its panel opens or its method changes (the custom event "attribute", answered by steps.attribute with the numbers of
 // every step at once), so that moving the step afterwards redraws here, with no request. A new translation clears it.
-(() => {
+(() => {  // the view's markup: the step panel (drawn by step_panel.js), then the attribution panel, closed
+  element.querySelector(".view-mount").innerHTML = `<div class="steps-view">
+<p class="steps-empty"><i>Translate a sentence above: its decoding steps appear here.</i></p>
+<div class="step-root"></div>
+<details class="attribution-panel" id="attribution-panel">
+<summary>Attention is not explanation: compare with a gradient attribution</summary>
+<div class="attribution-help">${props.setup.help}</div>
+<div class="attribution-controls"></div>
+<p class="attribution-status" aria-live="polite"></p>
+<figure class="attribution-figure" id="attribution" hidden><figcaption></figcaption><canvas></canvas></figure>
+</details></div>`;
   const root = element.querySelector(".steps-view");
   const details = root.querySelector(".attribution-panel");
   const figure = root.querySelector(".attribution-figure"), status = root.querySelector(".attribution-status");
@@ -42,7 +52,7 @@
     }
     figure.hidden = true;
     status.textContent = "Computing the attribution of every step…";
-    trigger("attribute", {method: method(), shown: current.request, request: ++request});
+    trigger("attribute", {method: method(), request: ++request});
   };
   details.addEventListener("toggle", ask);
   root.querySelector(".attribution-controls").addEventListener("change", ask);

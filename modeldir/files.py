@@ -1,41 +1,20 @@
-"""What a model directory holds, defined once: its file names and the shape of its `metrics.json`.
-
-    model.safetensors  weights (float16/bfloat16/float32; tied matrices stored once)
-    config.json        the TransformerConfig
-    tokenizer.json     the BPE tokenizer
-    metrics.json       parameters, training (minutes, steps, data, hardware, commands), history, scores
-    loss_curve.png     train loss and dev BLEU against training minutes (optional)
-    notes.md           what this model is good and bad at, and its data credits, in Markdown (optional)
-    head_importance.json  BLEU lost with each attention head switched off (training.head_importance; optional)
-    training_snapshots.json  how it learned: probe sentences' translations and cross-attention at each evaluation
-                       (training.snapshots; optional), and from_scratch_snapshots.json, those of a from-scratch run
-                       of the same architecture, for a model whose own history does not start at step 0
-    README.md          the Hugging Face Hub's model card, written from the files above (serving.model_card)
-
-A model directory may also be a model repository on the Hugging Face Hub ("user/name"): `hub_snapshot` fetches it.
+"""The files of a model directory, defined once: their names, the shape of `metrics.json`, and how each optional file
+is read (a ValueError when it cannot be).
 
 Scores are a list of records, one per (data, decoding, precision, variant, subset), each with the command that
 produced it; recording a score again replaces the old record.
 """
 
 import json
-import logging
 import math
 import numbers
 import os
 import re
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-import torch
-from safetensors.torch import save_file
-
-from interpretability.ablation import head_grid
-from transformer.model import TransformerConfig
-from transformer.translator import CONFIG, DTYPES, TOKENIZER, WEIGHTS, ModelLoadError, Translator, \
-    tied_weight_names
-
-from .device import fast_dtype, pick_device
+from transformer.model import TransformerConfig, head_grid
+from transformer.translator import CONFIG, ModelLoadError
 
 METRICS = "metrics.json"
 LOSS_CURVE = "loss_curve.png"
@@ -138,26 +117,6 @@ def hub_snapshot(repo_id):
 
     return Path(snapshot_download(repo_id))
 
-
-def save_model_dir(model, tokenizer, model_dir, dtype=torch.float16, metrics=None):
-    """Write a directory that `Translator.load` reads, with its Hub model card (README.md), so it can be uploaded
-    to the Hub as it is; tied weights are stored once."""
-    model_dir = Path(model_dir)
-    model_dir.mkdir(parents=True, exist_ok=True)
-    skip = tied_weight_names(model.cfg)
-    weights = {
-        name: tensor.detach().to("cpu", dtype).contiguous()
-        for name, tensor in model.state_dict().items()
-        if name not in skip
-    }
-    save_file(weights, str(model_dir / WEIGHTS))
-    model.cfg.to_json(model_dir / CONFIG)
-    tokenizer.save(str(model_dir / TOKENIZER))
-    if metrics is not None:
-        write_metrics(model_dir / METRICS, metrics)
-    from .model_card import write_model_card  # the card reads this module's names: imported when needed
-
-    write_model_card(model_dir)
 
 
 def find_model_dir(model_dir):
@@ -276,50 +235,3 @@ def read_loss_curve(model_dir):
 def read_notes(model_dir):
     path = Path(model_dir) / NOTES
     return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
-
-
-@dataclass
-class ModelDirectory:
-    """A model directory opened for serving: the translator, and what the directory's optional files say about it.
-    An optional file that cannot be read is left out with a line in `problems` (also logged): a server starts
-    without it and says so."""
-
-    translator: Translator
-    path: Path
-    metrics: dict = field(default_factory=dict)
-    notes: str = ""
-    head_importance: dict | None = None
-    history: dict | None = None  # its own training history (training_snapshots.json)
-    reference_history: dict | None = None  # a from-scratch run of the same architecture (from_scratch_snapshots.json)
-    loss_curve: Path | None = None
-    problems: list = field(default_factory=list)
-
-    def read_optional(self, name, reader, empty=None):
-        """`reader(path)` of the optional file `name`; `empty`, and a problem said, when it cannot be read."""
-        try:
-            return reader(self.path)
-        except (ValueError, OSError) as e:  # ValueError: bad JSON or UTF-8 too
-            problem = f"{name} left out: {e}" if name in str(e) else f"{name} left out: {self.path / name}: {e}"
-            self.problems.append(problem)
-            logging.getLogger(__name__).warning(problem)
-            return empty
-
-
-def open_model(name, dtype=None, device=None):
-    """The model directory `name` (a local directory, or a Hugging Face Hub repository id "user/name") on `device`
-    (default: a CUDA GPU when there is one, else the CPU; `device.pick_device`), run in `dtype` (a name in DTYPES;
-    default float32 on a CPU, the fastest precision on a GPU), with its optional files."""
-    device = pick_device(device)
-    dtype = dtype or ("float32" if device.type == "cpu" else fast_dtype(device))
-    if dtype not in DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
-    path = find_model_dir(name)
-    directory = ModelDirectory(Translator.load(path, dtype, device), path)
-    directory.metrics = directory.read_optional(METRICS, lambda path: read_metrics(path / METRICS), {})
-    directory.notes = directory.read_optional(NOTES, read_notes, "")
-    directory.head_importance = directory.read_optional(HEAD_IMPORTANCE, read_head_importance)
-    directory.history = directory.read_optional(SNAPSHOTS, read_history)
-    directory.reference_history = directory.read_optional(
-        REFERENCE_SNAPSHOTS, lambda path: read_history(path, REFERENCE_SNAPSHOTS))
-    directory.loss_curve = directory.read_optional(LOSS_CURVE, read_loss_curve)
-    return directory

@@ -3,8 +3,8 @@ model directory's README.md in the Hugging Face Hub's model-card format (YAML me
 trained, its scores, how to use it, its limits and credits), so the directory can be uploaded to the Hub as it is.
 A field metrics.json lacks, or holds in an older form, shows as "?": a card never fails on a partial file.
 
-    python -m serving.model_card assets/model
-    python -m serving.model_card runs/cpu/model --repo-id user/transformer-en-it
+    python -m modeldir.card assets/model
+    python -m modeldir.card runs/cpu/model --repo-id user/transformer-en-it
 
 The export of `training.train` and `training.evaluate --record` write the card too; the command is for a directory
 whose notes or metrics were edited by hand. `--repo-id` names the Hub repository in the card's usage examples and
@@ -17,10 +17,12 @@ import re
 from numbers import Real
 from pathlib import Path
 
+from inputs.command_line import run_cli
 from transformer.model import Transformer, TransformerConfig
+from transformer.translator import CONFIG
 
-from .model_dir import (ALL_LENGTHS, AS_GIVEN, CONFIG, LOSS_CURVE, METRICS, MODEL_CARD, REFERENCE_SNAPSHOTS, SNAPSHOTS,
-                        is_hub_repo_id, read_history, read_metrics, read_notes, scores, write_atomic)
+from .files import (ALL_LENGTHS, AS_GIVEN, LOSS_CURVE, METRICS, MODEL_CARD, REFERENCE_SNAPSHOTS, SNAPSHOTS,
+                    is_hub_repo_id, read_history, read_metrics, read_notes, scores, write_atomic)
 
 UNKNOWN = "?"
 # The trained weights' licence: share-alike, as the training data that asks for it (OLDI Seed, MT-GenEval, CoCoA-MT,
@@ -241,7 +243,7 @@ This is not a `transformers` model: it runs with the `transformer` package of th
 `tokenizers`, `safetensors`, `huggingface_hub`). From a checkout of the project{where}:
 
 ```python
-from serving.model_dir import open_model
+from modeldir.directory import open_model
 
 tr = open_model("{repo}").translator  # fetched once into the Hugging Face cache, read from it offline afterwards
 tr.translate("I love books.")
@@ -313,7 +315,7 @@ def hub_model_card(cfg, parameters, metrics, notes="", repo_id=None, loss_curve=
 
 def write_model_card(model_dir, repo_id=None):
     """Write the Hub model card, README.md, into `model_dir` from its config.json, metrics.json and notes.md (what
-    the export and `training.evaluate --record` do, and `python -m serving.model_card DIR`); returns its path."""
+    the export and `training.evaluate --record` do, and `python -m modeldir.card DIR`); returns its path."""
     model_dir = Path(model_dir)
     cfg = TransformerConfig.from_dict(json.loads((model_dir / CONFIG).read_text(encoding="utf-8")))
     metrics = read_metrics(model_dir / METRICS)
@@ -353,7 +355,7 @@ def about_markdown(directory, credits):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m serving.model_card", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m modeldir.card", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model_dir", help="model directory (config.json, metrics.json, optional notes.md)")
     parser.add_argument("--repo-id", help="the Hub repository the model is (to be) uploaded to, user/name")
@@ -362,6 +364,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    from training.cli import run_cli
-
     run_cli(main)

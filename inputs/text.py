@@ -1,0 +1,73 @@
+"""Text as people type it, read as the model reads best, behind the lesson's `Translator`: `CheckedTranslator` takes
+strings only, reads at most what the model can use of them, replaces broken characters and reads capitals in
+sentence case, and refuses decoding arguments outside their limits (`checks`) with a clear error."""
+
+import re
+
+from transformer.translator import Translator
+
+from .checks import check_decoding, check_text
+
+SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: not a character, and UTF-8 cannot encode it
+SHOUTED_WORD = re.compile(r"\b[^\W\d_]{2,}\b")  # words of two or more letters
+SENTENCE_START = re.compile(r"(^|[.!?]\s+)(\w)")
+ENGLISH_I = re.compile(r"\bi\b")  # the pronoun, also in i'm, i'll, i've, i'd
+
+
+def unshout(text):
+    """Text typed in capitals ("WHERE IS THE BATHROOM?") in sentence case ("Where is the bathroom?"); other text
+    unchanged. In capitals, every word is spelled letter by letter by a vocabulary learnt on ordinary text, which
+    the model rarely sees; in sentence case it reads words it knows. Names lose their capital, which lower-cased
+    training input teaches the model to restore. Shouted: two or more words, two thirds of them in capitals."""
+    words = SHOUTED_WORD.findall(text)
+    if len(words) < 2 or sum(w.isupper() for w in words) < 2 / 3 * len(words):
+        return text
+    text = SENTENCE_START.sub(lambda m: m.group(1) + m.group(2).upper(), text.lower())
+    return ENGLISH_I.sub("I", text)
+
+
+def without_lone_surrogates(text):
+    """`text` with UTF-16 surrogate pairs joined into their character and lone halves replaced by U+FFFD. A
+    JavaScript client that cuts a string by length can split an emoji into halves; the text around it still
+    deserves a translation, so the half is replaced rather than the whole input refused."""
+    if SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+class CheckedTranslator(Translator):
+    """The lesson's `Translator` for text from people (`modeldir.directory.open_model` opens this one)."""
+
+    def __init__(self, model, tokenizer, **settings):
+        super().__init__(model, tokenizer, **settings)
+        self.unshout = True  # read text in capitals in sentence case (`unshout`); False feeds it as typed
+        # Characters of a text read at most: max_source_tokens of the vocabulary's longest token. The rest cannot
+        # reach the model anyway, so a 10 MB input costs what a long sentence costs.
+        self.max_source_chars = self.max_source_tokens * max(map(len, tokenizer.get_vocab()))
+
+    def source_text(self, text):
+        """`text` as the model reads it: its first max_source_chars characters, lone surrogates replaced
+        (`without_lone_surrogates`), in sentence case if typed in capitals (`unshout`)."""
+        text = without_lone_surrogates(text[: self.max_source_chars])
+        return unshout(text) if self.unshout else text
+
+    def encode_source(self, texts):
+        """`Translator.encode_source` of each text as the model reads it (`source_text`); a text cut to
+        max_source_chars counts as truncated, whatever its tokens."""
+        if not isinstance(texts, (list, tuple)):
+            raise ValueError(f"texts must be a list of strings, got {type(texts).__name__}")
+        for i, text in enumerate(texts):
+            check_text(text, f"texts[{i}]")
+        ids, truncated = super().encode_source([self.source_text(t) for t in texts])
+        return ids, [cut or len(t) > self.max_source_chars for t, cut in zip(texts, truncated)]
+
+    def translate_ids(self, texts, beam=1, use_cache=True, max_tokens=4096, sampling=None):
+        """`Translator.translate_ids`, `beam` in 1..checks.MAX_BEAM and `sampling` checked first."""
+        check_decoding(beam, sampling)
+        return super().translate_ids(texts, beam, use_cache, max_tokens, sampling)
+
+    def translate(self, text_or_list, beam=1, use_cache=True, sampling=None):
+        """`Translator.translate` of a string or a list (or tuple) of strings; a ValueError for anything else."""
+        if not isinstance(text_or_list, (str, list, tuple)):
+            raise ValueError(f"text must be a string or a list of strings, got {type(text_or_list).__name__}")
+        return super().translate(text_or_list, beam, use_cache, sampling)
