@@ -288,7 +288,7 @@ def test_out_naming_a_file_is_refused(tmp_path):
 
 
 def run_module(*args):
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run([sys.executable, "-m", "training.prepare_data", *map(str, args)], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=120, check=False)
 

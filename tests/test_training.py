@@ -280,7 +280,7 @@ def test_model_settings_are_set_on_a_new_run_only(small_corpus, tmp_path):
 
 def run_module(*args, timeout=300):
     """`python -m ...` in a subprocess from the repository root; returns stdout (fails the test on error)."""
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.run([sys.executable, "-m", *map(str, args)], cwd=REPO, env=env, capture_output=True,
                           text=True, timeout=timeout)
     assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
@@ -331,7 +331,7 @@ def test_evaluate_cli_prints_json_and_records_scores(tiny_model_dir, toy_corpus,
 
 def run_module_failing(*args, env=None, timeout=300):
     """`python -m ...` expected to fail: (exit code, stderr)."""
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", **(env or {})}
+    env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
     proc = subprocess.run([sys.executable, "-m", *map(str, args)], cwd=REPO, env=env, capture_output=True,
                           text=True, timeout=timeout)
     assert proc.returncode != 0
