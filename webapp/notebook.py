@@ -25,7 +25,7 @@ from .attention_kinds import ATTENTION_KINDS
 from .style import CSS as PAGE_CSS
 from .tabs import attention, inside_head, model_map
 from .translation import one_line, shown_payload
-from .views import view_script
+from .views import MOUNT, view_css, view_script
 
 HOST_JS = (Path(__file__).parent / "notebook.js").read_text(encoding="utf-8")
 # What Gradio's theme gives the views in the app (its CSS variables, its radios), for a document of their own.
@@ -58,10 +58,12 @@ class NotebookView:
                 f'style="width: 100%; height: {self.height}px; border: 0;"></iframe>')
 
 
-def view_document(title, module_file, template, css, setup):
-    """The page of the view whose script is beside `module_file` (`views.view_script`), in its `template` and
-    `css`, run by `notebook.js` with `setup` (the payload, the store and radio choices to start from, the answers
-    its events get)."""
+def view_document(title, module_file, setup, template=MOUNT, css=None):
+    """The page of the view whose script is beside `module_file` (`views.view_script`), in its `template` (by
+    default the mount its script draws its markup into) and `css` (by default its `.css`: `views.view_css`), run by
+    `notebook.js` with `setup` (the payload, the view's own setup (`props.setup`), the store and radio choices to
+    start from, the answers its events get)."""
+    css = view_css(module_file) if css is None else css
     data = json.dumps(setup).replace("</", "<\\/")  # no "</script>" inside the script
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
@@ -104,11 +106,9 @@ def show_attention(translator, sentence, kind="cross", layer=1, head="mean", bea
     _, payload = translated(translator, sentence, beam)
     checked_head(payload, kind, layer, head, ("mean", "all"))
     depths = {name: payload["attention"][name]["shape"][0] for name in ATTENTION_KINDS}
-    template = attention.template(depths, payload["attention"][kind]["shape"][1])
-    setup = {"payload": payload, "store": {"attention": {"kind": kind, "layer": layer, "head": head}}, "clicks": [],
-             "answers": {}}
-    return NotebookView("Attention", view_document("Attention", attention.__file__, template, attention.CSS, setup),
-                        height=900)
+    setup = {"payload": payload, "view": attention.setup(depths, payload["attention"][kind]["shape"][1]),
+             "store": {"attention": {"kind": kind, "layer": layer, "head": head}}, "clicks": [], "answers": {}}
+    return NotebookView("Attention", view_document("Attention", attention.__file__, setup), height=900)
 
 
 def show_head(translator, sentence, kind="cross", layer=1, head=1, beam=1):
@@ -125,8 +125,7 @@ def show_head(translator, sentence, kind="cross", layer=1, head=1, beam=1):
              "answers": {"head_numbers": {
                  "fields": ["kind", "layer", "head"], "found": found,
                  "missing": f"show_head(translator, {sentence!r}, kind={{kind}}, layer={{layer}}, head={{head}})"}}}
-    return NotebookView("Inside one head", view_document("Inside one head", inside_head.__file__,
-                                                         inside_head.TEMPLATE, inside_head.CSS, setup), height=1200)
+    return NotebookView("Inside one head", view_document("Inside one head", inside_head.__file__, setup), height=1200)
 
 
 def show_map(translator, sentence, beam=1):
@@ -145,5 +144,5 @@ def show_map(translator, sentence, beam=1):
     setup = {"payload": payload, "store": {}, "clicks": [],
              "answers": {"map_numbers": {"fields": ["box", "stack", "index"], "found": found,
                                          "missing": "the {box} box of the {stack}"}}}
-    return NotebookView("Model map", view_document("Model map", model_map.__file__, template, model_map.CSS, setup),
+    return NotebookView("Model map", view_document("Model map", model_map.__file__, setup, template, model_map.CSS),
                         height=800)
