@@ -12,7 +12,8 @@ given the app's `served` model) in this process, their outputs serialised to JSO
 network, the queue or the browser. Goals: in Chromium on 2 cores, a control change (attention kind, layer,
 head; a decoding step; a query token of one head; a diagnostics measure) draws its figure within 50 ms and sends no
 request; Translate shows the translation and its heatmap within 400 ms, with at most one queue join and one stream;
-the payload of a 40-token sentence is at most 150 kB. Browser side runs `python app.py` on a free port; a case's time
+the payload of a 40-token sentence is at most 250 kB (issue 31, with the model map's numbers; 150 kB before); a map
+box opens within 50 ms, sending at most one request. Browser side runs `python app.py` on a free port; a case's time
 runs from the click to the first frame where the figure shows what was clicked (Playwright's own round trip
 included, a few ms), its requests are those the page sent from the click until 300 ms after the figure.
 
@@ -40,7 +41,7 @@ OTHER_SENTENCE = "She bought a new car last week because the old one was broken.
 LONG_SENTENCE = ("The committee decided yesterday that the new school will be built near the old railway station, "
                  "despite the protests of the many residents who live nearby.")  # 40 tokens with </s>: the size goal
 GOALS_MS = {"translate": 400.0, "change": 50.0, "experiment": 1000.0}
-PAYLOAD_GOAL_KB = 150.0
+PAYLOAD_GOAL_KB = 250.0
 CHROMIUM = "/usr/bin/chromium"
 
 
@@ -90,13 +91,14 @@ def event(**data):
 def server_cases(app, sentence):
     """(case, kind of goal, function) for every event the app answers on the server."""
     from webapp import translation
-    from webapp.tabs import heads, inside_head, steps
+    from webapp.tabs import heads, inside_head, model_map, steps
 
     served = app.served
     translate = served.bind(translation.translate)
     settings = {  # the decoding controls: decoding, beam width, temperature, top-k, seed
         "greedy": ("greedy", 4, 1.0, 0, 0), "beam": ("beam", 4, 1.0, 0, 0), "sampling": ("sampling", 4, 0.8, 10, 1)}
     heads_off = ([], [], ["cross L1 H1", "cross L2 H2"])  # ticked per kind: encoder, decoder, cross
+    shown = translation.request_json(sentence, 1, None)  # what the model map's boxes send: the greedy translation
     attribute = lambda method: lambda: steps.attribute(  # noqa: E731
         served, sentence, *settings["greedy"], event(method=method, request=1))
     return [
@@ -113,6 +115,9 @@ def server_cases(app, sentence):
          attribute("integrated_gradients")),
         ("one head's numbers, every query token", "experiment", lambda: inside_head.head_numbers(
             served, sentence, *settings["greedy"], event(translation=1, kind="cross", layer=2, head=2))),
+        ("map: a box's vectors (a feed-forward's hidden units, every token)", "experiment",
+         lambda: model_map.map_numbers(served, event(translation=1, shown=shown, box="feed-forward", stack="decoder",
+                                                     index=0))),
     ]
 
 
@@ -168,6 +173,13 @@ DRAWN = {
     "step": "(step) => document.querySelector('#step-panel')?.dataset.step === step",
     "query": "(query) => document.querySelector('#inside-head .inside-head')?.dataset.query === query",
     "measure": "(m) => !!document.querySelector(`#head-diagnostics .diagnostics-table[data-measure='${m}']`)",
+    # the model map: the box opened, drawn from the payload; its vectors drawn (after a request at a first opening);
+    # the output box redrawn at the temperature set
+    "map": "(box) => { const r = document.querySelector('#model-map .model-map'); return r?.dataset.open === box "
+           "&& r.dataset.state !== 'empty'; }",
+    "map vectors": "(box) => { const r = document.querySelector('#model-map .model-map'); return r?.dataset.open === "
+                   "box && r.dataset.state === 'drawn'; }",
+    "temperature": "(t) => document.querySelector('#model-map .model-map')?.dataset.temperature === t",
     # the new payload drawn: its id published, and the heatmap's rows are its Italian tokens
     "translation": "(old) => { const p = window.translatorStore?.get('translation'); const c = document.querySelector("
                    "'#attention-heatmap canvas'); return !!p && p.id !== old && c?.__matrix?.length === "
@@ -176,24 +188,29 @@ DRAWN = {
 
 
 # From a click, dispatched in the page, to the frame after the one where the figure shows it (what a person sees),
-# timed by the page's own clock: Playwright's round trips are not in it.
-CLICK_TO_FIGURE = """async ([selector, predicate, arg]) => {
-  const drawn = eval(predicate);
+# timed by the page's own clock: Playwright's round trips are not in it. With a `value`, the input is set to it instead
+# (a slider moved); an SVG element, which has no click(), gets a click event.
+CLICK_TO_FIGURE = """async ([selector, predicate, arg, value]) => {
+  const drawn = eval(predicate), target = document.querySelector(selector);
   const start = performance.now();
-  document.querySelector(selector).click();
+  if (value !== null) {
+    target.value = value;
+    target.dispatchEvent(new Event("input", {bubbles: true}));
+  } else if (target.click) target.click();
+  else target.dispatchEvent(new MouseEvent("click", {bubbles: true}));
   while (!drawn(arg)) await new Promise(requestAnimationFrame);
   await new Promise(requestAnimationFrame);
   return performance.now() - start;
 }"""
 
 
-def click_until(page, selector, predicate, arg):
-    """(milliseconds from a click on `selector` until the page's JS `predicate(arg)` holds and a frame is drawn, the
-    URLs the page requested from the click until 300 ms after)."""
+def click_until(page, selector, predicate, arg, value=None):
+    """(milliseconds from a click on `selector` (or its value set to `value`) until the page's JS `predicate(arg)`
+    holds and a frame is drawn, the URLs the page requested from the click until 300 ms after)."""
     sent = []
     listener = lambda request: sent.append(request.url)  # noqa: E731 (one object: added, then removed)
     page.on("request", listener)
-    ms = page.evaluate(CLICK_TO_FIGURE, [selector, predicate, arg])
+    ms = page.evaluate(CLICK_TO_FIGURE, [selector, predicate, arg, value])
     page.wait_for_timeout(300)
     page.remove_listener("request", listener)
     return ms, [url for url in sent if not url.endswith((".woff2", ".woff", ".ttf"))]
@@ -226,6 +243,15 @@ def browser_round(page, sentence):
     runs["heads: diagnostics measure"] = click_until(page, radio("measure", "previous"), DRAWN["measure"],
                                                      "previous")
     page.locator(radio("measure", "entropy")).click()
+    page.locator("#tab-map-button").click()
+    box = lambda name: f'#model-map [data-box="{name}"]'  # noqa: E731
+    runs["map: open a box"] = click_until(page, box("decoder-add-feed-forward"), DRAWN["map"],
+                                          "decoder-add-feed-forward")
+    runs["map: open a box, first opening (its vectors asked)"] = click_until(
+        page, box("decoder-feed-forward"), DRAWN["map vectors"], "decoder-feed-forward")
+    page.locator(box("softmax")).click()
+    page.locator("#model-map .map-temperature").fill("1")
+    runs["output: temperature"] = click_until(page, "#model-map .map-temperature", DRAWN["temperature"], "0.5", "0.5")
     page.locator("#tab-attention-button").click()
     return runs
 
@@ -240,6 +266,7 @@ def run_browser(model_dir, sentences, repeats):
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.add_init_script("globalThis.translatorTestHooks = true")  # what is drawn, read (webapp/store.js)
             page.goto(url)
+            page.locator("#tab-attention-button").click()  # the heatmap is drawn once shown (the map is the first tab)
             page.wait_for_function(DRAWN["translation"], arg=None, timeout=120_000)
             rounds = [browser_round(page, sentences[i % 2]) for i in range(repeats + 1)][1:]
             return {case: [r[case] for r in rounds] for case in rounds[0]}

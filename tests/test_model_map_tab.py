@@ -1,11 +1,9 @@
 """The "Model map" tab (webapp/tabs/model_map.py), its Python side: each box's code panel is the class or function of
 transformer/ that computes it, with the lines it has in its file now; the vectors a box's `map_numbers` request sends
 are `interpretability.record_internals`' for the translation shown, within int16 rounding; a box the model lacks, or no
-translation, sends nothing; the template carries the setup so that Gradio's template reads it as plain text. What the
+translation, sends nothing; the view draws from a setup that holds the model's sizes and the code panels. What the
 page draws from them is tested in the browser (tests/test_browser_map.py)."""
 
-import html
-import json
 import re
 from pathlib import Path
 
@@ -50,7 +48,10 @@ def test_each_code_panel_is_the_functions_lines_in_its_file_now():
 @pytest.mark.parametrize("stack", ["encoder", "decoder"])
 def test_the_vectors_sent_are_the_recorded_ones(served, internals, stack):
     recorded = internals.stack(stack)
-    within = lambda packed, values: np.abs(dequantized(packed) - values).max() <= np.abs(values).max() / 65534 + 1e-6  # noqa: E731
+
+    def within(packed, values):  # the int16 rounding: half a step of the largest magnitude sent
+        return np.abs(dequantized(packed) - values).max() <= np.abs(values).max() / 65534 + 1e-6
+
     embedding = ask(served, box="embedding", stack=stack, index=0)
     assert (embedding["translation"], embedding["box"], embedding["stack"]) == (3, "embedding", stack)
     assert within(embedding["rows"], recorded.embedding) and within(embedding["position"], recorded.position)
@@ -75,14 +76,12 @@ def test_before_a_translation_nothing_is_sent(served):
     assert ask(served, shown=None, box="embedding", stack="encoder", index=0) is None
 
 
-def test_the_view_carries_its_setup_as_plain_text(served):
+def test_the_view_draws_from_its_setup_the_models_sizes_and_code(served):
     with gr.Blocks():
         view = model_map.build(served)
     assert view.js_on_load.startswith(VIEWS_JS) and 'trigger("map_numbers"' in view.js_on_load
     assert callable(view.map_numbers) and view.elem_id == "model-map"
-    template = view.html_template
-    assert not any(mark in template for mark in ("${", "{{", "}}", "`", "\\"))  # what Gradio's template would read
-    setup = json.loads(html.unescape(re.search(r'data-setup="([^"]*)"', template).group(1)))
+    setup = view.props["setup"]
     assert setup["layers"] == {"encoder": served.cfg.n_encoder_layers, "decoder": served.cfg.n_decoder_layers}
     assert setup["d_k"] == served.cfg.d_model // served.cfg.n_heads and setup["d_ff"] == served.cfg.d_ff
     assert setup["code"] == model_map.code_panels()

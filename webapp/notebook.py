@@ -140,9 +140,8 @@ def show_map(translator, sentence, beam=1):
         boxes += [(name, "feed-forward", i) for i in range(len(stack.hidden))]
     found = [{"box": box, "stack": name, "index": index, **model_map.box_json(internals, box, name, index)}
              for name, box, index in boxes]
-    template = model_map.template(model_map.setup_json(translator.model.cfg, model_map.code_panels()))
-    setup = {"payload": payload, "store": {}, "clicks": [],
+    setup = {"payload": payload, "view": model_map.setup_json(translator.model.cfg, model_map.code_panels()),
+             "store": {}, "clicks": [],
              "answers": {"map_numbers": {"fields": ["box", "stack", "index"], "found": found,
                                          "missing": "the {box} box of the {stack}"}}}
-    return NotebookView("Model map", view_document("Model map", model_map.__file__, setup, template, model_map.CSS),
-                        height=800)
+    return NotebookView("Model map", view_document("Model map", model_map.__file__, setup), height=800)

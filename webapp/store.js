@@ -15,6 +15,7 @@
 //                that opens another (the heads diagnostics write {attention: ..., tab: "attention"}).
 //   attention    {kind, layer, head} that the Attention view shows; any view may write it to show a head there.
 //   scale        "fixed" (colours from 0 to 1, the default) or "own" (each map from 0 to its largest weight).
+//   head         {kind, layer} that Inside one head shows; the model map writes it (with tab: "head") to open a layer.
 // A view may keep a key of its own (the positional encoding's table, asked of the server once per page:
 // "positionalTable"); name it after what it holds.
 // The URL keeps `tab`, `attention`, `scale` and the shown translation's sentence and settings (store.url), so that

@@ -272,6 +272,16 @@
     drawAll();
   });
 
+  // Another view shows a kind and layer here (the model map's attention boxes): {kind, layer}, 1-based.
+  store.on("head", ({kind, layer}) => {
+    state.kind = kind;
+    state.layer = layer;
+    if (!state.payload) return;
+    clampChoices();
+    drawAll();
+    ask();
+  });
+
   // The tab opened (its button clicked, or the arrow keys on the tab bar): ask once it is shown.
   document.addEventListener("click", (event) => {
     if (!event.target.closest?.("#tab-head-button")) return;

@@ -1,14 +1,24 @@
 // "Model map": the paper's Figure 1 drawn for the loaded model (model_map.py), each box opening its live numbers and
 // its code. The map and every box's first view are drawn from the translation's payload (payload.map_json; the
-// store's "translation"); a box's vectors (embedding rows, a norm's input and output, the feed-forward's hidden units) come in
-// one request the first time it is opened for a translation (the custom event "map_numbers", answered into this
+// store's "translation"); a box's vectors (embedding rows, a norm's input and output, the feed-forward's hidden units)
+// come in one request the first time it is opened for a translation (the custom event "map_numbers", answered into this
 // view's value). The output box's temperature, top-k and top-p are redrawn here, with no request.
 // Root's data-open (the box shown) and data-state ("drawn" once its numbers are on screen) say what is shown; for the
 // tests only (exposeForTests), data-draw-ms and the panel's canvases' `__rows` (the vectors drawn).
+// The view's markup: the map (drawn below from the setup) and the panel its boxes open.
+const mapMarkup = () => `<div class="model-map-view"><div class="model-map" aria-label="Model map" data-state="empty">
+<div class="map-figure"><p class="map-note map-caption"></p><div class="map-svg-scroll"><svg class="map-svg"
+  role="group" aria-label="The Transformer of this app, box by box"></svg></div><p class="map-note map-norm-note"></p>
+</div>
+<div class="map-panel" aria-live="polite"><p class="map-empty">Click a box of the map to see its numbers for the
+translated sentence, and the code that computes them.</p></div>
+</div></div>`;
+
 (() => {
+  element.querySelector(".view-mount").innerHTML = mapMarkup();
   const root = element.querySelector(".model-map");
   const $ = (selector) => root.querySelector(selector);
-  const setup = JSON.parse(root.dataset.setup);
+  const setup = props.setup;  // model_map.py: setup_json
   const svg = $(".map-svg"), panel = $(".map-panel");
   const NS = "http://www.w3.org/2000/svg";
   const state = {payload: null, open: null, layer: {encoder: 1, decoder: 1}, token: 0, step: 0,
@@ -50,7 +60,8 @@
                       kind, x, y, label, fill: attention ? "#fde68a" : "#bfdbfe"});
         }
       });
-      boxes.push({id: `${stack}-final-norm`, box: "final-norm", stack, x, y: LAYER_TOP(stack) - 24, label: "Layer norm (final)"});
+      boxes.push({id: `${stack}-final-norm`, box: "final-norm", stack, x, y: LAYER_TOP(stack) - 24,
+                  label: "Layer norm (final)"});
     }
     const top = LAYER_TOP("decoder") - 24;
     boxes.push({id: "linear", box: "output", code: "linear", stack: "decoder", x: COL.decoder, y: top - 48,
@@ -76,7 +87,7 @@
   };
   const drawMap = () => {
     const S = lengthOf("encoder"), T = lengthOf("decoder"), d = setup.d_model;
-    svg.setAttribute("viewBox", `0 ${LAYER_TOP("decoder") - 180} 570 ${980 - LAYER_TOP("decoder")}`);
+    svg.setAttribute("viewBox", `0 ${LAYER_TOP("decoder") - 180} 585 ${980 - LAYER_TOP("decoder")}`);
     svg.replaceChildren(el("defs", {}));
     svg.firstChild.innerHTML = `<marker id="map-arrowhead" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7"
       markerHeight="7" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#4b5563"/></marker>`;
@@ -101,7 +112,8 @@
       svg.append(el("text", {class: "caption", x: x + 20, y: 672}, "positional encoding"));
       STACK_ROWS[stack].forEach(([what], i) => {
         const y = 620 - i * ROW;
-        if (i + 1 < STACK_ROWS[stack].length) svg.append(arrow([[x, y - (what === "add" ? 12 : 15)], [x, y - ROW + 16]], "", []));
+        const next = [[x, y - (what === "add" ? 12 : 15)], [x, y - ROW + 16]];
+        if (i + 1 < STACK_ROWS[stack].length) svg.append(arrow(next, "", []));
         if (what === "norm") {  // the residual: around the norm and the sublayer, into the add
           const skip = x - W / 2 - 14, yAdd = y - 2 * ROW;
           svg.append(arrow([[x, y + 19], [skip, y + 19], [skip, yAdd], [x - 13, yAdd]], "", []));
@@ -152,14 +164,16 @@
     const layer = state.layer[b.stack];
     if (b.box === "embedding" || b.box === "position") return {box: "embedding", stack: b.stack, index: 0};
     if (b.box === "norm") return {box: "norm", stack: b.stack, index: sublayerIndex(b.stack, layer, b.kind)};
-    if (b.box === "final-norm") return {box: "norm", stack: b.stack, index: setup.layers[b.stack] * sublayers(b.stack).length};
+    const last = setup.layers[b.stack] * sublayers(b.stack).length;  // the final norm, after every sublayer's
+    if (b.box === "final-norm") return {box: "norm", stack: b.stack, index: last};
     if (b.box === "feed-forward") return {box: "feed-forward", stack: b.stack, index: layer - 1};
     return null;
   };
   const keyOf = (q) => `${q.translation}|${q.box}|${q.stack}|${q.index}`;
-  const ask = () => {
+  const visible = () => element.getClientRects().length > 0;  // a hidden tab's view has no box
+  const ask = () => {  // one request for the open box's vectors, unless here, on their way, or the map out of view
     const q = request();
-    if (!q || !state.payload) return;
+    if (!q || !state.payload || !visible()) return;
     const key = keyOf({translation: state.payload.id, ...q});
     if (answered.has(key) || state.asked === key) return;
     state.asked = key;
@@ -177,20 +191,25 @@
     ask();
     drawPanel();
   };
+  const openAndShow = (id) => {  // where the panel is under the map (a phone), brought into view
+    open(id);
+    if (panel.getBoundingClientRect().top > window.innerHeight * 0.8) panel.scrollIntoView({block: "start"});
+  };
   svg.addEventListener("click", (event) => {
     const group = event.target.closest?.(".box");
-    if (group) open(group.dataset.box);
+    if (group) openAndShow(group.dataset.box);
   });
   svg.addEventListener("keydown", (event) => {
     const group = event.target.closest?.(".box");
     if (group && (event.key === "Enter" || event.key === " ")) {
       event.preventDefault();
-      open(group.dataset.box);
+      openAndShow(group.dataset.box);
     }
   });
 
   // --- The panel's parts -----------------------------------------------------------------------------------------------
-  const codeHtml = (name) => (setup.code[name] || []).map((c, k) => `<details class="map-code"${k ? "" : " open"}><summary>Code: <code>${
+  const codeHtml = (name) => (setup.code[name] || []).map((c, k) => `<details class="map-code"${k ? "" : " open"}>
+    <summary>Code: <code>${
     escapeHtml(c.name)}</code> — ${escapeHtml(c.file)}, lines ${c.start}–${c.end}</summary><pre class="map-source"
     data-file="${escapeHtml(c.file)}" data-start="${c.start}">${c.lines.map((line, i) => `<span class="ln">${c.start + i
     }</span>${escapeHtml(line)}`).join("\n")}</pre></details>`).join("");
@@ -201,7 +220,8 @@
     (_, i) => [i + 1, String(i + 1)]), state.layer[stack]);
   const tokenRadio = (stack) => `<div class="map-tokens">${radios("map-token", `${side(stack)} token`,
     tokensOf(stack).map((t, i) => [i, t]), state.token)}</div>`;
-  const table = (headers, rows, rowClass = () => "", cls = "") => `<div class="map-scroll ${cls}"><table class="map-table"><thead><tr>${
+  const table = (headers, rows, rowClass = () => "", cls = "") => `<div class="map-scroll ${cls}">
+    <table class="map-table"><thead><tr>${
     headers.map((h) => `<th>${h}</th>`).join("")}</tr></thead><tbody>${rows.map((r, i) => `<tr class="${rowClass(i)}">${
     r.map((c, j) => `<td class="${j ? "" : "tok"}">${c}</td>`).join("")}</tr>`).join("")}</tbody></table></div>`;
   const pending = () => `<p class="map-status">Asking the server for this box's vectors…</p>`;
@@ -262,7 +282,8 @@
     const [x, y] = pointerAt(canvas, event);
     const [i, j] = [Math.max(0, Math.floor((y - 2) / layout.rowH)), Math.floor((x - layout.left) / layout.cell)];
     const value = layout.rows[i]?.[j];
-    canvas.parentElement.nextElementSibling.textContent = value === undefined ? "" : `row ${i}, dimension ${j}: ${fmt(value, 4)}`;
+    canvas.parentElement.nextElementSibling.textContent =
+      value === undefined ? "" : `row ${i}, dimension ${j}: ${fmt(value, 4)}`;
   };
   const strip = (cls) => `<div class="map-scroll"><canvas class="${cls}" role="img"></canvas></div>
     <div class="map-readout"></div>`;
@@ -313,7 +334,8 @@
   const normPanel = (b) => {
     const final = b.box === "final-norm", m = state.payload.map[b.stack], tokens = tokensOf(b.stack);
     const index = request().index, d = numbers(), t = Math.min(state.token, tokens.length - 1);
-    const where = final ? `the final layer norm of the ${b.stack}` : `layer ${state.layer[b.stack]}'s norm before its ${b.kind}`;
+    const where = final ? `the final layer norm of the ${b.stack}`
+      : `layer ${state.layer[b.stack]}'s norm before its ${b.kind}`;
     let details = pending();
     if (d) {
       const after = rowsOf(d.outputs)[t];
@@ -324,7 +346,8 @@
         ["(x − mean) ÷ std", "0.000", "1.000"],
         ["· gain + bias (after)", fmt(mean(after)), fmt(std(after))]])}
         <h4>Before, after, and the learned gain and bias (${setup.d_model} dimensions)</h4>${strip("map-norm")}
-        <p class="map-norm-values" data-token="${t}">after[0..4] = ${after.slice(0, 5).map((v) => fmt(v, 4)).join(", ")}</p>`;
+        <p class="map-norm-values" data-token="${t}">after[0..4] = ${
+          after.slice(0, 5).map((v) => fmt(v, 4)).join(", ")}</p>`;
     }
     const html = `<p>LayerNorm(x) = (x − mean(x)) ÷ √(var(x) + ε) · gain + bias, over the ${setup.d_model} dimensions of one
       token's vector: ${where}. Pick a token.</p>${final ? "" : layerRadio(b.stack)}${tokenRadio(b.stack)}${details}`;
@@ -408,8 +431,8 @@
       embedding table itself (one ${setup.vocab_size} × ${setup.d_model} tensor: the output layer's weight <em>is</em>
       src_embed.embedding.weight), so a token's logit is h · its own embedding row.` : "Not tied to the embedding."}</p>
       ${radios("map-step", "Decoding step (the token written there)", steps.map((t, i) => [i, t]), step)}
-      <div class="map-controls"><label class="map-slider">Temperature T = <output class="map-t">${state.temperature.toFixed(1)
-      }</output><input type="range" class="map-temperature" min="0.1" max="3" step="0.1" value="${state.temperature}"
+      <div class="map-controls"><label class="map-slider">Temperature T = <output class="map-t">${
+      state.temperature.toFixed(1)}</output><input type="range" class="map-temperature" min="0.1" max="3" step="0.1" value="${state.temperature}"
       aria-label="Temperature"></label><label class="map-slider">Top-k (0: all) <input type="number" class="map-topk"
       min="0" max="${tokens.length}" step="1" value="${state.topK}" aria-label="Top-k"></label><label class="map-slider">
       Top-p = <output class="map-p">${state.topP.toFixed(2)}</output><input type="range" class="map-topp" min="0.05" max="1"
@@ -469,9 +492,11 @@
       norm: `${shape(1, n, d)} → ${shape(1, n, d)}`, "final-norm": `${shape(1, n, d)} → ${shape(1, n, d)}`,
       residual: `x ${shape(1, n, d)} + sublayer output ${shape(1, n, d)}`,
       "feed-forward": `${shape(1, n, d)} → ${shape(1, n, setup.d_ff)} → ${shape(1, n, d)}`,
-      attention: `queries ${shape(1, n, d)}, keys and values ${shape(1, b.kind === "cross-attention" ? S : n, d)}; per head ${
+      attention: `queries ${shape(1, n, d)}, keys and values ${shape(1, b.kind === "cross-attention" ? S : n, d)
+        }; per head ${
         shape(1, setup.n_heads, n, setup.d_k)}`,
-      output: `${shape(1, T, d)} → logits ${shape(1, T, setup.vocab_size)} → probabilities ${shape(1, T, setup.vocab_size)}`,
+      output: `${shape(1, T, d)} → logits ${shape(1, T, setup.vocab_size)} → probabilities ${
+        shape(1, T, setup.vocab_size)}`,
     })[b.box]);
   };
 
@@ -504,15 +529,9 @@
     if (button.matches(".map-open-tab")) store.set({tab: button.dataset.tab});
     if (button.matches(".map-show")) showAttention(button.dataset.tab, button.dataset.kind, state.layer[state.open.stack]);
   });
-  // The Attention tab at that layer (the store's "attention"), or Inside one head with its radios chosen as a click
-  // would.
-  const showAttention = (tab, kind, layer) => {
-    if (tab === "attention") return store.set({attention: {kind, layer, head: "mean"}, tab});
-    store.set({tab});
-    const pick = (name, value) => document.querySelector(`#inside-head input[name="${name}"][value="${value}"]`)?.click();
-    pick("ih-kind", kind);
-    pick("ih-layer", layer);
-  };
+  // The Attention or Inside one head tab, showing that kind and layer (the store's "attention" and "head").
+  const showAttention = (tab, kind, layer) => store.set(
+    tab === "attention" ? {attention: {kind, layer, head: "mean"}, tab} : {head: {kind, layer}, tab});
 
   watch("value", () => {  // an answer: drawn if the box it answers is open
     const d = props.value;
@@ -524,6 +543,9 @@
     if (q && keyOf({translation: state.payload.id, ...q}) === key) drawPanel();
   });
 
+  store.on("tab", (tab) => {  // the map shown again: ask for the open box's vectors of a translation made meanwhile
+    if (tab === "map") requestAnimationFrame(ask);
+  });
   store.on("translation", (payload) => {
     state.payload = payload;
     nameSentence(root.parentElement, payload);

@@ -3,7 +3,7 @@ the model is (pre-norm: Norm → sublayer → Add), each arrow carrying its tens
 Every box opens its live numbers and the code that computes them: the class or function of `transformer/`, with its
 file and line numbers, read from the source when the app starts (`code_panels`), never a copy that can drift.
 
-One view drawn in the browser (`model_map.js`). What a box shows at once comes in the translation's payload
+One view drawn in the browser (`model_map.js`, styled by `model_map.css`), from the setup `setup_json` gives it. What a box shows at once comes in the translation's payload
 (`webapp.payload.map_json`: lengths, ratios, statistics, the output layer's top logits); the vectors themselves (a
 token's embedding row, a norm's input and output, the feed-forward's hidden units) come in one request when a box is
 first opened for a translation (the view's custom event `map_numbers`, answered by `map_numbers` for the translation
@@ -11,9 +11,7 @@ the page shows, as "Inside one head" asks for a head). The attention boxes open 
 tabs.
 """
 
-import html
 import inspect
-import json
 from pathlib import Path
 
 import gradio as gr
@@ -46,52 +44,6 @@ PRE_NORM_NOTE = ("Drawn as this model computes it: pre-norm, x + Sublayer(LayerN
                  "an unnormalised path from the input to the output, so it trains stably without the long learning-"
                  "rate warm-up post-norm needs (Xiong et al., 2020).")
 
-CSS = """
-.model-map { display: flex; flex-wrap: wrap; gap: 12px 20px; align-items: flex-start; max-width: 100%; }
-.model-map .map-figure { flex: 1 1 460px; max-width: 560px; min-width: 0; }
-.model-map .map-figure svg { display: block; width: 100%; height: auto; font: 12px system-ui, sans-serif; }
-.model-map .map-note { font-size: 0.9em; margin: 4px 0; }
-.model-map .map-panel { flex: 1 1 480px; min-width: 0; max-width: 100%; }
-.model-map .map-panel h3 { margin: 2px 0 6px; font-size: 1.1em; }
-.model-map .map-panel h4 { margin: 12px 0 4px; font-size: 1em; }
-.model-map .map-panel p { margin: 4px 0; }
-.model-map svg .box { cursor: pointer; }
-.model-map svg .box rect, .model-map svg .box circle { stroke: #374151; stroke-width: 1.2; }
-.model-map svg .box:hover rect, .model-map svg .box:hover circle { stroke-width: 2.5; }
-.model-map svg .box.open rect, .model-map svg .box.open circle { stroke: #ea580c; stroke-width: 3; }
-.model-map svg .box:focus-visible { outline: none; }
-.model-map svg .box:focus-visible rect, .model-map svg .box:focus-visible circle { stroke: #1d4ed8; stroke-width: 3; }
-.model-map svg .box text { pointer-events: none; fill: #111; }
-.model-map svg .arrow { stroke: #4b5563; stroke-width: 1.4; fill: none; marker-end: url(#map-arrowhead); }
-.model-map svg .shape { fill: #1e3a8a; font: 11px ui-monospace, monospace; }
-.model-map svg .group { fill: #f3f4f6; stroke: #9ca3af; stroke-dasharray: 4 3; }
-.model-map svg .caption { fill: #374151; font-weight: 600; }
-.model-map .map-scroll { max-width: 100%; overflow-x: auto; }
-.model-map .map-scroll.map-tall { max-height: 430px; overflow-y: auto; }
-.model-map canvas { display: block; }
-.model-map .map-readout { font-family: var(--font-mono); font-size: 0.85em; min-height: 1.3em; white-space: pre-wrap; }
-.model-map .map-controls { display: flex; flex-wrap: wrap; gap: 4px 12px; align-items: flex-end; }
-.model-map .map-controls label.map-slider { display: flex; flex-direction: column; font-size: 0.9em; }
-.model-map table.map-table { border-collapse: collapse; font-family: var(--font-mono); font-size: 0.85em; }
-.model-map table.map-table th, .model-map table.map-table td { border: 1px solid var(--border-color-primary);
-  padding: 1px 6px; text-align: right; white-space: nowrap; }
-.model-map table.map-table th { font-family: var(--font-sans); }
-.model-map table.map-table td.tok { text-align: left; }
-.model-map table.map-table tr.greedy td { background: #ffe8d1; font-weight: 700; }
-.model-map table.map-table tr.cut td { color: #6b7280; background: #f3f4f6; }
-.model-map .bar { display: inline-block; height: 0.75em; background: #1f77b4; margin-right: 4px; vertical-align: middle; }
-.model-map details.map-code { margin-top: 12px; }
-.model-map details.map-code summary { cursor: pointer; font-weight: 600; }
-.model-map pre.map-source { max-height: 340px; overflow: auto; font-size: 0.8em; line-height: 1.35; margin: 4px 0;
-  padding: 6px; background: #f9fafb; border: 1px solid var(--border-color-primary); }
-.model-map pre.map-source .ln { color: #6b7280; user-select: none; display: inline-block; width: 3.2em; }
-.model-map .map-tokens .view-radio span { font-family: var(--font-mono); white-space: pre; }
-/* A phone: the map keeps a readable size (its labels 12 px) and scrolls sideways. */
-@media (max-width: 700px) { .model-map .map-figure { flex-basis: 100%; max-width: 100%; overflow-x: auto; }
-  .model-map .map-figure svg { min-width: 540px; } }
-"""
-
-
 def source_of(obj):
     """{name, file (relative to the repository), start, end, lines} of a class or function, read from its file now
     (a decorated function's own code, not its decorator's)."""
@@ -116,25 +68,6 @@ def setup_json(cfg, code):
             "note": PRE_NORM_NOTE, "code": code}
 
 
-def inert(text):
-    """`text` as an HTML attribute value that Gradio's template (a JS template string, with Handlebars) reads as
-    plain text: its braces, backticks, dollar signs and backslashes (source code and JSON have them) as character
-    references too."""
-    return html.escape(text).translate({ord(c): f"&#{ord(c)};" for c in "{}`$\\"})
-
-
-def template(setup):
-    """The view's page: the map (drawn by model_map.js from `setup`) and the panel its boxes open."""
-    data = inert(json.dumps(setup))
-    return f"""<div class="model-map-view"><div class="model-map" aria-label="Model map" data-setup="{data}"
-data-state="empty">
-<div class="map-figure"><p class="map-note map-caption"></p><svg class="map-svg" role="group"
-  aria-label="The Transformer of this app, box by box"></svg><p class="map-note map-norm-note"></p></div>
-<div class="map-panel" aria-live="polite"><p class="map-empty">Click a box of the map to see its numbers for the
-translated sentence, and the code that computes them.</p></div>
-</div></div>"""
-
-
 def packed_vectors(values):
     """Vectors as int16 bytes (`payload.quantized`), scaled to their largest magnitude: within 1/65,534 of it."""
     largest = float(abs(values).max()) or 1.0
@@ -149,8 +82,10 @@ def box_json(internals, box, stack_name, index):
     if box == "embedding":
         return {"rows": packed_vectors(stack.embedding), "position": packed_vectors(stack.position)}
     if box == "norm" and 0 <= index < len(stack.norm_inputs):
-        return {"inputs": packed_vectors(stack.norm_inputs[index]), "outputs": packed_vectors(stack.norm_outputs[index]),
-                "gain": rounded(internals.gains[stack_name][index]), "bias": rounded(internals.biases[stack_name][index])}
+        return {"inputs": packed_vectors(stack.norm_inputs[index]),
+                "outputs": packed_vectors(stack.norm_outputs[index]),
+                "gain": rounded(internals.gains[stack_name][index]),
+                "bias": rounded(internals.biases[stack_name][index])}
     if box == "feed-forward" and 0 <= index < len(stack.hidden):
         return {"hidden": packed_vectors(stack.hidden[index])}
     return None
@@ -178,6 +113,6 @@ def map_numbers(served, evt: gr.EventData):
 def build(served):
     """The map's view; its boxes ask for their vectors with the `map_numbers` event, answered into the view's
     value."""
-    view = browser_view(__file__, "model-map", template(setup_json(served.cfg, code_panels())), CSS)
+    view = browser_view(__file__, "model-map", setup=setup_json(served.cfg, code_panels()))
     view.map_numbers(served.bind(map_numbers), None, view, **QUIET)
     return view

@@ -1,0 +1,182 @@
+"""The "Model map" tab in a real browser (webapp/tabs/model_map.py + .js): the map draws this model's layers; each box
+opens numbers equal to the model's for the sentence translated (an embedding row, a layer norm's output, the
+feed-forward's hidden units, the output layer's logits), asking the server at most once per box and translation; the
+page's softmax at a temperature is softmax(logits / T) of the whole vocabulary for every token it shows; each code
+panel shows the right function with its real line numbers; an attention box opens the Attention tab at its layer."""
+
+import inspect as python_inspect
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from browser_helpers import WAIT, expect, no_error_shown, open_tab, translate
+
+from interpretability import inspect, record_internals
+from transformer import model as transformer_model
+
+ROOT = Path(__file__).resolve().parents[1]
+VIEW = "#model-map .model-map"
+SENTENCE = "we want the water."
+
+
+@pytest.fixture(scope="module")
+def recorded(deep_translator):
+    """(inspection, internals) of SENTENCE by the model the page runs."""
+    inspection = inspect(deep_translator, SENTENCE)
+    return inspection, record_internals(deep_translator, inspection)
+
+
+@pytest.fixture
+def shown(page, deep_translator, recorded):
+    """The page, SENTENCE translated, the map shown (the first tab of the bar)."""
+    translate(page, SENTENCE, deep_translator.translate(SENTENCE))
+    open_tab(page, "Model map")
+    expect(page.locator(f"{VIEW} .map-svg .box").first).to_be_visible(timeout=WAIT)
+    return page
+
+
+def open_box(page, box):
+    page.locator(f'{VIEW} [data-box="{box}"]').click()
+    expect(page.locator(VIEW)).to_have_attribute("data-open", box, timeout=WAIT)
+    expect(page.locator(VIEW)).to_have_attribute("data-state", "drawn", timeout=WAIT)
+
+
+def choose(page, name, value):
+    page.locator(f'{VIEW} input[name="{name}"][value="{value}"]').click()
+    expect(page.locator(f'{VIEW} input[name="{name}"][value="{value}"]')).to_be_checked()
+    expect(page.locator(VIEW)).to_have_attribute("data-state", "drawn", timeout=WAIT)
+
+
+def drawn_rows(page, canvas):
+    return np.array(page.locator(f"{VIEW} canvas.{canvas}").evaluate("c => c.__rows"))
+
+
+def close_to(shown, expected, sent=None):
+    """Within the int16 rounding the vectors travel in (`model_map.packed_vectors`: 1/65,534 of the largest magnitude
+    of what was `sent`, by default `expected` itself)."""
+    sent = expected if sent is None else sent
+    return np.abs(shown - expected).max() <= np.abs(sent).max() / 65534 + 1e-5
+
+
+def number(text):
+    """A number as the page writes it (a minus sign for negatives; after a bar, its last word)."""
+    return float(text.split()[-1].replace("−", "-"))
+
+
+def map_requests(page):
+    """The queue joins of the map's `map_numbers` event, from now on."""
+    fn = page.evaluate("""() => window.gradio_config.dependencies.find((d) =>
+        d.targets.some(([, name]) => name === "map_numbers")).id""")
+    sent = []
+    page.on("request", lambda r: "/queue/join" in r.url and json.loads(r.post_data or "{}").get("fn_index") == fn
+            and sent.append(r.url))
+    return sent
+
+
+def test_the_map_draws_this_models_layers_and_shapes(shown, deep_translator, recorded):
+    inspection, _ = recorded
+    cfg = deep_translator.model.cfg
+    boxes = shown.locator(f"{VIEW} .map-svg .box")
+    # per stack its embedding, + PE and final norm; per sublayer of its layer (drawn once, N×) its norm, itself and
+    # its add; linear and softmax
+    assert boxes.count() == 2 * 3 + 3 * (2 + 3) + 2
+    text = shown.locator(f"{VIEW} .map-svg").text_content()
+    assert f"{cfg.n_encoder_layers}× encoder layer" in text and f"{cfg.n_decoder_layers}× decoder layer" in text
+    assert f"(1, {len(inspection.source_tokens)}, {cfg.d_model})" in text
+    assert f"(1, {len(inspection.target_tokens)}, {cfg.vocab_size})" in text
+    assert "pre-norm" in shown.locator(f"{VIEW} .map-norm-note").text_content()
+    no_error_shown(shown)
+
+
+def test_embedding_norm_and_feed_forward_boxes_show_the_models_numbers(shown, recorded):
+    _, internals = recorded
+    requests = map_requests(shown)
+    open_box(shown, "encoder-embedding")
+    assert close_to(drawn_rows(shown, "map-embedding"), internals.encoder.embedding)
+    assert close_to(drawn_rows(shown, "map-position"), internals.encoder.position)
+    cells = shown.locator(f"{VIEW} .map-panel table.map-table tbody tr").first.locator("td").all_inner_texts()
+    assert number(cells[2]) == pytest.approx(np.linalg.norm(internals.encoder.embedding[0]) * internals.scale, abs=2e-3)
+
+    open_box(shown, "encoder-norm-feed-forward")
+    choose(shown, "map-layer", 2)
+    choose(shown, "map-token", 2)
+    index = 2 * 1 + 1  # layer 2's norm before its feed-forward: sublayers in order, two per encoder layer
+    before, after = drawn_rows(shown, "map-norm")[:2]
+    assert close_to(before, internals.encoder.norm_inputs[index][2], internals.encoder.norm_inputs[index])
+    assert close_to(after, internals.encoder.norm_outputs[index][2], internals.encoder.norm_outputs[index])
+    stats = shown.locator(f"{VIEW} .map-panel table.map-table tbody tr").first.locator("td").all_inner_texts()
+    assert number(stats[1]) == pytest.approx(internals.encoder.norm_inputs[index][2].mean(), abs=2e-3)
+    assert number(stats[2]) == pytest.approx(internals.encoder.norm_inputs[index][2].std(), abs=2e-3)
+
+    open_box(shown, "decoder-feed-forward")
+    choose(shown, "map-layer", 3)
+    choose(shown, "map-token", 1)
+    hidden = internals.decoder.hidden[2][1]
+    assert close_to(drawn_rows(shown, "map-hidden")[0], hidden, internals.decoder.hidden[2])
+    assert f"{np.count_nonzero(hidden)} of {hidden.size} units fire" in shown.locator(
+        f"{VIEW} .map-ffn-summary").text_content()
+    asked = len(requests)
+    assert asked == 5  # one per box and layer shown: embedding; a norm in layers 1, 2; the feed-forward in 1, 3
+    open_box(shown, "encoder-embedding")  # opened before for this translation: drawn with no request
+    shown.wait_for_timeout(500)
+    assert len(requests) == asked
+
+
+@pytest.mark.parametrize("temperature", [0.5, 1.0, 2.0])
+def test_the_pages_softmax_at_a_temperature_is_the_models(shown, recorded, temperature):
+    _, internals = recorded
+    open_box(shown, "softmax")
+    step = 1
+    choose(shown, "map-step", step)
+    shown.locator(f"{VIEW} .map-temperature").fill(str(temperature))
+    expect(shown.locator(f"{VIEW} .map-t")).to_have_text(f"{temperature:.1f}")
+    rows = [row.locator("td").all_inner_texts()
+            for row in shown.locator(f"{VIEW} .map-output-table tbody tr").all()]
+    logits = internals.logits[step].astype(np.float64)
+    probs = np.exp(logits / temperature - np.logaddexp.reduce(logits / temperature))  # the whole vocabulary
+    order = np.argsort(-logits)[: len(rows)]
+    assert [number(r[1]) for r in rows] == pytest.approx(logits[order].tolist(), abs=1e-3)
+    assert [number(r[2]) for r in rows] == pytest.approx(probs[order].tolist(), abs=2e-4)
+    assert rows[0][0].endswith("← greedy")
+
+
+def test_top_k_keeps_k_tokens_and_renormalises(shown, recorded):
+    open_box(shown, "softmax")
+    shown.locator(f"{VIEW} .map-topk").fill("3")
+    rows = [row.locator("td").all_inner_texts() for row in shown.locator(f"{VIEW} .map-output-table tbody tr").all()]
+    kept = [number(r[3]) for r in rows if r[3] != "cut"]
+    assert len(kept) == 3 and sum(kept) == pytest.approx(1, abs=2e-3)
+    at_t = [number(r[2]) for r in rows[:3]]
+    assert kept == pytest.approx([p / sum(at_t) for p in at_t], abs=2e-3)
+
+
+@pytest.mark.parametrize("box, obj", [("decoder-feed-forward", transformer_model.PositionwiseFeedForward),
+                                      ("encoder-norm-self-attention", transformer_model.SublayerConnection),
+                                      ("decoder-embedding", transformer_model.InputEmbedding)])
+def test_each_code_panel_shows_the_function_with_its_real_line_numbers(shown, box, obj):
+    open_box(shown, box)
+    lines, start = python_inspect.getsourcelines(obj)
+    summary = shown.locator(f"{VIEW} details.map-code summary").first.text_content()
+    assert obj.__name__ in summary and f"transformer/model.py, lines {start}–{start + len(lines) - 1}" in summary
+    code = shown.locator(f"{VIEW} pre.map-source").first
+    numbers = code.locator(".ln").all_inner_texts()
+    assert numbers[0] == str(start) and len(numbers) == len(lines)
+    file_lines = (ROOT / "transformer/model.py").read_text(encoding="utf-8").splitlines()
+    assert code.text_content().splitlines()[1] == f"{start + 1}{file_lines[start]}"
+
+
+def test_an_attention_box_opens_the_attention_tabs_at_its_layer(shown):
+    open_box(shown, "decoder-cross-attention")
+    choose(shown, "map-layer", 2)
+    shown.locator(f'{VIEW} button.map-show[data-tab="attention"]').click()
+    expect(shown.get_by_role("tab", name="Attention", exact=True)).to_have_attribute("aria-selected", "true")
+    figure = shown.locator("#attention-heatmap")
+    expect(figure).to_have_attribute("data-kind", "cross", timeout=WAIT)
+    expect(figure).to_have_attribute("data-layer", "2", timeout=WAIT)
+    open_tab(shown, "Model map")
+    shown.locator(f'{VIEW} button.map-show[data-tab="head"]').click()
+    expect(shown.get_by_role("tab", name="Inside one head", exact=True)).to_have_attribute("aria-selected", "true")
+    for name, value in [("ih-kind", "cross"), ("ih-layer", "2")]:
+        expect(shown.locator(f'#inside-head input[name="{name}"][value="{value}"]')).to_be_checked()
+    expect(shown.locator("#inside-head .inside-head")).to_have_attribute("data-state", "drawn", timeout=WAIT)
