@@ -1,10 +1,17 @@
 """Helpers the tests share (plain functions; the fixtures built on them live in conftest.py): a small synthetic
 English-Italian corpus written by the tests themselves, tiny random models, and a Hugging Face cache made by hand."""
 
+import contextlib
+import io
 import itertools
+import os
 import random
 import shutil
 import socket
+import subprocess
+import sys
+from pathlib import Path
+from unittest import mock
 
 SUBJECTS = [("I", "io"), ("you", "tu"), ("Tom", "Tom"), ("we", "noi"), ("they", "loro")]
 VERBS = [("see", "vedo"), ("love", "amo"), ("want", "voglio"), ("have", "ho"), ("eat", "mangio")]
@@ -82,3 +89,30 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_module(*args, timeout=300):
+    """`python -m ARGS` in a subprocess from the repository root, as a user types it: the completed process, its
+    output as text. Each command's own `__main__` is checked once this way; the rest of its behaviour in this process
+    (`run_command`), which spares a Python and torch start-up each time."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", *map(str, args)], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+def run_command(main, *args):
+    """What `python -m MODULE ARGS` does, run in this process, for a MODULE whose `__main__` is `run_cli(main)`:
+    (exit status, stdout, stderr). The help is laid out for 80 columns, as for output to a pipe."""
+    from inputs.command_line import run_cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with mock.patch.dict(os.environ, COLUMNS="80"), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            run_cli(lambda: main([str(arg) for arg in args]))
+            status = 0
+        except SystemExit as end:
+            status = end.code or 0
+    return status, out.getvalue(), err.getvalue()

@@ -7,20 +7,16 @@ import hashlib
 import io
 import json
 import os
-import subprocess
-import sys
 import unicodedata
 import urllib.error
 import zipfile
-from pathlib import Path
 
 import pytest
 
-from helpers import toy_pairs, write_tsv
+from helpers import run_command, run_module, toy_pairs, write_tsv
 from training import data_sources, doc_pairs, prepare_data
 from training.prepare_data import DownloadError, SourceChanged, main
 
-REPO = Path(__file__).resolve().parents[1]
 ATTRIBUTION = "CC-BY 2.0 (France) Attribution: tatoeba.org #1 (someone) & #2 (someone else)"
 CLEAN = toy_pairs()[:40]
 BENCHMARK = [("I don't drink alcohol.", "Non bevo alcool."), ("We fell asleep.", "Ci siamo addormentati."),
@@ -287,23 +283,18 @@ def test_out_naming_a_file_is_refused(tmp_path):
         prepare(tmp_path)
 
 
-def run_module(*args):
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "training.prepare_data", *map(str, args)], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
-
-
 def test_help_names_the_module():
-    proc = run_module("--help")
-    assert proc.returncode == 0
-    assert proc.stdout.startswith("usage: python -m training.prepare_data") and "--docs" in proc.stdout
+    status, stdout, _ = run_command(main, "--help")
+    assert status == 0
+    assert stdout.startswith("usage: python -m training.prepare_data") and "--docs" in stdout
 
 
 def test_a_missing_tatoeba_file_is_one_error_line_before_any_download(tmp_path):
     missing = tmp_path / "nowhere" / "ita-eng.zip"
-    proc = run_module("--out", tmp_path / "out", "--tatoeba", missing, "--cache", tmp_path / "cache")
-    assert proc.returncode == 1
-    assert proc.stderr.splitlines() == [f"error: {missing}: no such file (given with --tatoeba)"]
+    status, _, stderr = run_command(main, "--out", tmp_path / "out", "--tatoeba", missing,
+                                    "--cache", tmp_path / "cache")
+    assert status == 1
+    assert stderr.splitlines() == [f"error: {missing}: no such file (given with --tatoeba)"]
     assert not (tmp_path / "cache").exists()
 
 
@@ -315,7 +306,7 @@ def test_a_wrong_cached_source_is_one_error_line(tmp_path):
     path.write_text("Look. My house is cleaner than yours.\n", encoding="utf-8")
     recorded = hashlib.sha256(b"I don't drink alcohol.\n").hexdigest()
     (tmp_path / "cache" / "sources.lock.json").write_text(json.dumps({source.name: {"sha256": recorded}}))
-    proc = run_module("--out", tmp_path / "out", "--cache", tmp_path / "cache")
+    proc = run_module("training.prepare_data", "--out", tmp_path / "out", "--cache", tmp_path / "cache")
     assert proc.returncode == 1
     assert len(proc.stderr.splitlines()) == 1
     assert proc.stderr.startswith(f"error: {source.name}: {path} has sha256 ") and recorded in proc.stderr

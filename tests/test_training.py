@@ -3,18 +3,14 @@ schedule, the real training script (resume, DDP, bad input) and the evaluation C
 
 import csv
 import json
-import os
 import random
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from helpers import free_port, make_model, random_sequences, toy_pairs, write_tsv
+from helpers import free_port, make_model, random_sequences, run_command, run_module, toy_pairs, write_tsv
 from training.configs import CONFIGS, TrainConfig, load_config, model_config, parse_overrides
 from training.data import TokenBatcher, load_pairs, read_tsv
 from training.train import learning_rate, main as train_main
@@ -23,7 +19,6 @@ from modeldir.directory import open_model
 from modeldir.files import scores
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, pad_sequences
 
-REPO = Path(__file__).resolve().parents[1]
 
 
 def reversal_batch(sequences):
@@ -278,11 +273,9 @@ def test_model_settings_are_set_on_a_new_run_only(small_corpus, tmp_path):
             train_main(train_args(train, dev, tmp_path / "next", *extra, "--set", "model.d_model=64"))
 
 
-def run_module(*args, timeout=300):
-    """`python -m ...` in a subprocess from the repository root; returns stdout (fails the test on error)."""
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    proc = subprocess.run([sys.executable, "-m", *map(str, args)], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+def succeeding(*args):
+    """`python -m ARGS` (helpers.run_module)'s stdout; fails the test on an error."""
+    proc = run_module(*args)
     assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     return proc.stdout
 
@@ -290,7 +283,7 @@ def run_module(*args, timeout=300):
 def test_ddp_training_on_two_cpu_processes_resumes_exactly_and_exports_a_loadable_model(
         small_corpus, dropout_config, tmp_path):
     train, dev = small_corpus
-    torchrun = lambda out, steps, *extra: run_module(
+    torchrun = lambda out, steps, *extra: succeeding(
         "torch.distributed.run", "--nproc_per_node=2", f"--master_port={free_port()}", "-m", "training.train",
         *train_args(train, dev, out, "--max-steps", str(steps), *extra, config=dropout_config))
     torchrun(tmp_path / "straight", 8)
@@ -306,7 +299,7 @@ def test_resuming_with_another_process_count_warns_and_goes_on(small_corpus, tmp
     train, dev = small_corpus
     out = tmp_path / "run"
     train_main(train_args(train, dev, out, "--max-steps", "4"))
-    stdout = run_module("torch.distributed.run", "--nproc_per_node=2", f"--master_port={free_port()}", "-m",
+    stdout = succeeding("torch.distributed.run", "--nproc_per_node=2", f"--master_port={free_port()}", "-m",
                         "training.train", *train_args(train, dev, out, "--max-steps", "8", "--resume"))
     assert "written by 1 process(es), this run has 2" in stdout
     assert torch.load(out / "checkpoint.pt", weights_only=False)["state"]["step"] == 8
@@ -316,7 +309,7 @@ def test_resuming_with_another_process_count_warns_and_goes_on(small_corpus, tmp
 def test_evaluate_cli_prints_json_and_records_scores(tiny_model_dir, toy_corpus, tmp_path):
     model_dir = tmp_path / "model"
     shutil.copytree(tiny_model_dir, model_dir)
-    stdout = run_module("training.evaluate", "--model", model_dir, "--data", toy_corpus[1], "--beam", "2",
+    stdout = succeeding("training.evaluate", "--model", model_dir, "--data", toy_corpus[1], "--beam", "2",
                         "--dtype", "float16", "--record", "toy dev")
     summary = json.loads(stdout.strip().splitlines()[-1])
     assert {"bleu", "chrf", "n", "seconds"} <= set(summary) and summary["dtype"] == "float16"
@@ -329,27 +322,19 @@ def test_evaluate_cli_prints_json_and_records_scores(tiny_model_dir, toy_corpus,
 
 # ---- What a new user meets on the command line ----
 
-def run_module_failing(*args, env=None, timeout=300):
-    """`python -m ...` expected to fail: (exit code, stderr)."""
-    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1", **(env or {})}
-    proc = subprocess.run([sys.executable, "-m", *map(str, args)], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=timeout)
-    assert proc.returncode != 0
-    return proc.returncode, proc.stderr
-
-
 def test_help_names_the_module_and_keeps_the_example_on_its_lines():
-    help_text = run_module("training.train", "--help")
-    assert help_text.startswith("usage: python -m training.train")
+    status, help_text, _ = run_command(train_main, "--help")
+    assert status == 0 and help_text.startswith("usage: python -m training.train")
     example = [line.strip() for line in help_text.splitlines() if "train-extra.tsv" in line or "--out runs/cpu" in line]
     assert example[0].endswith("\\") and example[-1].startswith("--dev")
 
 
 def test_a_missing_file_is_one_clear_line_and_leaves_no_output_directory(tmp_path, toy_corpus):
-    code, stderr = run_module_failing("training.train", "--train", tmp_path / "missing.tsv", "--dev", toy_corpus[1],
-                                      "--out", tmp_path / "run")
-    assert code == 1 and "Traceback" not in stderr
-    assert stderr.strip().splitlines() == [f"error: {tmp_path / 'missing.tsv'}: no such file"]
+    """The command as typed (`python -m training.train`): its `__main__` turns the error into one line."""
+    proc = run_module("training.train", "--train", tmp_path / "missing.tsv", "--dev", toy_corpus[1],
+                      "--out", tmp_path / "run")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [f"error: {tmp_path / 'missing.tsv'}: no such file"]
     assert not (tmp_path / "run").exists()
 
 
