@@ -7,6 +7,7 @@ not a copy of it.
 """
 
 import math
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -70,8 +71,14 @@ class Internals:
 
 @contextmanager
 def hooked(hooks):
-    """Forward hooks (module, fn) registered for the block, removed after it even when it raises."""
-    handles = [module.register_forward_hook(fn) for module, fn in hooks]
+    """Forward hooks (module, fn) registered for the block, removed after it even when it raises. Each fn sees only
+    this thread's calls: a server runs the same model for other requests meanwhile, whose passes are not ours."""
+    owner = threading.get_ident()
+
+    def ours(fn):
+        return lambda module, args, output: fn(module, args, output) if threading.get_ident() == owner else None
+
+    handles = [module.register_forward_hook(ours(fn)) for module, fn in hooks]
     try:
         yield
     finally:

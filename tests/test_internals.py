@@ -125,3 +125,29 @@ def test_softmax_at_a_temperature_is_exact_over_the_shown_tokens(recorded, tempe
         np.logaddexp.reduce(top / temperature, axis=-1), rest[:, column])[:, None])
     assert np.allclose(shown, np.take_along_axis(probs, ids, axis=-1), rtol=1e-5, atol=1e-9)
     assert (np.diff(top, axis=-1) <= 0).all() and (ids[:, 0] == internals.logits.argmax(-1)).all()
+
+
+def test_other_threads_running_the_model_meanwhile_are_not_recorded(translator, recorded):
+    """A server translates other sentences with the same model while it records one: their passes (other lengths)
+    must not enter this recording (they made np.stack fail on ragged shapes)."""
+    import threading
+
+    inspection, alone = recorded
+    others = ["Tom.", "We love the cat and I see the dog and we love the cat again."]
+    stop = threading.Event()
+
+    def translate_others():
+        while not stop.is_set():
+            translator.translate(others)
+
+    worker = threading.Thread(target=translate_others)
+    worker.start()
+    try:
+        together = [record_internals(translator, inspection) for _ in range(5)]
+    finally:
+        stop.set()
+        worker.join()
+    for internals in together:
+        np.testing.assert_allclose(internals.encoder.stream, alone.encoder.stream, atol=1e-5)
+        np.testing.assert_allclose(internals.decoder.hidden, alone.decoder.hidden, atol=1e-5)
+        np.testing.assert_allclose(internals.logits, alone.logits, atol=1e-5)
