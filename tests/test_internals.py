@@ -143,7 +143,7 @@ def test_other_threads_running_the_model_meanwhile_are_not_recorded(translator, 
     worker = threading.Thread(target=translate_others)
     worker.start()
     try:
-        together = [record_internals(translator, inspection) for _ in range(5)]
+        together = [record_internals(translator, inspection) for _ in range(40)]
     finally:
         stop.set()
         worker.join()
