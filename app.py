@@ -10,13 +10,16 @@
     BATCH_SIZE=1 python app.py             # decode each request alone (default: up to 16 concurrent ones together)
     MODEL_THREADS=2 python app.py          # torch threads per operation (default: 1, as a server under load wants)
     HEAVY_SLOTS=2 HEAVY_BUDGET_S=60 python app.py  # heavy work two at a time, a minute each (default: 1, 30 s)
-    STATE_TTL_S=300 python app.py          # a session's translation kept 5 minutes (default: 10)
+    HEAVY_WAITING=8 python app.py          # heavy requests waiting for a turn; more are refused as busy (default: 4)
+    MAX_SESSIONS=500 INSPECTIONS_MB=16 MAX_BODY_MB=2 python app.py  # limits: docs/deployment.md#limits-of-a-public-space
 
 Wiring only: `modeldir.directory.open_model` loads the model, `webapp.served.ServedModel` holds it with the calls the
 page makes, and the page is built from `webapp.translation` (the box above the tabs) and one module per tab
 (`webapp/tabs/`). Each translation ships one payload of numbers to the page, whose views draw every control's answer
-there (`webapp.views`); the experiments (heads switched off, attribution, one head's arithmetic) ask the server, from
-the translation's `Inspection` kept in the session state. The page's events are private (`webapp.events`); the API is `webapp.api`'s endpoints (/translate, /inspect, /sample, /ablate).
+there (`webapp.views`); the experiments (heads switched off, attribution, one head's arithmetic) ask the server,
+sending the sentence and decoding settings (no session state: `webapp.served` keeps recent inspections). The page's
+events are private (`webapp.events`); the API is `webapp.api`'s endpoints (/translate, /inspect, /sample, /ablate).
+Every setting is read and checked by `webapp.settings` (a wrong one: one line, exit code 2).
 """
 
 import os
@@ -41,51 +44,45 @@ import gradio as gr  # noqa: E402 (after the environment it reads)
 import torch  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
-from modeldir.device import pick_device
 from modeldir.directory import open_model
 from transformer import ModelLoadError
 from webapp import api, no_model, translation
-from webapp.events import PublicRoutesOnly, check_inputs, make_private
+from webapp.events import BodyLimit, PreparedAnswers, PublicRoutesOnly, check_inputs, compression, make_private
 from webapp.page_script import PAGE_SCRIPT
-from webapp.served import ServedModel, serving_dtype
+from webapp.served import ServedModel
+from webapp.settings import MEGABYTE, SettingError, Settings
 from webapp.style import CSS
 from webapp.tabs import attention, heads, how_it_learned, inside_head, model_card, model_map, positions, steps
 from webapp.texts import INTRO
 
-MODEL_DIR = Path(os.environ.get("MODEL_DIR", Path(__file__).parent / "assets" / "model"))  # or a Hub id, user/name
-MODEL_DEVICE = pick_device(os.environ.get("MODEL_DEVICE"))  # a CUDA GPU when there is one
-# Concurrent translations decoded together, at most this many (1: each alone): docs/benchmarks.md#serving-under-load
-BATCH_SIZE = int(os.environ.get("BATCH_SIZE", 16))
-# On a CPU decoding in batches, float32: batched float16 is slower there and may change an answer; one sentence at a
-# time, float16 (a decoder step waits on reading the weights, float16 halves that); on a GPU, bfloat16 or float16
-# (webapp.served.serving_dtype, modeldir.device).
-MODEL_DTYPE = os.environ.get("MODEL_DTYPE") or serving_dtype(MODEL_DEVICE, BATCH_SIZE)
+try:  # every environment variable read and checked here (webapp.settings): one line and exit code 2 if one is wrong
+    SETTINGS = Settings.from_environment(default_model_dir=Path(__file__).parent / "assets" / "model")
+except SettingError as e:
+    print(f"app.py: {e}", file=sys.stderr)
+    sys.exit(2)
+MODEL_DIR = SETTINGS.model_dir  # a directory, or a Hub id, user/name
 # Torch threads per operation. The server runs a batch of light requests, a heavy one and Gradio's event loop at once:
 # with two threads per operation on two cores they wait on each other (a float16 decode on 2 threads beside one other
 # busy process: 2,150 ms of CPU per sentence, against 14 ms on one thread). docs/benchmarks.md, Serving under load.
-MODEL_THREADS = int(os.environ.get("MODEL_THREADS") or os.environ.get("OMP_NUM_THREADS") or 1)
-torch.set_num_threads(MODEL_THREADS)
-# Heavy work (beam search, sampling, long inputs, heads switched off, attribution, /inspect): this many at once, each
-# within this many seconds of its arrival, so that it never holds up short greedy translations (webapp.served).
-HEAVY_SLOTS = int(os.environ.get("HEAVY_SLOTS", 1))
-HEAVY_BUDGET_S = float(os.environ.get("HEAVY_BUDGET_S", 30))
-# What a session keeps (its translation's Inspection, a few kB to a few MB) goes this long after it was made, and a
-# session idle this long is forgotten (webapp.api.lighter_sessions).
-STATE_TTL_S = int(os.environ.get("STATE_TTL_S", 600))
+torch.set_num_threads(SETTINGS.threads)
+
 
 def load_model():
     """(model directory, None), or (None, why not): the page explains, and so does the terminal that started the app."""
     try:
-        return open_model(MODEL_DIR, dtype=MODEL_DTYPE, device=MODEL_DEVICE), None
+        return open_model(MODEL_DIR, dtype=SETTINGS.dtype, device=SETTINGS.device), None
     except ModelLoadError as e:
         print(f"app.py: no model loaded: {e}", file=sys.stderr, flush=True)
         return None, str(e)
 
 
 model_directory, load_error = load_model()
-served = ServedModel(model_directory, MODEL_DIR, BATCH_SIZE, wrap=on_gpu, heavy_slots=HEAVY_SLOTS,
-                     heavy_budget=HEAVY_BUDGET_S) if model_directory else None
-api.lighter_sessions(STATE_TTL_S)
+# Heavy work (beam search, sampling, long inputs, heads switched off, attribution, /inspect): `heavy_slots` at once,
+# each within `heavy_budget` seconds of its arrival, `heavy_waiting` more in line and the rest refused at once as busy,
+# so that it never holds up short greedy translations (webapp.served).
+served = ServedModel(model_directory, MODEL_DIR, SETTINGS.batch_size, wrap=on_gpu, heavy_slots=SETTINGS.heavy_slots,
+                     heavy_budget=SETTINGS.heavy_budget, heavy_waiting=SETTINGS.heavy_waiting,
+                     inspections_bytes=SETTINGS.inspections_mb * MEGABYTE) if model_directory else None
 
 
 def tab(label, tab_id):
@@ -121,7 +118,6 @@ def build_demo():
         make_private(demo, reserved=api.ENDPOINTS)
         check_inputs(demo)
         api.register(served)
-    api.keep_states_at_most(demo, STATE_TTL_S)
     return demo
 
 
@@ -131,12 +127,29 @@ demo.queue(default_concurrency_limit=4, max_size=128)
 
 def launch(**options):
     """Serve the page. Threads: enough for every concurrency group at its limit (webapp.api.register), so that one
-    kind of work waiting never takes another's; only the API's routes called by name (`PublicRoutesOnly`)."""
-    demo.launch(theme=gr.themes.Soft(), css=CSS, js=PAGE_SCRIPT,
-                footer_links=["api", "gradio"], max_threads=12 * BATCH_SIZE + 64,
-                app_kwargs={"middleware": [Middleware(PublicRoutesOnly, blocks=demo)]}, **options)
+    kind of work waiting never takes another's. Limits (docs/deployment.md): request bodies (`BodyLimit`), uploaded
+    files (Gradio's max_file_size: the app takes none), sessions kept (Gradio's state_session_capacity); answers
+    compressed (`compression`), the page's prepared data sent with no session built (`PreparedAnswers`); only the
+    API's routes called by name (`PublicRoutesOnly`); heavy API calls refused at the door when the heavy lane is full
+    (`api.HeavyAdmission`)."""
+    middleware = [Middleware(BodyLimit, max_bytes=SETTINGS.body_mb * MEGABYTE), compression(),
+                  Middleware(PreparedAnswers, blocks=demo), Middleware(PublicRoutesOnly, blocks=demo)]
+    if served:
+        middleware.append(Middleware(api.HeavyAdmission, served=served))
+    demo.launch(theme=gr.themes.Soft(), css=CSS, js=PAGE_SCRIPT, footer_links=["api", "gradio"],
+                max_threads=12 * SETTINGS.batch_size + 64, max_file_size=SETTINGS.upload_mb * MEGABYTE,
+                state_session_capacity=SETTINGS.sessions, app_kwargs={"middleware": middleware}, **options)
+
+
+def shut_down(signum, frame):
+    """SIGTERM (a Space restarting, a service manager): heavy work stops at its next model step and no more is taken
+    (`ServedModel.close`), then the server stops as on Ctrl+C, with no thread left inside the model as Python exits
+    (one there made the process abort)."""
+    if served:
+        served.close()
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, signal.default_int_handler)  # stop on SIGTERM as on Ctrl+C: exit handlers run
+    signal.signal(signal.SIGTERM, shut_down)
     launch()

@@ -300,10 +300,10 @@ def main(argv=None):
     args = parse_args(argv)
     threads = set_threads(args.threads)
     app = load_app(args.model)
-    print(f"model {args.model} in {app.MODEL_DTYPE}, {threads} torch threads; sentence: {args.sentence!r} "
+    print(f"model {args.model} in {app.SETTINGS.dtype}, {threads} torch threads; sentence: {args.sentence!r} "
           f"({len(args.sentence.split())} words)\n\nserver side ({args.repeats} runs per case):")
     server = {case: (goal, timed(fn, args.repeats)) for case, goal, fn in server_cases(app, args.sentence)}
-    result = {"model": args.model, "dtype": app.MODEL_DTYPE, "threads": threads, "server": summary(server)}
+    result = {"model": args.model, "dtype": app.SETTINGS.dtype, "threads": threads, "server": summary(server)}
     sizes = payload_sizes(app)
     print(f"\npayload of one translation (JSON as sent; goal <= {PAYLOAD_GOAL_KB:g} kB for 40 tokens):")
     print_table(["sentence", "tokens (English / Italian)", "kB", "kB gzip"],

@@ -6,6 +6,7 @@ produced it; recording a score again replaces the old record.
 """
 
 import json
+import math
 import numbers
 import os
 import re
@@ -122,8 +123,11 @@ def find_model_dir(model_dir):
     """`model_dir` as a local directory: itself, or for a Hub repository id ("user/name") that is not a directory
     here, its snapshot in the Hugging Face cache (fetched the first time)."""
     path = Path(model_dir)
-    if path.is_dir():
-        return path
+    try:
+        if path.is_dir():
+            return path
+    except PermissionError as e:  # a directory above it not readable: not "no such directory"
+        raise ModelLoadError(f"{model_dir}: cannot read it ({e.strerror})") from None
     if not is_hub_repo_id(model_dir):
         raise ModelLoadError(f"{model_dir}: no such model directory")
     try:
@@ -169,7 +173,48 @@ def read_history(model_dir, name=SNAPSHOTS):
     history = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(history, dict) or not isinstance(history.get("snapshots"), list) or not history["snapshots"]:
         raise ValueError(f"{path}: expected a JSON object with a non-empty \"snapshots\" list")
+    wrong = history_problem(history)
+    if wrong:
+        raise ValueError(f"{path}: {wrong}")
     return history
+
+
+def _number(value, optional=False):
+    return (optional and value is None) or (isinstance(value, numbers.Real) and not isinstance(value, bool)
+                                             and math.isfinite(value) and value >= 0)
+
+
+def history_problem(history):
+    """What in a training history (`training.snapshots`' layout) the page could not draw, as a few words, or None:
+    its "probes" (sentences), then each snapshot's whole "step", "minutes", optional "train_loss" and "dev_bleu",
+    and one probe record per sentence (tokens, translation, cross-attention); optional "curve" rows and "parts"."""
+    probes = history.get("probes")
+    if not isinstance(probes, list) or not all(isinstance(p, str) for p in probes):
+        return "\"probes\" must be a list of sentences"
+    for i, snapshot in enumerate(history["snapshots"]):
+        where = f"snapshot {i + 1}"
+        if not isinstance(snapshot, dict):
+            return f"{where} is not an object"
+        step = snapshot.get("step")
+        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+            return f"{where}: \"step\" must be a whole number >= 0"
+        if not _number(snapshot.get("minutes")):
+            return f"{where}: \"minutes\" must be a number >= 0"
+        if not (_number(snapshot.get("train_loss"), True) and _number(snapshot.get("dev_bleu"), True)):
+            return f"{where}: \"train_loss\" and \"dev_bleu\" must be numbers or null"
+        records = snapshot.get("probes")
+        if not isinstance(records, list) or len(records) != len(probes) or not all(
+                isinstance(r, dict) and isinstance(r.get("translation"), str) and all(
+                    isinstance(r.get(key), list) for key in ("source_tokens", "target_tokens", "cross_attention"))
+                for r in records):
+            return f"{where}: \"probes\" must hold one record per probe sentence"
+    curve, parts = history.get("curve", []), history.get("parts", [])
+    if not isinstance(curve, list) or not all(isinstance(row, list) for row in curve):
+        return "\"curve\" must be a list of rows"
+    if not isinstance(parts, list) or not all(isinstance(part, dict) and isinstance(part.get("command"), str)
+                                              for part in parts):
+        return "\"parts\" must be a list of objects, each with its \"command\""
+    return None
 
 
 def read_loss_curve(model_dir):

@@ -157,29 +157,7 @@ def test_api_groups_leave_room_for_heavy_requests_beside_light_ones(served):
     with gr.Blocks() as demo:
         api.register(served)
     groups = {fn.api_name: (fn.concurrency_id, fn.concurrency_limit, fn.api_visibility) for fn in demo.fns.values()}
-    assert groups == {"translate": ("api-translate", 4 * served.batch_size, "public"),
+    assert groups == {"translate": ("api-translate", served.concurrency, "public"),
                       **{name: ("api-heavy", served.batch_size, "public") for name in ("inspect", "sample", "ablate")}}
-
-
-def test_sessions_are_built_on_demand_and_forgotten_when_idle():
-    from gradio.state_holder import SessionState, StateHolder
-
-    assert api.lighter_sessions(600)
-    with gr.Blocks() as demo:
-        gr.Textbox("hello")
-        state = gr.State(None, time_to_live=3600)
-    api.keep_states_at_most(demo, 600)
-    assert state.time_to_live == 600
-    session = SessionState(demo)
-    assert dict.__len__(session.config_values) == 0 and session.STATE_TTL_WHEN_CLOSED == 600
-    assert [c["props"].get("value") for c in session.components][:1] == ["hello"]  # a deep link would still work
-    holder = StateHolder()
-    holder.set_blocks(demo)
-    for name in ("api-call", "page", "old-page"):
-        holder[name]  # opens the session, as a call in it does
-    holder["page"][state._id] = "an inspection"
-    holder["old-page"][state._id] = "an old inspection"
-    api._api_sessions.update({"api-call": 0.0, "page": 0.0})  # "page" made an API call too, but holds state
-    holder.time_last_used["old-page"] = holder.time_last_used["old-page"].replace(year=2000)
-    assert api.forget_idle_sessions(holder, 600, now=api.API_SESSION_IDLE_S) == 2
-    assert list(holder.session_data) == ["page"]
+    # a full batch of light requests beside every heavy one the lane holds, running or in line (the rest: refused)
+    assert served.concurrency == served.batch_size + served.lane.slots + served.lane.max_waiting

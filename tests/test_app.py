@@ -222,9 +222,10 @@ def test_inspect_answers_json(client, translator):
 
 
 def test_sessions_cost_the_server_little_memory(app):
-    """300 page sessions, each keeping its translation, and 300 API calls (each a session of its own) grow the
-    server by at most 30 MB (the goal: 50 MB for 500 of each). Gradio alone kept 200 kB per session (the whole
-    page's configuration, for deep links) and never forgot one."""
+    """300 page sessions and 300 API calls (each a session of its own) grow the server by at most 60 MB. The server
+    keeps nothing per session; Gradio keeps each session's configuration of the page (130 kB, for deep links) and its
+    last values, for at most MAX_SESSIONS (256) sessions: 37 MB measured (30 MB, the bound before, held while the app
+    patched Gradio's sessions to build configurations on demand)."""
     english = [en for en, _ in toy_pairs()]
     for text in english[:20]:
         page_translation(app.url, text)
@@ -237,7 +238,7 @@ def test_sessions_cost_the_server_little_memory(app):
                                  timeout=30).json()["event_id"]
             assert "complete" in http.get(f"{app.url}gradio_api/call/translate/{event_id}", timeout=120).text
     time.sleep(1)
-    assert rss_mb(app.pid) - before <= 30
+    assert rss_mb(app.pid) - before <= 60
 
 
 def rss_mb(pid):

@@ -2,7 +2,9 @@
 (metrics, notes, head importance, training history, training curve) read when they are sound and left out, with a
 problem said, when they are not, and files rewritten atomically."""
 
+import html
 import json
+import os
 import shutil
 
 import pytest
@@ -10,7 +12,10 @@ import torch
 from safetensors.torch import load_file
 
 from modeldir.directory import open_model, save_model_dir
-from modeldir.files import HEAD_IMPORTANCE, LOSS_CURVE, METRICS, NOTES, SNAPSHOTS, write_atomic, write_metrics
+from modeldir.files import (HEAD_IMPORTANCE, LOSS_CURVE, METRICS, NOTES, REFERENCE_SNAPSHOTS, SNAPSHOTS, write_atomic,
+                            write_metrics)
+from transformer import ModelLoadError
+from transformer.translator import CONFIG, WEIGHTS
 
 
 def test_fp32_export_round_trips_exactly_and_stores_tied_weights_once(translator, tmp_path):
@@ -75,3 +80,58 @@ def test_atomic_writes_leave_the_old_file_whole_when_writing_fails(tmp_path, mon
     monkeypatch.undo()
     assert json.loads(path.read_text(encoding="utf-8")) == {"scores": [1]}
     assert [p.name for p in tmp_path.iterdir()] == [METRICS]  # no temporary file left behind
+
+
+BROKEN_HISTORIES = [
+    (SNAPSHOTS, {"snapshots": [{}], "probes": []}, "snapshot 1: \"step\" must be a whole number >= 0"),
+    (SNAPSHOTS, {"snapshots": [{"step": "x"}], "probes": 3}, "\"probes\" must be a list of sentences"),
+    (SNAPSHOTS, {"snapshots": [{"step": 1, "minutes": 2, "probes": []}], "probes": ["a"]},
+     "snapshot 1: \"probes\" must hold one record per probe sentence"),
+    (REFERENCE_SNAPSHOTS, {"snapshots": [{"step": 1}], "probes": []}, "snapshot 1: \"minutes\" must be a number"),
+    (REFERENCE_SNAPSHOTS, {"snapshots": [{"step": 0, "minutes": 1, "probes": []}], "probes": [], "parts": [{}]},
+     "\"parts\" must be a list of objects, each with its \"command\""),
+]
+
+
+@pytest.mark.parametrize("name, history, reason", BROKEN_HISTORIES)
+def test_a_history_the_page_could_not_draw_is_left_out_with_its_reason_and_the_page_says_so(
+        tiny_model_dir, tmp_path, name, history, reason, caplog):
+    from webapp.tabs.model_card import left_out_markdown
+
+    model_dir = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model_dir)
+    (model_dir / name).write_text(json.dumps(history), encoding="utf-8")
+    directory = open_model(model_dir)
+    assert len(directory.problems) == 1 and name in directory.problems[0] and reason in directory.problems[0]
+    assert caplog.text.count(reason) == 1  # one logged line
+    assert not (directory.history if name == SNAPSHOTS else directory.reference_history)
+    assert html.escape(reason) in left_out_markdown(directory.problems)
+    assert left_out_markdown([]) == ""
+
+
+@pytest.mark.parametrize("name", [CONFIG, WEIGHTS])
+def test_a_required_file_that_cannot_be_read_is_not_called_missing(tiny_model_dir, tmp_path, name):
+    model_dir = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model_dir)
+    (model_dir / name).unlink()
+    (model_dir / name).mkdir()  # there, but no file to read (as one without read permission)
+    with pytest.raises(ModelLoadError) as error:
+        open_model(model_dir)
+    assert str(error.value) == f"{model_dir / name}: cannot read it (Is a directory)"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file whatever its permissions")
+def test_a_model_directory_without_read_permission_says_permission_denied(tiny_model_dir, tmp_path):
+    model_dir = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model_dir)
+    (model_dir / WEIGHTS).chmod(0)
+    with pytest.raises(ModelLoadError, match="cannot read it \\(Permission denied\\)"):
+        open_model(model_dir)
+
+
+def test_a_config_that_is_a_list_says_so(tiny_model_dir, tmp_path):
+    model_dir = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model_dir)
+    (model_dir / CONFIG).write_text('["a"]', encoding="utf-8")
+    with pytest.raises(ModelLoadError, match="invalid config: expected a JSON object, got a list"):
+        open_model(model_dir)

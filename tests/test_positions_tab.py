@@ -46,9 +46,10 @@ def test_the_tab_is_one_view_with_no_python_event(served):
     assert not demo.fns  # no event at all
     assert view.elem_id == "positional-encoding"
     assert [fn.__name__ for fn in view.server_fns] == ["positional_table"]
-    table = view.server_fns[0]()
+    table = json.loads(view.server_fns[0]().body)  # JSON encoded once, at start (views.prepared_json)
     assert np.allclose(dequantized(table), positional_encoding(served.translator.model), atol=5e-5)
-    assert view.server_fns[0]("anything the page passes") is table  # computed once, when the page was built
+    # encoded once, when the page was built: every call answers the same bytes
+    assert view.server_fns[0]("anything the page passes").body is view.server_fns[0]().body
     assert view.props["setup"] == {"dims": "0, 4, 8, 9", "last": 31}  # the tiny model's d_model 32
     assert 'value="${dims}"' in view.js_on_load  # the dimensions' box starts with them
     assert 'store.on("translation"' in view.js_on_load and "server.positional_table()" in view.js_on_load

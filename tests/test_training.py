@@ -379,3 +379,35 @@ def test_the_progress_bar_counts_steps_or_the_time_budget(small_corpus, tmp_path
         bar = progress_bar(set_up_run(args, "command"), RunState())
         assert (bar.total, bar.unit) == (total, unit)
         bar.close()
+
+
+@pytest.mark.parametrize("content", [b"", b"not a checkpoint at all", b"PK\x03\x04garbage"])
+def test_resume_from_an_empty_or_garbage_checkpoint_is_one_line_naming_it(small_corpus, tmp_path, content):
+    train, dev = small_corpus
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "checkpoint.pt").write_bytes(content)
+    with pytest.raises(ValueError) as error:
+        train_main(train_args(train, dev, tmp_path / "run", "--resume"))
+    message = str(error.value)
+    assert message.startswith(f"--resume: {tmp_path / 'run' / 'checkpoint.pt'} is not a checkpoint of training.train")
+    assert "\n" not in message
+
+
+def test_a_second_trainer_on_the_same_out_is_refused_and_the_lock_goes_with_the_run(small_corpus, tmp_path):
+    from training.train import LOCK, sole_trainer
+
+    train, dev = small_corpus
+    with sole_trainer(tmp_path / "run"):  # a first trainer, still running
+        with pytest.raises(ValueError, match="another training run is writing there"):
+            train_main(train_args(train, dev, tmp_path / "run"))
+        assert (tmp_path / "run" / LOCK).is_file()
+    assert not (tmp_path / "run").exists()  # made for the lock, left empty: removed again
+    train_main(train_args(train, dev, tmp_path / "run", "--max-steps", "2"))
+    assert not (tmp_path / "run" / LOCK).exists() and (tmp_path / "run" / "checkpoint.pt").is_file()
+
+
+def test_an_over_long_line_is_dropped_before_it_is_decoded_or_tokenised(tmp_path):
+    path = tmp_path / "long.tsv"
+    path.write_bytes(b"I see the cat.\tio vedo il gatto.\n" + b"word " * 1_000_000 + b"\tparola\n" + b"the dog.\til cane.\n")
+    pairs, skipped = read_tsv(path)
+    assert pairs == [("I see the cat.", "io vedo il gatto."), ("the dog.", "il cane.")] and skipped == 1

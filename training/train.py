@@ -12,7 +12,9 @@ exported to OUT/model, which `Translator.load` (and `modeldir.directory.open_mod
 """
 
 import argparse
+import contextlib
 import csv
+import fcntl
 import math
 import os
 import random
@@ -196,9 +198,14 @@ def set_up_run(args, command):
     if args.resume:
         if not (out / CHECKPOINT).is_file():
             raise ValueError(f"--resume: no {out / CHECKPOINT} to resume from")
-        checkpoint = torch.load(out / CHECKPOINT, map_location="cpu", weights_only=False)
-        settings = {k: v for k, v in checkpoint["model_config"].items() if k != "vocab_size"}
-        train_cfg = train_config(checkpoint["train_config"])
+        try:
+            checkpoint = torch.load(out / CHECKPOINT, map_location="cpu", weights_only=False)
+            settings = {k: v for k, v in checkpoint["model_config"].items() if k != "vocab_size"}
+            train_cfg = train_config(checkpoint["train_config"])
+        except Exception as e:  # empty, cut short, garbage, another program's: torch's errors vary, some many lines
+            first_line = (str(e).strip().splitlines() or [""])[0][:80]
+            raise ValueError(f"--resume: {out / CHECKPOINT} is not a checkpoint of training.train "
+                             f"({type(e).__name__}: {first_line})") from e
     settings = model_settings({**settings, **model_changes})
     train_cfg = replace(train_cfg, **train_changes)  # on --resume, e.g. a longer decay for a continued run
     if args.init_from:
@@ -518,14 +525,40 @@ def train(run, data, model, optimizer, state):
     bar.close()
 
 
+LOCK = "train.lock"
+
+
+@contextlib.contextmanager
+def sole_trainer(out):
+    """Hold OUT/train.lock (an flock, freed by the system however the process ends) while training: a second trainer
+    on the same --out is refused at once instead of overwriting the first one's checkpoints. OUT is made for it and,
+    if nothing else was written there, removed again (a run that fails on its data leaves nothing behind)."""
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / LOCK
+    with open(path, "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ValueError(f"--out {out}: another training run is writing there (it holds {path}); wait for it to "
+                             "end, or choose another --out") from None
+        try:
+            yield
+        finally:
+            path.unlink(missing_ok=True)
+            if created and not any(out.iterdir()):
+                out.rmdir()
+
+
 def main(argv=None):
     """Set up the run, build the data, build the model, train (evaluating, checkpointing and exporting on the way)."""
     args = parse_args(argv)
     command = command_line("training.train", argv)
     run = set_up_run(args, command)
-    data = build_data(run)
-    model, optimizer, state = build_model(run)
-    train(run, data, model, optimizer, state)
+    with sole_trainer(run.out) if run.dist.main else contextlib.nullcontext():
+        data = build_data(run)
+        model, optimizer, state = build_model(run)
+        train(run, data, model, optimizer, state)
     run.log(f"done: {state.step} steps, {state.train_seconds / 60:.1f} min; best dev BLEU {state.best_bleu:.2f}; "
             f"model exported to {run.out / 'model'}")
     run.dist.close()

@@ -38,10 +38,19 @@ def tied_weight_names(cfg):
 
 def _load_model(model_dir, dtype):
     for name in REQUIRED_FILES:
-        if not (model_dir / name).is_file():
-            raise ModelLoadError(f"{model_dir}: missing {name} (a model directory needs {', '.join(REQUIRED_FILES)})")
+        try:
+            with open(model_dir / name, "rb"):  # opened, so that a missing file and an unreadable one differ
+                pass
+        except FileNotFoundError:
+            raise ModelLoadError(f"{model_dir}: missing {name} (a model directory needs "
+                                 f"{', '.join(REQUIRED_FILES)})") from None
+        except OSError as e:  # permission denied, a directory of that name
+            raise ModelLoadError(f"{model_dir / name}: cannot read it ({e.strerror})") from None
     try:
-        cfg = TransformerConfig.from_dict(json.loads((model_dir / CONFIG).read_text(encoding="utf-8")))
+        values = json.loads((model_dir / CONFIG).read_text(encoding="utf-8"))
+        if not isinstance(values, dict):
+            raise ValueError(f"expected a JSON object, got a {type(values).__name__}")
+        cfg = TransformerConfig.from_dict(values)
     except (ValueError, TypeError) as e:
         raise ModelLoadError(f"{model_dir / CONFIG}: invalid config: {e}") from e
     try:
@@ -109,8 +118,11 @@ class Translator:
         the device and reads the directory's optional files."""
         if dtype not in DTYPES:
             raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
-        if not Path(model_dir).is_dir():
-            raise ModelLoadError(f"{model_dir}: no such model directory")
+        try:
+            if not Path(model_dir).is_dir():
+                raise ModelLoadError(f"{model_dir}: no such model directory")
+        except PermissionError as e:
+            raise ModelLoadError(f"{model_dir}: cannot read it ({e.strerror})") from None
         model, tokenizer = _load_model(Path(model_dir), DTYPES[dtype])
         return cls(model.to(device), tokenizer)
 

@@ -4,21 +4,30 @@ and the model calls, each wrapped once (`spaces.GPU` on a ZeroGPU Space) when th
 Two lanes share the model (serving.batching). Light work, one hypothesis (greedy or sampled) of a text of up to
 `light_tokens` source tokens, goes into batches run one after another (greedy ones decoded together). Heavy work
 (beam search, longer inputs, heads switched off, gradient attribution, /inspect) takes turns, `heavy_slots` at a
-time in order of arrival, each within `heavy_budget` seconds from its arrival (its wait included): so heavy
-requests, however many, never hold up a short greedy one.
+time in order of arrival, `heavy_waiting` more in line and the others refused at once, each within `heavy_budget`
+seconds from its arrival (its wait included): so heavy requests, however many, never hold up a short greedy one, nor
+the threads it needs.
+
+The page keeps no state on the server: an experiment (one head's numbers, attribution) names the sentence and the
+decoding settings it is about, and the translation's `Inspection` is looked up among the recent ones
+(`RecentInspections`, bounded in bytes) or made again.
 """
 
+import threading
 import types
+from collections import OrderedDict
 
 import gradio as gr
 import torch
 
 from interpretability import embedding_norms, head_details, inspect, record_internals
 from interpretability.ablation import ablated
-from interpretability.attribution import source_attribution
+from interpretability.attribution import float32_model, source_attribution
 from interpretability.inspection import LONG_INPUT_TOKENS
 from serving.batching import Busy, DeadlineExceeded, Lane, batched_decoder, stop_at_deadline
 from modeldir.device import fast_dtype
+
+from .events import Refusal
 
 HEAVY_WORK = "beam search, long inputs, heads switched off, attribution, /inspect"
 
@@ -34,23 +43,71 @@ def serving_dtype(device, batch_size):
     return "float32" if device.type == "cpu" and batch_size > 1 else fast_dtype(device)
 
 
+def inspection_bytes(inspection):
+    """About what an `Inspection` holds in memory: its attention maps (the rest is a few kB)."""
+    return sum(maps.nbytes for maps in (inspection.encoder_attention, inspection.decoder_attention,
+                                        inspection.cross_attention)) + 4096
+
+
+class RecentInspections:
+    """The inspections of the most recent (text, beam, sampling), least recently used dropped first so that their
+    maps together stay under `max_bytes`. Thread-safe."""
+
+    def __init__(self, max_bytes):
+        self.max_bytes = max_bytes
+        self._kept = OrderedDict()  # key -> (inspection, its bytes), least recently used first
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    @property
+    def bytes(self):
+        return self._bytes
+
+    def __len__(self):
+        return len(self._kept)
+
+    def get(self, key):
+        with self._lock:
+            if key not in self._kept:
+                return None
+            self._kept.move_to_end(key)
+            return self._kept[key][0]
+
+    def put(self, key, inspection):
+        size = inspection_bytes(inspection)
+        with self._lock:
+            if key in self._kept:
+                self._bytes -= self._kept.pop(key)[1]
+            if size > self.max_bytes:
+                return
+            self._kept[key] = (inspection, size)
+            self._bytes += size
+            while self._bytes > self.max_bytes:
+                self._bytes -= self._kept.popitem(last=False)[1][1]
+
+
 class ServedModel:
     """`directory`: the opened model directory (`modeldir.directory.open_model`); `source`: where it was opened from
     (a path or a Hub id), for the page's instructions; up to `batch_size` concurrent light translations are decoded
-    together; `heavy_slots` heavy computations run at once, each within `heavy_budget` seconds; `wrap` wraps every
+    together; `heavy_slots` heavy computations run at once, each within `heavy_budget` seconds, `heavy_waiting` more
+    waiting for a turn; the inspections of recent translations kept up to `inspections_bytes`; `wrap` wraps every
     model call."""
 
     def __init__(self, directory, source, batch_size=16, wrap=lambda fn: fn, heavy_slots=1, heavy_budget=30.0,
-                 light_tokens=LONG_INPUT_TOKENS):
+                 heavy_waiting=4, inspections_bytes=32 * 2**20, light_tokens=LONG_INPUT_TOKENS):
         translator = self.translator = directory.translator
         self.directory, self.source, self.batch_size = directory, source, batch_size
         self.heavy_budget, self.light_tokens = heavy_budget, light_tokens
-        # The page's events that translate share one queue, up to `batch_size` at once, so that those arriving
-        # together are decoded together.
-        self.queue = dict(concurrency_limit=batch_size, concurrency_id="translate")
+        # The most requests one concurrency group may run at once for light ones never to wait behind heavy ones: a
+        # full batch of light ones beside every heavy one the lane holds (running or in line); more heavy ones are
+        # refused at once, freeing their place.
+        self.concurrency = batch_size + heavy_slots + heavy_waiting
+        # The page's events that translate share one queue, so that those arriving together are decoded together.
+        self.queue = dict(concurrency_limit=self.concurrency, concurrency_id="translate")
         self.cfg = translator.model.cfg
         stop_at_deadline(translator.model)
-        self.lane = Lane(heavy_slots)
+        self.lane = Lane(heavy_slots, heavy_waiting)
+        self.recent = RecentInspections(inspections_bytes)
         self._batcher = batched_decoder(translator, inspect, batch_size, wrap=wrap)
         self._inspect_alone = wrap(lambda translator, text, beam, sampling: inspect(translator, text, beam,
                                                                                     sampling=sampling))
@@ -61,7 +118,12 @@ class ServedModel:
         self.inspect_alone = wrap(lambda text, beam, sampling, top_k: inspect(
             translator, text, beam, top_k=top_k, sampling=sampling,
             generated=translator.translate_ids([text], beam)[0] if beam > 1 else None))
-        self._attribute = wrap(lambda inspection, method: source_attribution(translator, inspection, method))
+
+        def attribute(inspection, method):
+            stop_at_deadline(float32_model(translator))  # the float32 copy it differentiates stops at the deadline too
+            return source_attribution(translator, inspection, method)
+
+        self._attribute = wrap(attribute)
         self.embedding_norms = wrap(lambda source: embedding_norms(translator, source))
         self.head_details = wrap(lambda *args: head_details(translator, *args))
         self.internals = wrap(lambda inspection: record_internals(translator, inspection))
@@ -84,10 +146,17 @@ class ServedModel:
     def inspect(self, text, beam=1, sampling=None, heads=()):
         """`interpretability.inspect` of `text`: light work with concurrent light requests (each then given its
         teacher-forced pass), beam search (traced step by step), long inputs and heads switched off
-        (`ablation.ablated`) in the heavy lane."""
+        (`ablation.ablated`) in the heavy lane. With all heads on, a recent one is answered again (`recent`)."""
+        key = (text, beam, sampling)
+        if not heads and (kept := self.recent.get(key)) is not None:
+            return kept
         if self.is_light(text, beam, sampling, heads):
-            return self._batcher((text, 1, sampling, True))
-        return self.heavy(lambda: self._inspect_alone(self._with_heads(heads), text, beam, sampling))
+            inspection = self._batcher((text, 1, sampling, True))
+        else:
+            inspection = self.heavy(lambda: self._inspect_alone(self._with_heads(heads), text, beam, sampling))
+        if not heads:
+            self.recent.put(key, inspection)
+        return inspection
 
     def attribute(self, inspection, method):
         """`attribution.source_attribution` of an inspection, in the heavy lane."""
@@ -98,12 +167,19 @@ class ServedModel:
         try:
             return self.lane.run(fn, self.heavy_budget)
         except Busy as e:
-            raise gr.Error(f"The server is busy with heavy requests ({HEAVY_WORK}): this one waited its "
-                           f"{self.heavy_budget:g} s for a turn. Try again in a moment, or use greedy decoding on a "
-                           "shorter text.") from e
+            raise Refusal(self.busy_message(e)) from e
         except DeadlineExceeded as e:
-            raise gr.Error(f"This request needed more than the {self.heavy_budget:g} s each heavy request may take "
+            raise Refusal(f"This request needed more than the {self.heavy_budget:g} s each heavy request may take "
                            f"({HEAVY_WORK}), its wait included: try a shorter text or a narrower beam.") from e
+
+    def busy_message(self, why):
+        return (f"The server is busy with heavy requests ({HEAVY_WORK}): {why}. Try again in a moment, or use greedy "
+                "decoding on a shorter text.")
+
+    def close(self, timeout=5.0):
+        """Refuse heavy work from now on and stop what runs at its next model step (`Lane.close`); whether it ended
+        within `timeout` seconds."""
+        return self.lane.close(timeout)
 
     def _with_heads(self, heads):
         return ablated(self.translator, heads) if heads else self.translator

@@ -21,8 +21,9 @@ from interpretability.language import check_language
 from transformer import Sampling
 from transformer.tokenizer import EOS
 
+from .events import Refusal
 from .payload import translation_payload
-from .texts import EMPTY_MESSAGE
+from .texts import EMPTY_MESSAGE, echo
 from .tokens import output_tokens, token_chips
 from .views import carrier
 
@@ -89,7 +90,7 @@ def decoding_settings(decoding, beam, temperature, top_k, seed):
             raise ValueError(f"the beam width must be in 1..{MAX_BEAM}, got {beam}")
         return beam, None
     except (TypeError, ValueError) as e:
-        raise gr.Error(f"Decoding settings: {e}") from e
+        raise Refusal(f"Decoding settings: {e}") from e
 
 
 def decoding_label(beam, sampling=None):
@@ -169,7 +170,7 @@ def inspection_of(served, text, decoding, beam, temperature, top_k, seed):
     if not isinstance(text, str) or not text.strip():
         return None
     if decoding not in DECODINGS:
-        raise gr.Error(f"Decoding settings: the decoding must be one of {', '.join(DECODINGS)}, got {decoding!r}")
+        raise Refusal(f"Decoding settings: the decoding must be one of {', '.join(DECODINGS)}, got {echo(decoding)}")
     beam, sampling = decoding_settings(decoding, beam, temperature, top_k, seed)
     return served.inspect(one_line(text)[0], beam, sampling)
 

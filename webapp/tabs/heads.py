@@ -23,14 +23,15 @@ import numpy as np
 from interpretability.ablation import head_grid
 
 from ..attention_kinds import ATTENTION_KINDS
+from ..events import Refusal
 from ..payload import translation_payload
-from ..texts import ABLATION_HELP, ABLATION_NOT_YET, EMPTY_MESSAGE, HEADS_HELP, IMPORTANCE_MISSING
+from ..texts import ABLATION_HELP, ABLATION_NOT_YET, EMPTY_MESSAGE, HEADS_HELP, IMPORTANCE_MISSING, echo
 from ..tokens import output_tokens, token_chips
 from ..translation import SHOWN_TRANSLATION, decoding_label, decoding_settings, one_line
 from ..views import browser_view
 from .steps import markdown_html, stepped_view
 
-HEAD_NAME = re.compile(r"(encoder|decoder|cross) L(\d+) H(\d+)")
+HEAD_NAME = re.compile(r"(encoder|decoder|cross) L([0-9]+) H([0-9]+)")  # ASCII digits only: "L١" is no layer
 _answers = itertools.count(1)  # each switch-off answer differs from the one before, even for the same heads
 
 # What each diagnostic measures, in the words of the page; `alignment` exists for cross-attention only.
@@ -54,12 +55,12 @@ def parse_head_name(name, grid):
     `ablation.head_grid`); a ValueError that says the format or the model's heads otherwise."""
     match = HEAD_NAME.fullmatch(str(name).strip())
     if not match:
-        raise ValueError(f"{name!r} is not a head: write it as '<kind> L<layer> H<head>', kind one of "
+        raise ValueError(f"{echo(name)} is not a head: write it as '<kind> L<layer> H<head>', kind one of "
                          f"{', '.join(ATTENTION_KINDS)}, e.g. 'cross L2 H3'")
     kind, layer, head = match.group(1), int(match.group(2)), int(match.group(3))
     n_layers, n_heads = grid[kind]
     if not (1 <= layer <= n_layers and 1 <= head <= n_heads):
-        raise ValueError(f"{name!r} is not a head of this model: its {kind} heads are L1..L{n_layers} "
+        raise ValueError(f"{echo(name)} is not a head of this model: its {kind} heads are L1..L{n_layers} "
                          f"H1..H{n_heads}")
     return kind, layer - 1, head - 1
 
@@ -116,7 +117,7 @@ def chosen_heads(served, names):
     try:
         return [parse_head_name(name, head_grid(served.cfg)) for name in names]
     except ValueError as e:
-        raise gr.Error(str(e)) from e
+        raise Refusal(str(e)) from e
 
 
 def switch_heads_off(served, text, decoding, beam, temperature, top_k, seed, *ticked):

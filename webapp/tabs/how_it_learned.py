@@ -1,12 +1,12 @@
 """The "How it learned" tab: the training history of the model, played in the browser — for a few probe sentences, the
 translation at each recorded step (tokens new since the step before marked), the cross-attention of a chosen layer
 and head (or their mean), and where that step sits on the train-loss and dev-BLEU curves. The history is sent once,
-when the tab opens (`history`); every control after that is answered in the page (`how_it_learned.js`, its markup
-too; `how_it_learned.css`)."""
+when the tab opens (`history`: JSON encoded and compressed once, at start); every control after that is answered in
+the page (`how_it_learned.js`, its markup too; `how_it_learned.css`)."""
 
 import gradio as gr
 
-from ..views import browser_view
+from ..views import browser_view, prepared_json
 
 LOOK_FOR = """**What to look for.** At step 0 the model writes noise and its cross-attention is a blur. Within a few
 hundred steps the map finds the diagonal — each Italian token looks at the English token it translates — and later
@@ -48,9 +48,5 @@ def learning_runs(directory):
 def build(served):
     """The tab's text and its view; the view asks the server for the history once, when it is first drawn."""
     gr.Markdown(LOOK_FOR)
-    runs = learning_runs(served.directory)
-
-    def history(*_):  # the page passes its arguments (none here)
-        return runs
-
+    history = prepared_json("history", learning_runs(served.directory))
     return browser_view(__file__, "how-it-learned", server_functions=[history])

@@ -16,7 +16,7 @@ from interpretability import positional_encoding
 
 from ..payload import quantized
 from ..texts import POSITION_HELP
-from ..views import browser_view
+from ..views import browser_view, prepared_json
 
 SCALE = 10_000  # a value v travels as round(SCALE * v), an int16: 4 decimals, |v| <= 1
 
@@ -35,11 +35,7 @@ def build(served):
     """The tab's text and its view. No Python event: the view asks for the table once (`positional_table`) and
     draws each translation from the payload the translation box publishes."""
     gr.Markdown(POSITION_HELP)
-    table = encoding_table(served.translator.model)
-
-    def positional_table(*_):  # the page passes its arguments (none here)
-        return table
-
+    positional_table = prepared_json("positional_table", encoding_table(served.translator.model))
     d_model = served.cfg.d_model
     return browser_view(__file__, "positional-encoding", server_functions=[positional_table],
                         setup={"dims": ", ".join(map(str, default_dims(d_model))), "last": d_model - 1})

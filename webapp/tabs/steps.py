@@ -16,9 +16,9 @@ from markdown_it import MarkdownIt
 
 from interpretability.attribution import METHODS
 
-from ..events import QUIET
+from ..events import QUIET, Refusal
 from ..payload import rounded
-from ..texts import ATTRIBUTION_HELP, BEAM_HELP, SAMPLING_HELP, STEPS_HELP
+from ..texts import ATTRIBUTION_HELP, BEAM_HELP, SAMPLING_HELP, STEPS_HELP, echo
 from ..translation import SHOWN_TRANSLATION, inspection_of
 from ..views import browser_view, view_css
 
@@ -55,7 +55,7 @@ def attribute(served, text, decoding, beam, temperature, top_k, seed, evt: gr.Ev
     data = evt._data if isinstance(evt._data, dict) else {}
     method = data.get("method")
     if method not in METHODS:
-        raise gr.Error(f"Attribution: the method must be one of {', '.join(METHODS)}, got {method!r}")
+        raise Refusal(f"Attribution: the method must be one of {', '.join(METHODS)}, got {echo(method)}")
     inspection = inspection_of(served, text, decoding, beam, temperature, top_k, seed)
     if inspection is None:
         return gr.skip()

@@ -1,0 +1,181 @@
+"""What a hostile visitor of a public Space can do to the app (issue 34's goals), against `python app.py` on 127.0.0.1:
+
+1. the page's server functions (`history`, `positional_table`) called 8 at a time while GET /gradio_api/app_id is
+   polled: its latency (goal: max <= 0.2 s);
+2. a burst of `--burst` beam-4 /translate requests of a long text, and 1.5 s later short greedy ones one after another:
+   the greedy latency (goal: p50 <= 1 s, max <= 3 s), and each heavy request answered or refused (busy) within its
+   budget from arrival (goal: none answered later);
+3. `--sessions` page sessions, each translating a long sentence of its own through the page's event: the server's
+   RSS before and after (goal: <= 100 MB more).
+
+    python -m bench.hostile_load                     # the shipped model, all three (a few minutes on 2 cores)
+    python -m bench.hostile_load --burst 20 --sessions 50   # a smoke run
+
+Every part is bounded in count and in time (`--part-timeout`). The last line of the output is a JSON summary.
+"""
+
+import argparse
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+
+from bench.app_throughput import CallError, call, page_call, page_event, rss_mb, running_app
+from bench.common import ROOT, percentile, print_json
+from bench.decode_latency import find_model_dir
+
+LONG_TEXT = ("The committee said on Tuesday that the new rules, which were written after a long debate between the "
+             "regions and the government, will change how schools, hospitals and small companies are funded over "
+             "the next ten years, and that the first results should be published before the end of the summer.")
+SHORT = "I love books."
+GREEDY = ["greedy", 4, 1.0, 0, 0]
+SERVER_FUNCTIONS = {"how-it-learned": "history", "positional-encoding": "positional_table"}
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(prog="python -m bench.hostile_load", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", help="model directory (default: assets/model, else runs/cpu/model)")
+    p.add_argument("--burst", type=int, default=100, help="beam-4 requests of a long text sent at once")
+    p.add_argument("--sessions", type=int, default=500, help="page sessions, each translating a long sentence")
+    p.add_argument("--calls", type=int, default=8, help="concurrent calls of each page server function")
+    p.add_argument("--part-timeout", type=float, default=240, help="the longest one part may run, seconds")
+    p.add_argument("--startup-timeout", type=float, default=300)
+    args = p.parse_args(argv)
+    args.model = find_model_dir(args.model)
+    if args.model is None:
+        p.error("--model is required here")
+    return args
+
+
+class Poller:
+    """GET /gradio_api/app_id every 20 ms in a thread, recording each answer's latency, until stopped."""
+
+    def __init__(self, url):
+        self.url, self.seconds, self._stop = url, [], threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def _poll(self):
+        with httpx.Client() as client:
+            while not self._stop.is_set():
+                start = time.perf_counter()
+                client.get(self.url + "gradio_api/app_id", timeout=60)
+                self.seconds.append(time.perf_counter() - start)
+                time.sleep(0.02)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(60)
+
+
+def server_functions(url, calls, timeout):
+    """Part 1: every page server function called `calls` at a time (as a browser asks, gzip accepted)."""
+    config = httpx.get(url + "config", timeout=60).json()
+    ids = {c["props"].get("elem_id"): c["id"] for c in config["components"] if c["props"].get("elem_id")}
+    asks = [{"component_id": ids[elem_id], "fn_name": fn, "data": [], "session_hash": uuid.uuid4().hex}
+            for elem_id, fn in SERVER_FUNCTIONS.items() for _ in range(calls)]
+    sizes = {}
+
+    def ask(body):
+        with httpx.Client(headers={"Accept-Encoding": "gzip"}) as client:
+            start = time.perf_counter()
+            response = client.post(url + "gradio_api/component_server", json=body, timeout=timeout)
+            response.raise_for_status()
+            sizes[body["fn_name"]] = (int(response.headers.get("content-length", 0)), len(response.content))
+            return time.perf_counter() - start
+
+    with Poller(url) as poller, ThreadPoolExecutor(len(asks)) as pool:
+        seconds = list(pool.map(ask, asks))
+    return {"calls": len(asks), "call_max_s": round(max(seconds), 3),
+            "app_id_max_s": round(max(poller.seconds), 3), "app_id_p50_s": round(percentile(poller.seconds, 50), 4),
+            "bytes_sent_and_json": {fn: list(size) for fn, size in sizes.items()}}
+
+
+def burst(url, n_heavy, budget, timeout):
+    """Part 2: `n_heavy` beam-4 requests of LONG_TEXT at once; from 1.5 s later, short greedy ones one after
+    another while the heavy ones last (at most `timeout` s)."""
+    heavy, greedy, done = [], [], threading.Event()
+    # made before the burst: making 100 clients (an SSL context each) holds this process's GIL for seconds
+    clients = [httpx.Client() for _ in range(n_heavy + 1)]
+
+    def one_heavy(i):
+        start = time.perf_counter()
+        try:
+            call(clients[i], url, "translate", [LONG_TEXT, "beam", 4, 1.0, 0, 0])
+            heavy.append(("answered", time.perf_counter() - start))
+        except CallError as e:
+            heavy.append(("busy" if "busy" in str(e) else "other error", time.perf_counter() - start))
+
+    def greedy_ones():
+        time.sleep(1.5)
+        end = time.monotonic() + timeout
+        while not done.is_set() and time.monotonic() < end:
+            start = time.perf_counter()
+            call(clients[-1], url, "translate", [SHORT, *GREEDY])
+            greedy.append(time.perf_counter() - start)
+            time.sleep(0.2)
+
+    sender = threading.Thread(target=greedy_ones)
+    sender.start()
+    with ThreadPoolExecutor(n_heavy) as pool:
+        list(pool.map(one_heavy, range(n_heavy)))
+    done.set()
+    sender.join(timeout)
+    for client in clients:
+        client.close()
+    answered = [s for kind, s in heavy if kind == "answered"]
+    return {"heavy": n_heavy, "heavy_answered": len(answered),
+            "heavy_busy": sum(kind == "busy" for kind, _ in heavy),
+            "heavy_other_errors": sum(kind == "other error" for kind, _ in heavy),
+            "heavy_answered_max_s": round(max(answered, default=0), 2), "budget_s": budget,
+            "heavy_answered_after_budget": sum(s > budget + 1 for s in answered),  # 1 s: the client's own overhead
+            "greedy": len(greedy), "greedy_p50_s": round(percentile(greedy, 50), 3) if greedy else None,
+            "greedy_max_s": round(max(greedy), 3) if greedy else None, "greedy_s": [round(s, 2) for s in greedy]}
+
+
+def sessions(url, pid, n, timeout):
+    """Part 3: `n` page sessions, each translating a long sentence of its own (4 at a time): the RSS they add."""
+    fn_index = page_event(url, "page_translate")
+    before, end, errors = rss_mb(pid), time.monotonic() + timeout, []
+
+    def session(i):
+        if time.monotonic() > end:
+            return False
+        with httpx.Client() as client:
+            try:
+                page_call(client, url, fn_index, [f"{LONG_TEXT} Number {i}.", *GREEDY], uuid.uuid4().hex)
+            except CallError as e:
+                errors.append(str(e)[:120])
+        return True
+
+    with ThreadPoolExecutor(4) as pool:
+        made = sum(pool.map(session, range(n)))
+    after = rss_mb(pid)
+    return {"sessions": made, "errors": len(errors), "first_error": errors[0] if errors else None,
+            "rss_before_mb": round(before), "rss_after_mb": round(after), "rss_added_mb": round(after - before)}
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    budget = 30.0
+    summary = {"model": str(args.model)}
+    with running_app(str(ROOT), args.model, startup_timeout=args.startup_timeout,
+                     env={"HEAVY_BUDGET_S": str(budget)}) as (url, pid):
+        call(httpx.Client(), url, "translate", [SHORT, *GREEDY])  # warm up
+        summary["server_functions"] = server_functions(url, args.calls, args.part_timeout)
+        print("page server functions:", summary["server_functions"], flush=True)
+        summary["burst"] = burst(url, args.burst, budget, args.part_timeout)
+        print("burst:", summary["burst"], flush=True)
+        summary["sessions"] = sessions(url, pid, args.sessions, args.part_timeout)
+        print("sessions:", summary["sessions"], flush=True)
+    print_json(summary)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,314 @@
+"""The app as a hostile visitor of a public Space meets it (issue 34): page server functions answered from bytes
+prepared once, request bodies and uploads bounded, answers compressed, heavy work refused at once when its line is
+full and stopped at its budget (attribution's float32 copy too), nothing kept per session, every setting and every
+refusal one line."""
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import fastapi
+import gradio as gr
+import pytest
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.responses import JSONResponse, StreamingResponse
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from modeldir.directory import ModelDirectory
+from serving.batching import Busy, DeadlineExceeded, Lane, check_deadline
+from transformer import Translator
+from webapp import api, translation
+from webapp.events import BodyLimit, PreparedAnswers, PublicRoutesOnly, Refusal, compression
+from webapp.served import RecentInspections, ServedModel, inspection_bytes
+from webapp.settings import SettingError, Settings
+from webapp.tabs.heads import parse_head_name
+from webapp.texts import echo
+from webapp.views import browser_view, prepared_json
+
+ROOT = Path(__file__).resolve().parents[1]
+SENTENCE = "I see the cat."
+
+
+@pytest.fixture(scope="module")
+def translator(tiny_model_dir):
+    return Translator.load(tiny_model_dir)
+
+
+def serve(translator, tiny_model_dir, **options):
+    return ServedModel(ModelDirectory(translator, tiny_model_dir), tiny_model_dir, **options)
+
+
+# --- Page server functions: bytes prepared once ----------------------------------------------------------------------
+
+
+def test_a_page_server_function_answers_json_prepared_once_gzip_to_a_browser():
+    history = [{"step": step, "loss": 1 / (step + 1), "probes": ["a"] * 50} for step in range(200)]
+    with gr.Blocks() as demo:
+        view = browser_view(ROOT / "webapp" / "tabs" / "how_it_learned.py", "view",
+                            server_functions=[prepared_json("history", history)])
+    ask = {"component_id": view._id, "fn_name": "history", "data": [], "session_hash": "s"}
+    for middleware in ([], [Middleware(PreparedAnswers, blocks=demo)]):  # through Gradio, then answered before it
+        client = TestClient(gr.mount_gradio_app(fastapi.FastAPI(middleware=middleware), demo, path=""))
+        browser = client.post("/gradio_api/component_server", json=ask, headers={"Accept-Encoding": "gzip"})
+        assert browser.status_code == 200 and browser.headers["content-encoding"] == "gzip"
+        assert browser.json() == history  # the client undoes the gzip, as a browser does
+        plain = client.post("/gradio_api/component_server", json=ask, headers={"Accept-Encoding": "identity"})
+        assert "content-encoding" not in plain.headers and plain.json() == history
+        assert int(browser.headers["content-length"]) < len(plain.content) / 5
+        assert ("s" in demo.state_holder) == (not middleware)  # answered before it, no session was built
+        demo.state_holder.session_data.pop("s", None)
+    serve_history = view.server_fns[0]
+    assert serve_history().body is serve_history().body  # the same bytes every call: nothing encoded per call
+
+
+# --- Request bodies, uploads, compression ----------------------------------------------------------------------------
+
+
+async def echo_length(request):
+    return JSONResponse({"read": len(await request.body())})
+
+
+async def events(request):
+    async def stream():
+        for i in range(3):
+            yield f"data: {json.dumps({'msg': 'x' * 2000, 'i': i})}\n\n"
+    return StreamingResponse(stream(), media_type="text/event-stream")
+
+
+def small_app():
+    return Starlette(routes=[Route("/echo", echo_length, methods=["POST"]), Route("/events", events)],
+                     middleware=[Middleware(BodyLimit, max_bytes=1000), compression()])
+
+
+def test_a_body_over_the_limit_is_refused_unread_with_or_without_its_length():
+    client = TestClient(small_app())
+    assert client.post("/echo", content=b"x" * 1000).json() == {"read": 1000}
+    refused = client.post("/echo", content=b"x" * 5000)
+    assert refused.status_code == 413 and "request body over" in refused.json()["error"]
+    chunked = client.post("/echo", content=iter([b"x" * 600, b"x" * 600]))  # no Content-Length: counted as read
+    assert chunked.status_code == 413
+
+
+def test_json_and_event_streams_are_compressed():
+    client = TestClient(small_app())
+    stream = client.get("/events", headers={"Accept-Encoding": "gzip"})
+    assert stream.headers["content-encoding"] == "gzip"
+    assert [json.loads(line[6:])["i"] for line in stream.text.split("\n") if line.startswith("data: ")] == [0, 1, 2]
+
+
+def test_the_app_refuses_uploads_over_its_limit_and_compresses_its_answers(tiny_model_dir):
+    from app_helpers import start_app
+
+    with start_app(tiny_model_dir, MAX_UPLOAD_MB="1", MAX_BODY_MB="2") as app:
+        import httpx
+
+        big = httpx.post(app.url + "gradio_api/upload", files={"files": ("a.txt", b"x" * 1_500_000)}, timeout=60)
+        assert big.status_code == 413  # Gradio's max_file_size
+        huge = httpx.post(app.url + "gradio_api/upload", content=b"x" * 3_000_000, timeout=60)
+        assert huge.status_code == 413 and "request body over 2 MB" in huge.text  # BodyLimit, before Gradio reads it
+        config = httpx.get(app.url + "config", headers={"Accept-Encoding": "gzip"}, timeout=60)
+        assert config.headers.get("content-encoding") == "gzip"
+        missing = httpx.post(app.url + "gradio_api/call/v2/translate", json={}, timeout=60)
+        assert missing.status_code == 422 and "/translate needs text" in missing.json()["error"]
+        unknown = httpx.post(app.url + "gradio_api/call/v2/translate", json={"text": "hi", "txt": "x" * 10_000},
+                             timeout=60)
+        assert unknown.status_code == 422 and "has no argument 'txt'" in unknown.json()["error"]
+        empty = httpx.post(app.url + "gradio_api/call/v2/translate", content=b"", timeout=60)
+        assert empty.status_code == 422 and "takes a JSON object of named arguments" in empty.json()["error"]
+        events = httpx.get(app.url + "config", timeout=60).json()["dependencies"]
+        page_translate = next(event["id"] for event in events if event["api_name"] == "page_translate")
+        short = httpx.post(app.url + "gradio_api/queue/join", timeout=60, json={
+            "data": ["I see the cat."], "fn_index": page_translate, "session_hash": "s", "trigger_id": None})
+        assert short.status_code == 422 and short.json()["error"] == (
+            f"event {page_translate} (page_translate) takes 6 inputs, got 1")
+    assert app.returncode == 0 and "Traceback" not in app.output  # SIGTERM: a clean stop
+
+
+# --- Heavy work: admission, budget, shutdown ---------------------------------------------------------------------------
+
+
+def test_a_full_line_of_heavy_work_is_refused_at_once():
+    lane, release = Lane(1, max_waiting=2), threading.Event()
+    threads = [threading.Thread(target=lane.run, args=(lambda: release.wait(5), 30)) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+        time.sleep(0.05)
+    assert lane.waiting == 2
+    with pytest.raises(Busy, match="2 heavy requests already wait for a turn"):
+        lane.run(lambda: pytest.fail("ran beyond the line"), 30)  # refused now, not after its 30 s
+    release.set()
+    for thread in threads:
+        thread.join(5)
+    assert lane.run(lambda: "a turn", 1) == "a turn"
+
+
+def test_the_door_lets_in_no_more_than_the_lane_has_places_for_until_they_come_or_expire():
+    lane = Lane(1, max_waiting=2)
+    assert [lane.admit(60) for _ in range(4)] == [True, True, True, False]  # a slot and two places in line
+    lane.arrived()  # an admitted call comes to its endpoint, and is refused there (a bad argument)
+    assert lane.run(lambda: "came", 1) == "came"  # or comes to run: its place is free again once done
+    assert lane.admit(60) and not lane.admit(60)
+    expiring = Lane(1, max_waiting=0)
+    assert expiring.admit(0.05) and not expiring.admit(60)
+    time.sleep(0.1)
+    assert expiring.admit(60)  # the first never came: its place went back
+
+
+def test_closing_the_lane_stops_running_work_at_its_next_step_and_refuses_more():
+    lane, steps, started = Lane(1), [], threading.Event()
+
+    def work():
+        started.set()
+        while True:
+            check_deadline()  # what each model step does (stop_at_deadline)
+            steps.append(1)
+            time.sleep(0.01)
+
+    errors = []
+    thread = threading.Thread(target=lambda: errors.append(pytest.raises(DeadlineExceeded, lane.run, work, 60)))
+    thread.start()
+    started.wait(5)
+    assert lane.close(5)  # idle once the running work stopped
+    thread.join(5)
+    assert errors and steps
+    with pytest.raises(Busy, match="shutting down"):
+        lane.run(lambda: None, 60)
+
+
+def test_light_requests_are_answered_while_heavy_ones_are_refused(translator, tiny_model_dir):
+    served = serve(translator, tiny_model_dir, heavy_waiting=0)
+    release = threading.Event()
+    holder = threading.Thread(target=served.heavy, args=(lambda: release.wait(5),))
+    holder.start()
+    time.sleep(0.05)
+    try:
+        with pytest.raises(gr.Error, match="The server is busy with heavy requests"):
+            served.translate(SENTENCE, beam=2)
+        assert served.translate(SENTENCE) == translator.translate(SENTENCE)  # greedy and short: its own lane
+    finally:
+        release.set()
+        holder.join(5)
+
+
+def test_heavy_api_calls_are_refused_at_the_door_while_the_lane_is_full(translator, tiny_model_dir):
+    served = serve(translator, tiny_model_dir, heavy_waiting=0)
+    with gr.Blocks() as demo:
+        api.register(served)
+    demo.queue()
+    app = fastapi.FastAPI(middleware=[Middleware(api.HeavyAdmission, served=served)])
+    release = threading.Event()
+    holder = threading.Thread(target=served.heavy, args=(lambda: release.wait(10),))
+    with TestClient(gr.mount_gradio_app(app, demo, path="")) as client:
+        holder.start()
+        time.sleep(0.05)
+        try:
+            for route, body in [("call/translate", {"data": [SENTENCE, "beam", 4, 1.0, 0, 0]}),
+                                ("call/v2/translate", {"text": "word " * 1000}),  # long: heavy whatever the decoding
+                                ("call/ablate", {"data": [SENTENCE, ["cross L1 H1"], 1]})]:
+                refused = client.post(f"/gradio_api/{route}", json=body)
+                assert refused.status_code == 503 and "The server is busy with heavy requests" in refused.json()["error"]
+            greedy = client.post("/gradio_api/call/translate", json={"data": [SENTENCE, "greedy", 4, 1.0, 0, 0]})
+            assert greedy.status_code == 200 and "event_id" in greedy.json()  # light: queued as usual
+        finally:
+            release.set()
+            holder.join(10)
+        assert client.post("/gradio_api/call/translate", json={"data": [SENTENCE, "beam", 4, 1.0, 0, 0]}).status_code == 200
+
+
+def test_attribution_stops_at_the_budget_in_its_float32_copy(translator, tiny_model_dir):
+    served = serve(translator, tiny_model_dir, heavy_budget=1e-9)
+    inspection = translation.shown_inspection(served, translation.request_json(SENTENCE, 1, None))  # light: no budget
+    with pytest.raises(gr.Error, match="needed more than the 1e-09 s each heavy request may take"):
+        served.attribute(inspection, "integrated_gradients")
+
+
+# --- Memory per visitor ----------------------------------------------------------------------------------------------
+
+
+def test_recent_inspections_stay_under_their_bytes_least_recently_used_first(translator, tiny_model_dir):
+    served = serve(translator, tiny_model_dir)
+    sentences = [f"I see the cat number {i}." for i in range(6)]
+    inspections = [served.inspect(text) for text in sentences]
+    size = max(map(inspection_bytes, inspections))
+    recent = RecentInspections(3 * size)
+    for text, inspection in zip(sentences, inspections):
+        recent.put(text, inspection)
+        recent.get(sentences[0])  # kept in use: stays
+    assert recent.bytes <= 3 * size and len(recent) <= 3
+    assert recent.get(sentences[0]) is inspections[0] and recent.get(sentences[-1]) is inspections[-1]
+    assert recent.get(sentences[1]) is None  # the least recently used went first
+
+
+def test_the_page_keeps_no_state_and_an_experiment_names_its_sentence(translator, tiny_model_dir):
+    served = serve(translator, tiny_model_dir)
+    with gr.Blocks() as demo:
+        translation.build(served, demo)
+    assert not [block for block in demo.blocks.values() if isinstance(block, gr.State)]
+    shown = translation.request_json(SENTENCE, 2, None)  # what an experiment's request carries
+    first = translation.shown_inspection(served, shown)
+    assert translation.shown_inspection(served, shown) is first  # made again only once forgotten
+
+
+# --- One line for each wrong thing -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("environ, message", [
+    ({"MODEL_DTYPE": "bogus"}, "MODEL_DTYPE must be one of float32, float16, bfloat16, got 'bogus'"),
+    ({"BATCH_SIZE": "abc"}, "BATCH_SIZE must be a whole number >= 1, got 'abc'"),
+    ({"BATCH_SIZE": "0"}, "BATCH_SIZE must be a whole number >= 1, got '0'"),
+    ({"HEAVY_SLOTS": "0"}, "HEAVY_SLOTS must be a whole number >= 1, got '0'"),
+    ({"HEAVY_BUDGET_S": "nan"}, "HEAVY_BUDGET_S must be a positive number of seconds, got 'nan'"),
+    ({"MAX_BODY_MB": "x" * 1000}, "MAX_BODY_MB must be a whole number >= 1, got 'xxxxxxxxxxxxx"),
+    ({"MODEL_DEVICE": "tpu"}, "MODEL_DEVICE: device must be one of cpu, cuda"),
+    ({"MAX_SESSIONS": "50"}, "MAX_SESSIONS must be a whole number >= 200, got '50'"),
+])
+def test_a_wrong_setting_is_one_line_naming_it(environ, message):
+    with pytest.raises(SettingError) as error:
+        Settings.from_environment(environ)
+    assert message in str(error.value) and "\n" not in str(error.value) and len(str(error.value)) < 200
+
+
+def test_the_settings_default_to_the_documented_limits():
+    settings = Settings.from_environment({"MODEL_DEVICE": "cpu"})
+    assert (settings.batch_size, settings.heavy_slots, settings.heavy_budget, settings.heavy_waiting) == (16, 1, 30, 4)
+    assert (settings.body_mb, settings.upload_mb, settings.sessions, settings.inspections_mb) == (1, 1, 256, 32)
+
+
+def test_app_py_with_a_wrong_setting_says_one_line_and_exits_2():
+    done = subprocess.run([sys.executable, "app.py"], cwd=ROOT, env={"BATCH_SIZE": "abc", "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip() == "app.py: BATCH_SIZE must be a whole number >= 1, got 'abc'"
+
+
+def test_head_names_take_ascii_digits_only_and_a_long_one_is_echoed_short(translator, tiny_model_dir):
+    served = serve(translator, tiny_model_dir)
+    with pytest.raises(gr.Error, match="is not a head"):
+        api.heads_argument(served, ["cross L١ H١"])
+    with pytest.raises(gr.Error) as refused:
+        api.heads_argument(served, ["x" * 1_000_000])
+    assert len(str(refused.value)) < 300 and parse_head_name("cross L1 H1", {"cross": (2, 2)}) == ("cross", 0, 0)
+
+
+def test_a_refusal_is_one_log_line_and_no_traceback(caplog):
+    with caplog.at_level("WARNING"):
+        error = Refusal(f"heads: {echo('x' * 10_000)} is not a head")
+    assert error.print_exception is False
+    assert [record.getMessage() for record in caplog.records] == [f"refused: {error.message}"]
+    assert len(error.message) < 100
+
+
+def test_a_named_call_missing_an_argument_is_told_what_it_takes(translator, tiny_model_dir):
+    served = serve(translator, tiny_model_dir)
+    with gr.Blocks() as demo:
+        api.register(served)
+    fn = next(fn for fn in demo.fns.values() if fn.api_name == "ablate")
+    assert PublicRoutesOnly.wrong_named("ablate", fn, {"text": "hi"}) == (
+        "/ablate needs heads: it takes text, heads, beam=1")
+    assert PublicRoutesOnly.wrong_named("ablate", fn, ["hi"]).startswith("/ablate takes a JSON object")
+    assert PublicRoutesOnly.wrong_named("ablate", fn, {"text": "hi", "heads": []}) is None

@@ -1,0 +1,84 @@
+"""The app's settings, read from its environment once at start (app.py), each checked: a value the app cannot run with
+stops it with one line naming the variable, what it takes and what it got (`SettingError`; app.py exits with code 2),
+never with a traceback from deep inside torch or Gradio."""
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from modeldir.device import pick_device
+from transformer.translator import DTYPES
+
+from .served import serving_dtype
+from .texts import echo
+
+MEGABYTE = 1024 * 1024
+# Gradio drops a session even while its event is queued or running, whose caller then gets no answer: keep at least
+# as many as the queue holds events (app.py: 128 waiting) and runs at once.
+MIN_SESSIONS = 200
+
+
+class SettingError(ValueError):
+    """An environment variable the app cannot run with (its message: one line)."""
+
+
+def _read(environ, name, default, parse, accepted, takes):
+    """The variable `name` of `environ` parsed, `default` when unset or empty; a SettingError saying what it `takes`
+    unless `parse` reads it and `accepted` the value."""
+    raw = environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = parse(raw)
+    except ValueError:
+        value = None
+    if value is None or not accepted(value):
+        raise SettingError(f"{name} must be {takes}, got {echo(raw)}")
+    return value
+
+
+def _whole(environ, name, default, low):
+    return _read(environ, name, default, int, lambda value: value >= low, f"a whole number >= {low}")
+
+
+def _seconds(environ, name, default):
+    return _read(environ, name, default, float, lambda value: 0 < value < float("inf"), "a positive number of seconds")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What app.py serves and how (docs/app.md#settings, docs/deployment.md#limits-of-a-public-space)."""
+
+    model_dir: Path | str  # a directory, or a Hub id user/name
+    device: object  # a torch.device
+    batch_size: int  # concurrent light translations decoded together
+    dtype: str  # the model's precision, a name of transformer.translator.DTYPES
+    threads: int  # torch threads per operation
+    heavy_slots: int  # heavy computations at once
+    heavy_budget: float  # seconds a heavy request may take from its arrival, its wait included
+    heavy_waiting: int  # heavy requests that may wait for a slot; more are refused at once as busy
+    sessions: int  # sessions Gradio keeps (its state_session_capacity), the oldest dropped first
+    inspections_mb: int  # memory of the recent translations kept for the experiments (webapp.served)
+    body_mb: int  # the largest request body accepted
+    upload_mb: int  # the largest file Gradio's upload route accepts (the app takes none)
+
+    @classmethod
+    def from_environment(cls, environ=None, default_model_dir=None):
+        environ = os.environ if environ is None else environ
+        try:
+            device = pick_device(environ.get("MODEL_DEVICE"))
+        except ValueError as e:
+            raise SettingError(f"MODEL_DEVICE: {e}") from None
+        batch_size = _whole(environ, "BATCH_SIZE", 16, 1)
+        dtype = environ.get("MODEL_DTYPE") or serving_dtype(device, batch_size)
+        if dtype not in DTYPES:
+            raise SettingError(f"MODEL_DTYPE must be one of {', '.join(DTYPES)}, got {echo(dtype)}")
+        threads = _whole(environ, "MODEL_THREADS", 0, 1) or _whole(environ, "OMP_NUM_THREADS", 1, 1)
+        heavy_slots = _whole(environ, "HEAVY_SLOTS", 1, 1)
+        return cls(model_dir=environ.get("MODEL_DIR") or default_model_dir, device=device, batch_size=batch_size,
+                   dtype=dtype, threads=threads, heavy_slots=heavy_slots,
+                   heavy_budget=_seconds(environ, "HEAVY_BUDGET_S", 30.0),
+                   heavy_waiting=_whole(environ, "HEAVY_WAITING", 4 * heavy_slots, 0),
+                   sessions=_whole(environ, "MAX_SESSIONS", 256, MIN_SESSIONS),
+                   inspections_mb=_whole(environ, "INSPECTIONS_MB", 32, 1),
+                   body_mb=_whole(environ, "MAX_BODY_MB", 1, 1), upload_mb=_whole(environ, "MAX_UPLOAD_MB", 1, 0))
