@@ -22,6 +22,13 @@ def default_path(*candidates):
     return None
 
 
+def refuse_missing(parser, paths, hint=""):
+    """`parser.error` (one line, exit 2) naming every path of `paths` that does not exist, `hint` after them."""
+    missing = [str(path) for path in paths if not Path(path).exists()]
+    if missing:
+        parser.error(f"not found: {', '.join(missing)}{hint}")
+
+
 def set_threads(threads):
     """torch.set_num_threads(threads) when threads > 0; returns the number of threads in use."""
     if threads:

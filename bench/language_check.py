@@ -13,7 +13,7 @@ import argparse
 import csv
 from pathlib import Path
 
-from bench.common import DATA_DIR, ROOT, print_json, print_table, read_pairs
+from bench.common import DATA_DIR, ROOT, print_json, print_table, read_pairs, refuse_missing
 from interpretability.language import check_language
 
 DEMO_DIR = ROOT / "data" / "demo"
@@ -30,9 +30,7 @@ def parse_args(argv=None):
                    help="TSVs with a header 'language<TAB>sentence': detection on their sentences")
     p.add_argument("--show", type=int, default=5, help="print this many misses of each kind")
     args = p.parse_args(argv)
-    missing = [path for path in args.english + args.foreign if not Path(path).exists()]
-    if missing:
-        p.error(f"not found: {', '.join(missing)}")
+    refuse_missing(p, args.english + args.foreign)
     return args
 
 

@@ -18,7 +18,7 @@ tells how much of any difference is the data rather than the size. About 25 s in
 import argparse
 from pathlib import Path
 
-from bench.common import DATA_DIR, ROOT, get_tokenizer, print_json, print_table, read_pairs
+from bench.common import DATA_DIR, ROOT, get_tokenizer, print_json, print_table, read_pairs, refuse_missing
 from transformer import Translator
 from transformer.tokenizer import encode_batch
 
@@ -36,9 +36,7 @@ def parse_args(argv=None):
                    help="vocabulary sizes to learn, byte tokens included")
     p.add_argument("--long-words", type=int, default=11, help="a sentence of this many English words or more is long")
     args = p.parse_args(argv)
-    missing = [path for path in args.train + args.data if not Path(path).exists()]
-    if missing:
-        p.error(f"not found: {', '.join(missing)} (make the data with python -m training.prepare_data)")
+    refuse_missing(p, args.train + args.data, " (make the data with python -m training.prepare_data)")
     return args
 
 
