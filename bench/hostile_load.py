@@ -1,4 +1,4 @@
-"""What a hostile visitor of a public Space can do to the app (issue 34's goals), against `python app.py` on 127.0.0.1:
+"""What a hostile visitor of a public Space can do to the app, against `python app.py` on 127.0.0.1:
 
 1. the page's server functions (`history`, `positional_table`) called 8 at a time while GET /gradio_api/app_id is
    polled: its latency (goal: max <= 0.2 s);
