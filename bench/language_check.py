@@ -1,4 +1,4 @@
-"""How well `interpretability.language` tells English from French, German, Spanish and Italian: false alarms (English
+"""How well `inputs.language` tells English from French, German, Spanish and Italian: false alarms (English
 sentences it would warn about) on the English side of test sets, and the share of other-language sentences it warns
 about, with the language it names, on the project's own lists (data/demo/not-english.tsv, the list the word lists
 were tuned on, and data/demo/not-english-heldout.tsv, written before that tuning and never tuned on).
@@ -14,7 +14,7 @@ import csv
 from pathlib import Path
 
 from bench.common import DATA_DIR, ROOT, print_json, print_table, read_pairs, refuse_missing
-from interpretability.language import check_language
+from inputs.language import check_language
 
 DEMO_DIR = ROOT / "data" / "demo"
 

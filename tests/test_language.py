@@ -1,10 +1,10 @@
-"""interpretability.language: the rule that warns when an input is not English, on clear cases, and its false
+"""inputs.language: the rule that warns when an input is not English, on clear cases, and its false
 alarms on the English test set when the data is there."""
 
 import pytest
 
 from bench.common import DATA_DIR
-from interpretability.language import check_language, looks_like_english, words_of
+from inputs.language import check_language, looks_like_english, words_of
 
 
 @pytest.mark.parametrize("text, language", [

@@ -76,7 +76,7 @@ def test_line_breaks_are_read_as_spaces_and_said():
 
 def test_input_that_does_not_look_english_is_warned_about(served):
     """French or German in the English box: the status line says what it looks like and why the Italian may be
-    nonsense (interpretability.language decides); English gets no such warning."""
+    nonsense (inputs.language decides); English gets no such warning."""
     for text, language in [("Je voudrais un café, s'il vous plaît.", "French"), ("Ich habe heute keine Zeit.", "German")]:
         status = translation.translate(served, text, "greedy", 2, 1.0, 0, 0)[1]
         assert f"Warning: This looks like {language}" in status and "translates from English only" in status

@@ -17,7 +17,7 @@ import gradio as gr
 from inputs.checks import MAX_BEAM as LIBRARY_MAX_BEAM
 from inputs.checks import check_sampling
 from interpretability import input_report
-from interpretability.language import check_language
+from inputs.language import check_language
 from transformer import Sampling
 from transformer.tokenizer import EOS
 
@@ -119,7 +119,7 @@ def one_line(text):
 def translation_status(seconds, decoding, report, italian_tokens, max_tokens, joined_lines=1, not_english=None):
     """The status line under a translation (`decoding`: `decoding_label`; tokens counted without the closing </s>, as
     the truncation note does), then the warning `not_english` when the input does not look English (the line of
-    `interpretability.language.check_language`), a note when the input's `joined_lines` were read as one
+    `inputs.language.check_language`), a note when the input's `joined_lines` were read as one
     (`one_line`) and a warning for each thing in the input the model may not have read
     (`interpretability.input_report`)."""
     lines = [f"Translated in {seconds:.2f} s · {decoding} · {report.tokens} English → {italian_tokens} Italian tokens "

@@ -15,7 +15,7 @@ rate on sentences of the four languages (data/demo/not-english*.tsv).
 import re
 from dataclasses import dataclass
 
-from inputs.checks import check_text
+from .checks import check_text
 
 ENGLISH_WORDS = frozenset("""
     the an is are were be been being of to and that it you he she we they this these those what which with for on
