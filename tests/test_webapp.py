@@ -44,7 +44,7 @@ def test_decoding_settings_refuse_what_the_page_does_not_offer():
     assert translation.decoding_settings("greedy", 5, 1.0, 0, 0) == (1, None)
     assert translation.decoding_settings("beam", 3, 1.0, 0, 0) == (3, None)
     assert translation.decoding_settings("sampling", 3, 0.5, 4, 2) == (1, Sampling(0.5, 4, 2))
-    with pytest.raises(gr.Error, match="the beam width must be in 1..8, got 9"):
+    with pytest.raises(gr.Error, match="the beam width must be a whole number in 1..8, got 9"):
         translation.decoding_settings("beam", 9, 1.0, 0, 0)
     with pytest.raises(gr.Error, match="Decoding settings"):
         translation.decoding_settings("sampling", 1, "hot", 0, 0)
@@ -117,7 +117,7 @@ def test_an_experiment_runs_on_the_translation_shown_made_again_from_its_request
     assert translation.inspection_of(served, " ", *settings) is None  # no translation shown
     with pytest.raises(gr.Error, match="the decoding must be one of greedy, beam, sampling"):
         translation.inspection_of(served, request["text"], "<script>", 2, 1.0, 0, 0)
-    with pytest.raises(gr.Error, match="the beam width must be in"):
+    with pytest.raises(gr.Error, match="the beam width must be a whole number in"):
         translation.inspection_of(served, request["text"], "beam", 99, 1.0, 0, 0)
     assert "globalThis.translatorStore" in translation.SHOWN_TRANSLATION  # the page's, not the box's
 

@@ -24,8 +24,9 @@ from interpretability import embedding_norms, head_details, inspect, record_inte
 from interpretability.ablation import ablated
 from interpretability.attribution import float32_model, source_attribution
 from interpretability.inspection import LONG_INPUT_TOKENS
-from serving.batching import Busy, DeadlineExceeded, Lane, batched_decoder, stop_at_deadline
 from modeldir.device import fast_dtype
+from serving.batching import Busy, DeadlineExceeded, Lane, batched_decoder, stop_at_deadline
+from transformer.model import head_grid
 
 from .events import Refusal
 
@@ -186,7 +187,7 @@ class ServedModel:
 
     def layers(self, kind):
         """How many layers the attention of `kind` has: encoder and decoder may differ in depth."""
-        return self.cfg.n_encoder_layers if kind == "encoder" else self.cfg.n_decoder_layers
+        return head_grid(self.cfg)[kind][0]
 
     def bind(self, handler):
         """`handler(served, ...)` as `handler(...)`: a bound method, whose signature and type hints Gradio reads."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from inputs.checks import MAX_BEAM as LIBRARY_MAX_BEAM
-from inputs.checks import check_sampling
+from inputs.checks import check_sampling, check_whole_number
 from interpretability import input_report
 from inputs.language import check_language
 from transformer import Sampling
@@ -86,8 +86,7 @@ def decoding_settings(decoding, beam, temperature, top_k, seed):
             check_sampling(sampling)
             return 1, sampling
         beam = 1 if decoding == "greedy" else int(beam)
-        if not 1 <= beam <= MAX_BEAM:
-            raise ValueError(f"the beam width must be in 1..{MAX_BEAM}, got {beam}")
+        check_whole_number("the beam width", beam, 1, MAX_BEAM)
         return beam, None
     except (TypeError, ValueError) as e:
         raise Refusal(f"Decoding settings: {e}") from e
