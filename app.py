@@ -11,15 +11,16 @@
     MODEL_THREADS=2 python app.py          # torch threads per operation (default: 1, as a server under load wants)
     HEAVY_SLOTS=2 HEAVY_BUDGET_S=60 python app.py  # heavy work two at a time, a minute each (default: 1, 30 s)
     HEAVY_WAITING=8 python app.py          # heavy requests waiting for a turn; more are refused as busy (default: 4)
-    MAX_SESSIONS=500 INSPECTIONS_MB=16 MAX_BODY_MB=2 python app.py  # limits: docs/deployment.md#limits-of-a-public-space
+    MAX_SESSIONS=500 INSPECTIONS_MB=16 PAYLOADS_MB=8 MAX_BODY_MB=2 python app.py  # limits: docs/deployment.md
 
 Wiring only: `modeldir.directory.open_model` loads the model, `webapp.served.ServedModel` holds it with the calls the
 page makes, and the page is built from `webapp.translation` (the box above the tabs) and one module per tab
-(`webapp/tabs/`). Each translation ships one payload of numbers to the page, whose views draw every control's answer
-there (`webapp.views`); the experiments (heads switched off, attribution, one head's arithmetic) ask the server,
-sending the sentence and decoding settings (no session state: `webapp.served` keeps recent inspections). The page's
-events are private (`webapp.events`); the API is `webapp.api`'s endpoints (/translate, /inspect, /sample, /ablate).
-Every setting is read and checked by `webapp.settings` (a wrong one: one line, exit code 2).
+(`webapp/tabs/`). Each translation ships one payload of numbers to the page (fetched by a key: `webapp.translation`),
+whose views draw every control's answer there (`webapp.views`); the experiments (heads switched off, attribution, one
+head's arithmetic) ask the server, sending the sentence and decoding settings (no session state: `webapp.served` keeps
+recent inspections). The page's events are private (`webapp.events`); the API is `webapp.api`'s endpoints
+(/translate, /inspect, /sample, /ablate). Every setting is read and checked by `webapp.settings` (a wrong one: one
+line, exit code 2).
 """
 
 import os
@@ -82,7 +83,8 @@ model_directory, load_error = load_model()
 # so that it never holds up short greedy translations (webapp.served).
 served = ServedModel(model_directory, MODEL_DIR, SETTINGS.batch_size, wrap=on_gpu, heavy_slots=SETTINGS.heavy_slots,
                      heavy_budget=SETTINGS.heavy_budget, heavy_waiting=SETTINGS.heavy_waiting,
-                     inspections_bytes=SETTINGS.inspections_mb * MEGABYTE) if model_directory else None
+                     inspections_bytes=SETTINGS.inspections_mb * MEGABYTE,
+                     payloads_bytes=SETTINGS.payloads_mb * MEGABYTE) if model_directory else None
 
 
 def tab(label, tab_id):

@@ -5,11 +5,13 @@
 2. a burst of `--burst` beam-4 /translate requests of a long text, and 1.5 s later short greedy ones one after another:
    the greedy latency (goal: p50 <= 1 s, max <= 3 s), and each heavy request answered or refused (busy) within its
    budget from arrival (goal: none answered later);
-3. `--sessions` page sessions, each translating a long sentence of its own through the page's event: the server's
-   RSS before and after (goal: <= 100 MB more).
+3. `--sessions` page sessions, each translating a long sentence of its own through the page's event and fetching its
+   payload as the page does (by the key the event answers, where it answers one): the server's RSS before and after
+   (goal: <= 100 MB more).
 
     python -m bench.hostile_load                     # the shipped model, all three (a few minutes on 2 cores)
     python -m bench.hostile_load --burst 20 --sessions 50   # a smoke run
+    python -m bench.hostile_load --parts sessions    # one part
 
 Every part is bounded in count and in time (`--part-timeout`). The last line of the output is a JSON summary.
 """
@@ -32,6 +34,7 @@ LONG_TEXT = ("The committee said on Tuesday that the new rules, which were writt
 SHORT = "I love books."
 GREEDY = ["greedy", 4, 1.0, 0, 0]
 SERVER_FUNCTIONS = {"how-it-learned": "history", "positional-encoding": "positional_table"}
+PARTS = ("server_functions", "burst", "sessions")
 
 
 def parse_args(argv=None):
@@ -42,6 +45,7 @@ def parse_args(argv=None):
     p.add_argument("--sessions", type=int, default=500, help="page sessions, each translating a long sentence")
     p.add_argument("--calls", type=int, default=8, help="concurrent calls of each page server function")
     p.add_argument("--part-timeout", type=float, default=240, help="the longest one part may run, seconds")
+    p.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS), help="the parts to run (default: all)")
     p.add_argument("--startup-timeout", type=float, default=300)
     args = p.parse_args(argv)
     args.model = find_model_dir(args.model)
@@ -74,10 +78,15 @@ class Poller:
         self._thread.join(60)
 
 
+def component_ids(url):
+    """{elem_id: component id} of the page's components that have an elem_id."""
+    config = httpx.get(url + "config", timeout=60).json()
+    return {c["props"].get("elem_id"): c["id"] for c in config["components"] if c["props"].get("elem_id")}
+
+
 def server_functions(url, calls, timeout):
     """Part 1: every page server function called `calls` at a time (as a browser asks, gzip accepted)."""
-    config = httpx.get(url + "config", timeout=60).json()
-    ids = {c["props"].get("elem_id"): c["id"] for c in config["components"] if c["props"].get("elem_id")}
+    ids = component_ids(url)
     asks = [{"component_id": ids[elem_id], "fn_name": fn, "data": [], "session_hash": uuid.uuid4().hex}
             for elem_id, fn in SERVER_FUNCTIONS.items() for _ in range(calls)]
     sizes = {}
@@ -142,15 +151,21 @@ def burst(url, n_heavy, budget, timeout):
 def sessions(url, pid, n, timeout):
     """Part 3: `n` page sessions, each translating a long sentence of its own (4 at a time): the RSS they add."""
     fn_index = page_event(url, "page_translate")
+    carrier = component_ids(url).get("translation-payload")
     before, end, errors = rss_mb(pid), time.monotonic() + timeout, []
 
     def session(i):
         if time.monotonic() > end:
             return False
-        with httpx.Client() as client:
+        session_hash = uuid.uuid4().hex
+        with httpx.Client(headers={"Accept-Encoding": "gzip"}) as client:
             try:
-                page_call(client, url, fn_index, [f"{LONG_TEXT} Number {i}.", *GREEDY], uuid.uuid4().hex)
-            except CallError as e:
+                reference = page_call(client, url, fn_index, [f"{LONG_TEXT} Number {i}.", *GREEDY], session_hash)[3]
+                if isinstance(reference, dict) and "key" in reference:  # the payload fetched as the page does
+                    client.post(url + "gradio_api/component_server", timeout=timeout, json={
+                        "component_id": carrier, "fn_name": "payload", "data": reference["key"],
+                        "session_hash": session_hash}).raise_for_status()
+            except (CallError, httpx.HTTPError) as e:
                 errors.append(str(e)[:120])
         return True
 
@@ -168,12 +183,12 @@ def main(argv=None):
     with running_app(str(ROOT), args.model, startup_timeout=args.startup_timeout,
                      env={"HEAVY_BUDGET_S": str(budget)}) as (url, pid):
         call(httpx.Client(), url, "translate", [SHORT, *GREEDY])  # warm up
-        summary["server_functions"] = server_functions(url, args.calls, args.part_timeout)
-        print("page server functions:", summary["server_functions"], flush=True)
-        summary["burst"] = burst(url, args.burst, budget, args.part_timeout)
-        print("burst:", summary["burst"], flush=True)
-        summary["sessions"] = sessions(url, pid, args.sessions, args.part_timeout)
-        print("sessions:", summary["sessions"], flush=True)
+        parts = {"server_functions": lambda: server_functions(url, args.calls, args.part_timeout),
+                 "burst": lambda: burst(url, args.burst, budget, args.part_timeout),
+                 "sessions": lambda: sessions(url, pid, args.sessions, args.part_timeout)}
+        for name in args.parts:
+            summary[name] = parts[name]()
+            print(f"{name}:", summary[name], flush=True)
     print_json(summary)
 
 

@@ -12,6 +12,7 @@ import pytest
 from browser_helpers import WAIT, expect, new_page, open_app, translate
 
 from interpretability import head_details, inspect
+from webapp.texts import PAYLOAD_MISSING
 from webapp.tokens import output_tokens
 
 SHORT = "they want the book."
@@ -48,6 +49,33 @@ def test_a_translate_pressed_while_one_runs_wins(page, deep_translator):
     assert page.evaluate("() => window.translatorStore.get('translation').source_tokens") == inspection.source_tokens
     page.wait_for_function("(n) => document.querySelector('#attention-heatmap canvas').__matrix?.length === n",
                            arg=len(inspection.target_tokens), timeout=WAIT)
+
+
+def test_a_payload_that_does_not_come_is_said_and_no_view_shows_the_sentence_before(page, deep_translator):
+    """The translate event answers a key, by which the page fetches the payload (webapp/translation.py,
+    sent_payload). Its fetch answered 404 (a key dropped from the server's bounded store): the message says to press
+    Translate again, and the views show no sentence rather than the one before; pressed again, every view draws."""
+    translate(page, SHORT, deep_translator.translate(SHORT))
+    fetches = re.compile(r"/gradio_api/component_server/?$")
+
+    def dropped(route):
+        if '"fn_name":"payload"' in (route.request.post_data or ""):
+            route.fulfill(status=404, json={"error": "dropped"})
+        else:
+            route.continue_()
+
+    page.route(fetches, dropped)
+    translate(page, OTHER, deep_translator.translate(OTHER))
+    expect(page.locator("#translation-payload .payload-missing")).to_have_text(PAYLOAD_MISSING, timeout=WAIT)
+    expect(page.locator("#translation-payload")).to_be_visible()
+    assert page.evaluate("() => window.translatorStore.get('translation')") is None
+    expect(page.locator("#attention-view .view-sentence")).to_be_hidden()
+    page.unroute(fetches)
+    page.locator("#translate").click()
+    expect(page.locator("#translation-payload")).to_be_hidden(timeout=WAIT)
+    names_the_sentence(page, OTHER, deep_translator.translate(OTHER))
+    page.wait_for_function("(n) => document.querySelector('#attention-heatmap canvas').__matrix?.length === n",
+                           arg=len(inspect(deep_translator, OTHER).target_tokens), timeout=WAIT)
 
 
 def test_experiments_run_on_the_translation_shown_not_on_the_edited_box(page, deep_translator):

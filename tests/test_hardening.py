@@ -24,10 +24,10 @@ from serving.batching import Busy, DeadlineExceeded, Lane, check_deadline
 from transformer import Translator
 from webapp import api, translation
 from webapp.events import BodyLimit, PreparedAnswers, PublicRoutesOnly, Refusal, compression
-from webapp.served import RecentInspections, ServedModel, inspection_bytes
+from webapp.served import Recent, ServedModel, inspection_bytes
 from webapp.settings import SettingError, Settings
 from webapp.tabs.heads import parse_head_name
-from webapp.texts import echo
+from webapp.texts import PAYLOAD_MISSING, echo
 from webapp.views import browser_view, prepared_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -235,13 +235,46 @@ def test_recent_inspections_stay_under_their_bytes_least_recently_used_first(tra
     sentences = [f"I see the cat number {i}." for i in range(6)]
     inspections = [served.inspect(text) for text in sentences]
     size = max(map(inspection_bytes, inspections))
-    recent = RecentInspections(3 * size)
+    recent = Recent(3 * size, inspection_bytes)
     for text, inspection in zip(sentences, inspections):
         recent.put(text, inspection)
         recent.get(sentences[0])  # kept in use: stays
     assert recent.bytes <= 3 * size and len(recent) <= 3
     assert recent.get(sentences[0]) is inspections[0] and recent.get(sentences[-1]) is inspections[-1]
     assert recent.get(sentences[1]) is None  # the least recently used went first
+
+
+def test_a_translation_sends_its_page_a_key_and_the_payload_waits_in_a_store_bounded_in_bytes(translator,
+                                                                                              tiny_model_dir):
+    """Gradio keeps each session's last outputs: the translate event's is a key, not the payload, which the page
+    fetches (the carrier's server function `payload`, answered before Gradio opens a session) from a store that
+    drops the oldest payloads beyond its bytes; a key dropped or never given is a 404 saying what to do."""
+    long_text = "I see the cat and the dog. " * 12
+    alone = serve(translator, tiny_model_dir)
+    translation.translate(alone, long_text, "greedy", 4, 1.0, 0, 0)
+    size = alone.payloads.bytes  # one payload, gzip JSON
+    served = serve(translator, tiny_model_dir, payloads_bytes=3 * size)
+    with gr.Blocks() as demo:
+        translation.build(served, demo)
+    carrier = next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "translation-payload")
+    texts = [f"{long_text}Number {i}." for i in range(6)]
+    references = [translation.translate(served, text, "greedy", 4, 1.0, 0, 0)[3] for text in texts]
+    assert all(len(json.dumps(reference)) < 40 for reference in references)  # what the session keeps
+    assert served.payloads.bytes <= 3 * size and len(served.payloads) < 6
+    client = TestClient(gr.mount_gradio_app(fastapi.FastAPI(middleware=[Middleware(PreparedAnswers, blocks=demo)]),
+                                            demo, path=""))
+
+    def fetch(key):
+        ask = {"component_id": carrier._id, "fn_name": "payload", "data": key, "session_hash": "s"}
+        return client.post("/gradio_api/component_server", json=ask, headers={"Accept-Encoding": "gzip"})
+
+    latest = fetch(references[-1]["key"])
+    assert latest.status_code == 200 and latest.headers["content-encoding"] == "gzip"
+    assert latest.json()["request"]["text"] == texts[-1] and latest.json()["source_tokens"]
+    for key in (references[0]["key"], "never-given", None):
+        missing = fetch(key)
+        assert missing.status_code == 404 and missing.json() == {"error": PAYLOAD_MISSING}
+    assert "s" not in demo.state_holder  # answered before Gradio: no session built
 
 
 def test_the_page_keeps_no_state_and_an_experiment_names_its_sentence(translator, tiny_model_dir):

@@ -11,7 +11,7 @@ import pytest
 
 from interpretability import inspect
 from transformer import Sampling
-from web_helpers import changed_indices, chips, served_translator  # noqa: F401 (fixture: served)
+from web_helpers import changed_indices, chips, served_translator, translated  # noqa: F401 (fixture: served)
 from webapp import texts, translation
 from webapp.page_script import PAGE_SCRIPT
 from webapp.tokens import output_tokens, token_chips
@@ -84,7 +84,7 @@ def test_input_that_does_not_look_english_is_warned_about(served):
 
 
 def test_a_text_of_two_lines_is_translated_as_one(served, translator):
-    italian, status, _, payload = translation.translate(served, "I see\nthe cat.", "greedy", 2, 1.0, 0, 0)
+    italian, status, _, payload = translated(served, "I see\nthe cat.", "greedy", 2, 1.0, 0, 0)
     assert italian == translator.translate("I see the cat.") and "2 lines were joined" in status
     assert not any("0x0A" in token for token in payload["source_tokens"])
     assert payload["request"]["text"] == "I see the cat."  # what an experiment runs on: the text translated
@@ -92,7 +92,7 @@ def test_a_text_of_two_lines_is_translated_as_one(served, translator):
 
 
 def test_translate_gives_the_text_status_chips_and_payload(served, translator):
-    italian, status, chips_html, payload = translation.translate(served, "I see the cat.", "beam", 2, 1.0, 0, 0)
+    italian, status, chips_html, payload = translated(served, "I see the cat.", "beam", 2, 1.0, 0, 0)
     inspection = inspect(translator, "I see the cat.", beam=2)
     assert italian == translator.translate("I see the cat.", beam=2) == inspection.translation
     assert "beam search (2 beams)" in status and "▁cat" in chips_html and payload["beam"] is not None
@@ -106,7 +106,7 @@ def test_translate_gives_the_text_status_chips_and_payload(served, translator):
 def test_an_experiment_runs_on_the_translation_shown_made_again_from_its_request(served, translator):
     """The payload's request is what every experiment sends back (SHOWN_TRANSLATION): the same sentence, decoded the
     same way."""
-    *_, payload = translation.translate(served, "I see\nthe cat.", "sampling", 2, 1.5, 5, 7)
+    *_, payload = translated(served, "I see\nthe cat.", "sampling", 2, 1.5, 5, 7)
     request = payload["request"]
     assert request == {"text": "I see the cat.", "decoding": "sampling", "beam": 1, "temperature": 1.5, "top_k": 5,
                        "seed": 7}

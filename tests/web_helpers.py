@@ -4,7 +4,9 @@ both precisions the app can run it in, `inspection` its inspection of one senten
 as the app serves it. Each fixture is imported by its function's name, so that a test's argument does not shadow an
 import."""
 
+import gzip
 import html
+import json
 import re
 
 import pytest
@@ -26,6 +28,17 @@ def step_tokens(inspection, step):
     """(prefix the decoder sees, token it chose) at 1-based `step`, as the step view should show them."""
     targets = inspection.target_tokens
     return targets[:step], targets[step] if step < len(targets) else EOS
+
+def translated(served, text, *settings):
+    """The page's translate event as its page meets it: (italian, status, chips, payload), the payload fetched by the
+    key the event sends (`translation.sent_payload`) from where the carrier's server function reads it; None for
+    none."""
+    from webapp import translation
+
+    italian, status, chip_html, reference = translation.translate(served, text, *settings)
+    payload = reference and json.loads(gzip.decompress(served.payloads.get(reference["key"])))
+    return italian, status, chip_html, payload
+
 
 def plain(fragment):
     """The text an HTML fragment shows: tags dropped, entities read."""

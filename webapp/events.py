@@ -204,10 +204,11 @@ class PublicRoutesOnly:
 
 
 class PreparedAnswers:
-    """ASGI middleware: a call of a page server function whose answer was prepared at start (`views.prepared_json`:
-    the training history, the positional-encoding table) answered here, from its bytes. Gradio would first open a
-    session for the caller, building every component's configuration on its event loop (54 ms each on a loaded
-    2-core machine): 16 callers with new session ids held every other request up for over a second."""
+    """ASGI middleware: a call of a page server function whose answer is bytes the server holds (`views.server_function`:
+    the training history and the positional-encoding table, encoded at start; a translation's payload, kept until
+    its page fetches it) answered here. Gradio would first open a session for the caller, building every component's
+    configuration on its event loop (54 ms each on a loaded 2-core machine): 16 callers with new session ids held
+    every other request up for over a second."""
 
     ROUTE = re.compile(r"/gradio_api/component_server/?$")
 
@@ -227,7 +228,7 @@ class PreparedAnswers:
         if answer is None:
             return await self.app(scope, receive, send)  # another server function, or Gradio says what is wrong
         accepted = dict(scope["headers"]).get(b"accept-encoding", b"").decode("latin-1")
-        await answer(accepted)(scope, receive, send)
+        await answer(asked.get("data"), accepted)(scope, receive, send)
 
 
 async def answer_json(scope, receive, send, status, error):

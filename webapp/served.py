@@ -9,8 +9,9 @@ seconds from its arrival (its wait included): so heavy requests, however many, n
 the threads it needs.
 
 The page keeps no state on the server: an experiment (one head's numbers, attribution) names the sentence and the
-decoding settings it is about, and the translation's `Inspection` is looked up among the recent ones
-(`RecentInspections`, bounded in bytes) or made again.
+decoding settings it is about, and the translation's `Inspection` is looked up among the recent ones (`recent`, a
+`Recent` bounded in bytes) or made again. A translation's payload waits for its page in `payloads` (encoded, bounded
+in bytes too: `webapp.translation.sent_payload`), not in the page's Gradio session.
 """
 
 import threading
@@ -50,13 +51,14 @@ def inspection_bytes(inspection):
                                         inspection.cross_attention)) + 4096
 
 
-class RecentInspections:
-    """The inspections of the most recent (text, beam, sampling), least recently used dropped first so that their
-    maps together stay under `max_bytes`. Thread-safe."""
+class Recent:
+    """The values of the most recently used keys, least recently used dropped first so that their sizes (`size` of
+    each) together stay under `max_bytes`; a value larger than that alone is not kept. Thread-safe. No cache of
+    Gradio's is bounded in bytes."""
 
-    def __init__(self, max_bytes):
-        self.max_bytes = max_bytes
-        self._kept = OrderedDict()  # key -> (inspection, its bytes), least recently used first
+    def __init__(self, max_bytes, size=len):
+        self.max_bytes, self.size = max_bytes, size
+        self._kept = OrderedDict()  # key -> (value, its bytes), least recently used first
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -74,14 +76,14 @@ class RecentInspections:
             self._kept.move_to_end(key)
             return self._kept[key][0]
 
-    def put(self, key, inspection):
-        size = inspection_bytes(inspection)
+    def put(self, key, value):
+        size = self.size(value)
         with self._lock:
             if key in self._kept:
                 self._bytes -= self._kept.pop(key)[1]
             if size > self.max_bytes:
                 return
-            self._kept[key] = (inspection, size)
+            self._kept[key] = (value, size)
             self._bytes += size
             while self._bytes > self.max_bytes:
                 self._bytes -= self._kept.popitem(last=False)[1][1]
@@ -91,11 +93,12 @@ class ServedModel:
     """`directory`: the opened model directory (`modeldir.directory.open_model`); `source`: where it was opened from
     (a path or a Hub id), for the page's instructions; up to `batch_size` concurrent light translations are decoded
     together; `heavy_slots` heavy computations run at once, each within `heavy_budget` seconds, `heavy_waiting` more
-    waiting for a turn; the inspections of recent translations kept up to `inspections_bytes`; `wrap` wraps every
-    model call."""
+    waiting for a turn; the inspections of recent translations kept up to `inspections_bytes`, their payloads (gzip
+    JSON, until their page fetches them) up to `payloads_bytes`; `wrap` wraps every model call."""
 
     def __init__(self, directory, source, batch_size=16, wrap=lambda fn: fn, heavy_slots=1, heavy_budget=30.0,
-                 heavy_waiting=4, inspections_bytes=32 * 2**20, light_tokens=LONG_INPUT_TOKENS):
+                 heavy_waiting=4, inspections_bytes=32 * 2**20, payloads_bytes=16 * 2**20,
+                 light_tokens=LONG_INPUT_TOKENS):
         translator = self.translator = directory.translator
         self.directory, self.source, self.batch_size = directory, source, batch_size
         self.heavy_budget, self.light_tokens = heavy_budget, light_tokens
@@ -108,7 +111,8 @@ class ServedModel:
         self.cfg = translator.model.cfg
         stop_at_deadline(translator.model)
         self.lane = Lane(heavy_slots, heavy_waiting)
-        self.recent = RecentInspections(inspections_bytes)
+        self.recent = Recent(inspections_bytes, inspection_bytes)
+        self.payloads = Recent(payloads_bytes)
         self._batcher = batched_decoder(translator, inspect, batch_size, wrap=wrap)
         self._inspect_alone = wrap(lambda translator, text, beam, sampling: inspect(translator, text, beam,
                                                                                     sampling=sampling))

@@ -59,6 +59,7 @@ class Settings:
     heavy_waiting: int  # heavy requests that may wait for a slot; more are refused at once as busy
     sessions: int  # sessions Gradio keeps (its state_session_capacity), the oldest dropped first
     inspections_mb: int  # memory of the recent translations kept for the experiments (webapp.served)
+    payloads_mb: int  # memory of the translations' payloads kept until their pages fetch them (gzip JSON)
     body_mb: int  # the largest request body accepted
     upload_mb: int  # the largest file Gradio's upload route accepts (the app takes none)
 
@@ -81,4 +82,5 @@ class Settings:
                    heavy_waiting=_whole(environ, "HEAVY_WAITING", 4 * heavy_slots, 0),
                    sessions=_whole(environ, "MAX_SESSIONS", 256, MIN_SESSIONS),
                    inspections_mb=_whole(environ, "INSPECTIONS_MB", 32, 1),
+                   payloads_mb=_whole(environ, "PAYLOADS_MB", 16, 1),
                    body_mb=_whole(environ, "MAX_BODY_MB", 1, 1), upload_mb=_whole(environ, "MAX_UPLOAD_MB", 1, 0))

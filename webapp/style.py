@@ -86,8 +86,10 @@ table.beam .not-top {{ color: #c2185b; font-weight: 700; }}
 
 /* The line naming the sentence a view draws (views.js: nameSentence). */
 .view-sentence {{ margin: 0 0 4px !important; font-weight: 600; overflow-wrap: anywhere; }}
-/* The carrier of each translation's payload (views.carrier) draws nothing: it takes no room either. */
-#translation-payload {{ display: none; }}
+/* The carrier of each translation's payload (views.carrier) draws nothing, and takes no room, unless the payload did
+   not come: then its message. */
+#translation-payload:not(:has(.payload-missing)) {{ display: none; }}
+.payload-missing {{ margin: 0; font-weight: 600; }}
 
 /* The model card's tables: whole words; a table wider than the screen scrolls sideways in its own box. */
 .model-card table {{ display: block; max-width: 100%; overflow-x: auto; }}

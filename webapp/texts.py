@@ -31,6 +31,9 @@ python -m training.train --config cpu --train ../shared/data/en-it/train.tsv --d
 rm -rf assets/model && cp -r runs/cpu/model assets/model && python app.py
 ```"""
 
+PAYLOAD_MISSING = ("This translation's numbers did not reach the page (a busy server keeps them only a short while): "
+                   "press Translate again to see its views.")
+
 EMPTY_MESSAGE = "Type an English sentence (or click an example), then press **Translate**."
 
 STEPS_HELP = """The decoder writes one token at a time. At step *t* it sees the tokens so far (starting with `<s>`),

@@ -1,7 +1,8 @@
 """The box above the tabs: the English sentence, the Italian translation, the Translate button and a few examples,
 the decoding controls (greedy, beam search, sampling) folded away, the status line and the token chips. Each
-translation is one `interpretability.inspect` call, whose payload every tab draws its views from (nothing is kept on
-the server: an experiment's request carries the sentence and settings it runs on, `shown_inspection`).
+translation is one `interpretability.inspect` call, whose payload every tab draws its views from, fetched by the page
+from a bounded store of recent payloads (`sent_payload`). Nothing is kept per visitor: an experiment's request carries
+the sentence and settings it runs on (`shown_inspection`).
 
 Laid out for a projector: at 1024×768, after Translate, the tab bar and the top of the first view are on the first
 screen (the decoding settings are an accordion whose title names the decoding, the examples one row of small buttons).
@@ -9,6 +10,7 @@ screen (the decoding settings are an accordion whose title names the decoding, t
 
 import json
 import re
+import secrets
 import time
 from dataclasses import dataclass
 
@@ -25,7 +27,7 @@ from .events import Refusal
 from .payload import translation_payload
 from .texts import EMPTY_MESSAGE, echo
 from .tokens import output_tokens, token_chips
-from .views import carrier
+from .views import carrier, gzipped_json
 
 # The widest beam the page offers, and the API accepts: the app's choice, half the library's limit, since each beam
 # adds to every decoding step of a server that others share.
@@ -182,9 +184,19 @@ def shown_inspection(served, shown):
     return inspection_of(served, *(shown.get(name) for name in ("text", *REQUEST_SETTINGS)))
 
 
+def sent_payload(served, payload):
+    """What the translate event sends the page in place of `payload`: a key to it, kept encoded in `served.payloads`
+    until the page fetches it (the carrier's server function, `views.kept_json`). Gradio keeps every session's last
+    output values: a payload sent as one (0.5 MB of JSON for a long sentence, several times that as Python objects)
+    stayed on the server as long as its session, 500 sessions 800 MB; a store bounded in bytes holds them instead."""
+    key = secrets.token_urlsafe(16)
+    served.payloads.put(key, gzipped_json(payload))
+    return {"key": key}
+
+
 def translate(served, text, decoding, beam, temperature, top_k, seed):
-    """English -> Italian. Outputs: translation, status, token chips, and the payload every view is drawn from
-    (`webapp.payload`, with the request it was made with: `request_json`)."""
+    """English -> Italian. Outputs: translation, status, token chips, and a reference to the payload every view is
+    drawn from (`sent_payload`; the payload: `webapp.payload`, with the request it was made with: `request_json`)."""
     if not text or not text.strip():
         return "", EMPTY_MESSAGE, "", None
     settings = (decoding, beam, temperature, top_k, seed)
@@ -198,7 +210,8 @@ def translate(served, text, decoding, beam, temperature, top_k, seed):
     status = translation_status(seconds, decoding, input_report(inspection), len(outputs) - 1,
                                 served.translator.max_source_tokens, lines, check_language(text).warning)
     chips = token_chips(inspection.source_tokens, "English") + token_chips(outputs, "Italian")
-    return inspection.translation, status, chips, shown_payload(served.translator, inspection, text, beam, sampling)
+    return inspection.translation, status, chips, sent_payload(served, shown_payload(served.translator, inspection,
+                                                                                      text, beam, sampling))
 
 
 def decoding_controls_for(decoding):
@@ -252,7 +265,7 @@ def build(served, demo):
         controls = decoding_controls()
     status = gr.Markdown(label="Status", elem_id="status")
     chips = gr.HTML(label="Tokens", elem_id="chips")
-    payload = carrier()
+    payload = carrier(served.payloads)
     # The latest request wins: a Translate pressed while one runs is run after it, with the box as it is then
     # ("always_last"; Gradio's default drops it), so the page ends on the sentence in the box.
     io = dict(fn=served.bind(translate), inputs=[text, *controls],

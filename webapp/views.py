@@ -11,14 +11,28 @@ from pathlib import Path
 
 import gradio as gr
 import orjson
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
 from .page_script import STORE_JS
+from .texts import PAYLOAD_MISSING
 
 VIEWS_JS = STORE_JS + (Path(__file__).parent / "views.js").read_text(encoding="utf-8")
+# The carrier's script: each reference the translate event writes ({key}, or null) fetched as the payload and put in
+# the store; the latest reference wins over a fetch still under way. A payload that does not come: the message, and
+# no translation in the store (every view says there is none), rather than the views of another sentence.
 PUBLISH_JS = """
-watch("value", () => store.set({translation: props.value || null}));
-if (props.value) store.set({translation: props.value});
+let asked = 0;
+const publish = async (reference) => {
+  const mine = ++asked;
+  const payload = reference?.key ? await server.payload(reference.key) : null;
+  if (mine !== asked) return;
+  const missing = Boolean(reference?.key) && !payload?.source_tokens;
+  element.replaceChildren(...(missing ? [Object.assign(document.createElement("p"), {
+    className: "payload-missing", role: "alert", textContent: props.setup.missing})] : []));
+  store.set({translation: missing ? null : payload});
+};
+watch("value", () => publish(props.value));
+if (props.value) publish(props.value);
 """
 
 
@@ -52,30 +66,60 @@ def browser_view(module_file, elem_id, html_template=MOUNT, css_template=None, s
                    setup=setup)
 
 
-def prepared_json(name, value):
-    """A server function `name` (for `browser_view`'s `server_functions`) that answers `value` as JSON encoded once,
-    here: Gradio would encode the returned value again at every call, on its event loop (the training history, 6 MB
-    of JSON: 2 s during which the server answers no one). The bytes go gzip-compressed to a client that accepts
-    gzip (every browser), as they are to one that does not. `serve.answer(accept_encoding)` is that answer, which
-    `events.PreparedAnswers` sends before Gradio sees the call (Gradio would first build a session for it)."""
-    plain = orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)
-    compressed = gzip.compress(plain, compresslevel=9, mtime=0)
+def gzipped_json(value, compresslevel=6):
+    """`value` as JSON (numpy arrays as lists), gzip-compressed: how the page's data is kept and sent."""
+    return gzip.compress(orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY), compresslevel=compresslevel, mtime=0)
 
-    def answer(accept_encoding):
-        if "gzip" in accept_encoding:
-            return Response(compressed, media_type="application/json",
-                            headers={"Content-Encoding": "gzip", "Vary": "Accept-Encoding"})
-        return Response(plain, media_type="application/json", headers={"Vary": "Accept-Encoding"})
 
-    def serve(data=None, request: gr.Request = None):  # `data`: the page's arguments (none)
-        return answer(request.headers.get("accept-encoding", "") if request is not None else "")
+def json_answer(compressed, accept_encoding, plain=None):
+    """The gzip-compressed JSON `compressed` as an HTTP answer: as it is to a client that accepts gzip (every
+    browser), else as `plain` (decompressed here when not given)."""
+    if "gzip" in accept_encoding:
+        return Response(compressed, media_type="application/json",
+                        headers={"Content-Encoding": "gzip", "Vary": "Accept-Encoding"})
+    return Response(gzip.decompress(compressed) if plain is None else plain, media_type="application/json",
+                    headers={"Vary": "Accept-Encoding"})
 
-    serve.__name__ = serve.__qualname__ = name  # the page calls it by this name: server.<name>()
+
+def server_function(name, answer):
+    """A server function `name` (for `browser_view`'s `server_functions`; the page calls it as server.<name>(data))
+    whose answer is `answer(data, accept_encoding)`, an HTTP response. `events.PreparedAnswers` sends that answer
+    before Gradio sees the call (Gradio would first build a session for it); Gradio sends it as it is otherwise."""
+
+    def serve(data=None, request: gr.Request = None):
+        return answer(data, request.headers.get("accept-encoding", "") if request is not None else "")
+
+    serve.__name__ = serve.__qualname__ = name
     serve.answer = answer
     return serve
 
 
-def carrier():
-    """The component the translate event writes the payload into (drawn as nothing): it puts it in the store."""
+def prepared_json(name, value):
+    """A server function `name` that answers `value` as JSON encoded once, here, whatever the page passes: Gradio
+    would encode the returned value again at every call, on its event loop (the training history, 6 MB of JSON: 2 s
+    during which the server answers no one)."""
+    compressed = gzipped_json(value, compresslevel=9)
+    plain = gzip.decompress(compressed)
+    return server_function(name, lambda data, accept_encoding: json_answer(compressed, accept_encoding, plain))
+
+
+def kept_json(name, kept, missing):
+    """A server function `name` that answers the gzip-compressed JSON `kept` (a `served.Recent`) holds under the key
+    the page passes, or HTTP 404 with the message `missing` (a key never given, or dropped since)."""
+
+    def answer(key, accept_encoding):
+        compressed = kept.get(key) if isinstance(key, str) else None
+        if compressed is None:
+            return JSONResponse({"error": missing}, status_code=404)
+        return json_answer(compressed, accept_encoding)
+
+    return server_function(name, answer)
+
+
+def carrier(payloads):
+    """The component the translate event writes a reference to the payload into (`translation.sent_payload`): its
+    script fetches the payload from `payloads` (`kept_json`: the server function `payload`) and puts it in the
+    store. Drawn as nothing, or as PAYLOAD_MISSING when the payload does not come."""
     return gr.HTML(None, html_template="", js_on_load=VIEWS_JS + PUBLISH_JS, elem_id="translation-payload",
-                   padding=False, container=False)
+                   padding=False, container=False, server_functions=[kept_json("payload", payloads, PAYLOAD_MISSING)],
+                   setup={"missing": PAYLOAD_MISSING})
