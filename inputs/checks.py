@@ -13,6 +13,17 @@ MAX_BEAM = 16  # every hypothesis is a row of each decoding step: beam 16 does t
 # logits / temperature stays finite in float32 (1e-46 rounds to 0 and 1e39 to inf there: NaN probabilities).
 MIN_TEMPERATURE, MAX_TEMPERATURE = 0.01, 100.0
 MAX_SEED = 2**63 - 1  # the largest seed a signed 64-bit integer holds (numpy's int64, most JSON readers)
+ECHO_CHARACTERS = 40
+
+
+def echo(value, limit=ECHO_CHARACTERS):
+    """`value` as an error message quotes it (its repr), cut to `limit` characters: a refusal of a 1 MB argument is
+    one short line, in the answer and in the log."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int of more digits than Python writes out (sys.get_int_max_str_digits: 4,300)
+        text = f"<{type(value).__name__} too long to write out>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def check_whole_number(name, value, low=None, high=None):
@@ -22,7 +33,7 @@ def check_whole_number(name, value, low=None, high=None):
             high is None or value <= high):
         return
     allowed = (f" in {low}..{high}" if high is not None else f" >= {low}") if low is not None else ""
-    raise ValueError(f"{name} must be a whole number{allowed}, got {value!r}")
+    raise ValueError(f"{name} must be a whole number{allowed}, got {echo(value)}")
 
 
 def as_whole_number(value):
@@ -47,7 +58,7 @@ def check_sampling(sampling):
         raise ValueError(f"sampling must be a Sampling or None, got {type(sampling).__name__}")
     t = sampling.temperature
     if isinstance(t, bool) or not isinstance(t, numbers.Real) or not MIN_TEMPERATURE <= t <= MAX_TEMPERATURE:
-        raise ValueError(f"temperature must be a number in {MIN_TEMPERATURE:g}..{MAX_TEMPERATURE:g}, got {t!r}")
+        raise ValueError(f"temperature must be a number in {MIN_TEMPERATURE:g}..{MAX_TEMPERATURE:g}, got {echo(t)}")
     check_whole_number("top_k", sampling.top_k, 0)
     check_whole_number("seed", sampling.seed, 0, MAX_SEED)
 

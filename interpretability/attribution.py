@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from inputs.checks import check_whole_number
+from inputs.checks import check_whole_number, echo
 from transformer.model import Transformer, padding_mask
 from transformer.tokenizer import EOS, EOS_ID
 
@@ -152,7 +152,7 @@ def source_attribution(translator, inspection, method=DEFAULT_METHOD, steps=DEFA
     tokens, so the rows line up with its cross-attention. `method` is one of METHODS; `steps` is used by integrated
     gradients only. Works inside torch.inference_mode(), and leaves the translator's model as it was."""
     if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {echo(method)}")
     alphas = path_points(method, steps)
     source_ids = token_ids(translator.tokenizer, inspection.source_tokens)
     target_ids = token_ids(translator.tokenizer, inspection.target_tokens)

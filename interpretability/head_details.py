@@ -19,7 +19,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from inputs.checks import check_whole_number
+from inputs.checks import check_whole_number, echo
 from transformer.model import ATTENTION_KINDS, causal_mask, padding_mask
 
 from .inspection import token_ids
@@ -110,10 +110,10 @@ class HeadQueries:
 def attention_module(model, kind, layer):
     """The MultiHeadAttention of one kind (ATTENTION_KINDS) in one (0-based) layer."""
     if kind not in ATTENTION_KINDS:
-        raise ValueError(f"kind must be one of {', '.join(ATTENTION_KINDS)}, got {kind!r}")
+        raise ValueError(f"kind must be one of {', '.join(ATTENTION_KINDS)}, got {echo(kind)}")
     layers = model.attention_layers()[kind]
     if not 0 <= layer < len(layers):
-        raise ValueError(f"layer must be in 0..{len(layers) - 1} for {kind}, got {layer}")
+        raise ValueError(f"layer must be in 0..{len(layers) - 1} for {kind}, got {echo(layer)}")
     return layers[layer]
 
 
@@ -124,7 +124,7 @@ def head_attention(model, kind, layer, head):
     check_whole_number("head", head)
     attn = attention_module(model, kind, layer)
     if not 0 <= head < attn.n_heads:
-        raise ValueError(f"head must be in 0..{attn.n_heads - 1}, got {head}")
+        raise ValueError(f"head must be in 0..{attn.n_heads - 1}, got {echo(head)}")
     return attn
 
 

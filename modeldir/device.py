@@ -10,6 +10,8 @@ import platform
 
 import torch
 
+from inputs.checks import echo
+
 DEVICE_TYPES = ("cpu", "cuda")
 
 
@@ -35,11 +37,11 @@ def pick_device(requested=None):
     try:
         device = torch.device(requested)
     except RuntimeError as e:
-        raise ValueError(f"device must be one of {', '.join(DEVICE_TYPES)} (or cuda:N), got {requested!r}") from e
+        raise ValueError(f"device must be one of {', '.join(DEVICE_TYPES)} (or cuda:N), got {echo(requested)}") from e
     if device.type not in DEVICE_TYPES:
-        raise ValueError(f"device must be one of {', '.join(DEVICE_TYPES)} (or cuda:N), got {requested!r}")
+        raise ValueError(f"device must be one of {', '.join(DEVICE_TYPES)} (or cuda:N), got {echo(requested)}")
     if device.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {requested!r} asked for, but PyTorch sees no CUDA GPU here")
+        raise ValueError(f"device {echo(requested)} asked for, but PyTorch sees no CUDA GPU here")
     return device
 
 

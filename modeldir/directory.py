@@ -8,6 +8,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import save_file
 
+from inputs.checks import echo
 from inputs.text import CheckedTranslator
 from transformer.translator import CONFIG, DTYPES, TOKENIZER, WEIGHTS, tied_weight_names
 
@@ -70,7 +71,7 @@ def open_model(name, dtype=None, device=None):
     device = pick_device(device)
     dtype = dtype or ("float32" if device.type == "cpu" else fast_dtype(device))
     if dtype not in DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {echo(dtype)}")
     path = find_model_dir(name)
     directory = ModelDirectory(CheckedTranslator.load(path, dtype, device), path)
     directory.metrics = directory.read_optional(METRICS, lambda path: read_metrics(path / METRICS), {})

@@ -19,15 +19,21 @@ from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
+from inputs.checks import ECHO_CHARACTERS, check_sampling, check_whole_number, echo
+from interpretability import inspect
+from interpretability.attribution import source_attribution
+from interpretability.head_details import attention_module, head_attention
+from modeldir.device import pick_device
+from modeldir.directory import open_model
 from modeldir.directory import ModelDirectory
 from serving.batching import Busy, DeadlineExceeded, Lane, check_deadline
-from transformer import Translator
+from transformer import Sampling, Translator
 from webapp import api, translation
 from webapp.events import BodyLimit, PreparedAnswers, PublicRoutesOnly, Refusal, compression
 from webapp.served import Recent, ServedModel, inspection_bytes
 from webapp.settings import SettingError, Settings
 from webapp.tabs.heads import parse_head_name
-from webapp.texts import PAYLOAD_MISSING, echo
+from webapp.texts import PAYLOAD_MISSING
 from webapp.views import browser_view, prepared_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -326,6 +332,25 @@ def test_head_names_take_ascii_digits_only_and_a_long_one_is_echoed_short(transl
     with pytest.raises(gr.Error) as refused:
         api.heads_argument(served, ["x" * 1_000_000])
     assert len(str(refused.value)) < 300 and parse_head_name("cross L1 H1", {"cross": (2, 2)}) == ("cross", 0, 0)
+
+
+def test_the_library_refusals_quote_a_long_value_cut_short(translator):
+    """What the model directory, the look inside and the input checks refuse, a 1 MB value included, they quote in
+    at most ECHO_CHARACTERS (`inputs.checks.echo`): the app's message and its log line stay one short line."""
+    huge_text, huge_number = "x" * 1_000_000, 10**1000
+    inspection = inspect(translator, SENTENCE)
+    refusals = [lambda: pick_device(huge_text), lambda: open_model("no-such-model", dtype=huge_text),
+                lambda: attention_module(translator.model, huge_text, 0),
+                lambda: attention_module(translator.model, "cross", huge_number),
+                lambda: head_attention(translator.model, "cross", 0, huge_number),
+                lambda: source_attribution(translator, inspection, huge_text),
+                lambda: check_whole_number("beam", huge_text, 1, 8), lambda: check_sampling(Sampling(huge_number, 0, 0))]
+    for refuse in refusals:
+        with pytest.raises(ValueError) as refused:
+            refuse()
+        assert len(str(refused.value)) < 150 and "..." in str(refused.value), str(refused.value)[:200]
+    assert echo(huge_text) == repr(huge_text)[:ECHO_CHARACTERS - 3] + "..." and echo("short") == "'short'"
+    assert echo(10**5000) == "<int too long to write out>"  # more digits than Python writes out: no error
 
 
 def test_a_refusal_is_one_log_line_and_no_traceback(caplog):

@@ -22,7 +22,7 @@ import re
 
 import gradio as gr
 
-from inputs.checks import MAX_SEED, MAX_TEMPERATURE, MIN_TEMPERATURE, check_whole_number
+from inputs.checks import MAX_SEED, MAX_TEMPERATURE, MIN_TEMPERATURE, check_whole_number, echo
 from interpretability import input_report
 from interpretability.inspection import MAX_CANDIDATES
 from transformer import Sampling
@@ -31,7 +31,6 @@ from transformer.model import head_grid
 from .events import Refusal, answer_json, read_body
 from .payload import candidates, input_json, rounded
 from .tabs.heads import parse_head_name
-from .texts import echo
 from .translation import MAX_BEAM, decoding_label, one_line
 
 DECODINGS = ("greedy", "beam", "sampling")

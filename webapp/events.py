@@ -17,14 +17,15 @@ from starlette.middleware import Middleware
 from starlette.middleware.gzip import DEFAULT_EXCLUDED_CONTENT_TYPES, GZipMiddleware
 from starlette.responses import JSONResponse
 
-from .texts import echo
+from inputs.checks import echo
+
 
 log = logging.getLogger(__name__)
 
 
 class Refusal(gr.Error):
     """A request refused, with its one-line reason for the client: logged as that one line (WARNING), never as a
-    traceback (Gradio prints one for every other error). Quote what the client sent with `texts.echo`."""
+    traceback (Gradio prints one for every other error). Quote what the client sent with `inputs.checks.echo`."""
 
     def __init__(self, message):
         super().__init__(message, print_exception=False)

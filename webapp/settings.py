@@ -6,11 +6,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from inputs.checks import echo
 from modeldir.device import pick_device
 from transformer.translator import DTYPES
 
 from .served import serving_dtype
-from .texts import echo
 
 MEGABYTE = 1024 * 1024
 # Gradio drops a session even while its event is queued or running, whose caller then gets no answer: keep at least

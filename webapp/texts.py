@@ -1,15 +1,5 @@
 """The page's prose, in Markdown. What describes one model (what it is good and bad at, its data's credits) lives
-in that model's directory (`notes.md`), not here; and `echo`, how a message quotes what a client sent."""
-
-ECHO_CHARACTERS = 40
-
-
-def echo(value, limit=ECHO_CHARACTERS):
-    """`value` as an error message quotes it (its repr), cut to `limit` characters: a refusal of a 1 MB argument is
-    one short line, in the answer and in the log."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
+in that model's directory (`notes.md`), not here. How a message quotes what a client sent: `inputs.checks.echo`."""
 
 INTRO = """# English → Italian: a Transformer, from scratch
 Type English, get Italian, then open the tabs to see how the encoder–decoder Transformer of

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from inputs.checks import MAX_BEAM as LIBRARY_MAX_BEAM
-from inputs.checks import check_sampling, check_whole_number
+from inputs.checks import check_sampling, check_whole_number, echo
 from interpretability import input_report
 from inputs.language import check_language
 from transformer import Sampling
@@ -25,7 +25,7 @@ from transformer.tokenizer import EOS
 
 from .events import Refusal
 from .payload import translation_payload
-from .texts import EMPTY_MESSAGE, echo
+from .texts import EMPTY_MESSAGE
 from .tokens import output_tokens, token_chips
 from .views import carrier, gzipped_json
 

@@ -20,12 +20,13 @@ from pathlib import Path
 import gradio as gr
 import numpy as np
 
+from inputs.checks import echo
 from interpretability.ablation import head_grid
 
 from ..attention_kinds import ATTENTION_KINDS
 from ..events import Refusal
 from ..payload import translation_payload
-from ..texts import ABLATION_HELP, ABLATION_NOT_YET, EMPTY_MESSAGE, HEADS_HELP, IMPORTANCE_MISSING, echo
+from ..texts import ABLATION_HELP, ABLATION_NOT_YET, EMPTY_MESSAGE, HEADS_HELP, IMPORTANCE_MISSING
 from ..tokens import output_tokens, token_chips
 from ..translation import SHOWN_TRANSLATION, decoding_label, decoding_settings, one_line
 from ..views import browser_view

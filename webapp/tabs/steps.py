@@ -14,11 +14,12 @@ from pathlib import Path
 import gradio as gr
 from markdown_it import MarkdownIt
 
+from inputs.checks import echo
 from interpretability.attribution import METHODS
 
 from ..events import QUIET, Refusal
 from ..payload import rounded
-from ..texts import ATTRIBUTION_HELP, BEAM_HELP, SAMPLING_HELP, STEPS_HELP, echo
+from ..texts import ATTRIBUTION_HELP, BEAM_HELP, SAMPLING_HELP, STEPS_HELP
 from ..translation import SHOWN_TRANSLATION, inspection_of
 from ..views import browser_view, view_css
 
