@@ -316,6 +316,7 @@ def test_the_settings_default_to_the_documented_limits():
     settings = Settings.from_environment({"MODEL_DEVICE": "cpu"})
     assert (settings.batch_size, settings.heavy_slots, settings.heavy_budget, settings.heavy_waiting) == (16, 1, 30, 4)
     assert (settings.body_mb, settings.upload_mb, settings.sessions, settings.inspections_mb) == (1, 1, 256, 32)
+    assert settings.payloads_mb == 8 and Settings.from_environment({"PAYLOADS_MB": "2"}).payloads_mb == 2
 
 
 def test_app_py_with_a_wrong_setting_says_one_line_and_exits_2():

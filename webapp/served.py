@@ -97,7 +97,7 @@ class ServedModel:
     JSON, until their page fetches them) up to `payloads_bytes`; `wrap` wraps every model call."""
 
     def __init__(self, directory, source, batch_size=16, wrap=lambda fn: fn, heavy_slots=1, heavy_budget=30.0,
-                 heavy_waiting=4, inspections_bytes=32 * 2**20, payloads_bytes=16 * 2**20,
+                 heavy_waiting=4, inspections_bytes=32 * 2**20, payloads_bytes=8 * 2**20,
                  light_tokens=LONG_INPUT_TOKENS):
         translator = self.translator = directory.translator
         self.directory, self.source, self.batch_size = directory, source, batch_size

@@ -82,5 +82,5 @@ class Settings:
                    heavy_waiting=_whole(environ, "HEAVY_WAITING", 4 * heavy_slots, 0),
                    sessions=_whole(environ, "MAX_SESSIONS", 256, MIN_SESSIONS),
                    inspections_mb=_whole(environ, "INSPECTIONS_MB", 32, 1),
-                   payloads_mb=_whole(environ, "PAYLOADS_MB", 16, 1),
+                   payloads_mb=_whole(environ, "PAYLOADS_MB", 8, 1),
                    body_mb=_whole(environ, "MAX_BODY_MB", 1, 1), upload_mb=_whole(environ, "MAX_UPLOAD_MB", 1, 0))
