@@ -135,6 +135,7 @@ def build_demo():
                 model_card.build(served)
         make_private(demo, reserved=api.ENDPOINTS)
         check_inputs(demo)
+        api.admit_page_events(demo, served)
         api.register(served)
     return demo
 
@@ -148,12 +149,12 @@ def launch(**options):
     kind of work waiting never takes another's. Limits (docs/deployment.md): request bodies (`BodyLimit`), uploaded
     files (Gradio's max_file_size: the app takes none), sessions kept (Gradio's state_session_capacity); answers
     compressed (`compression`), the page's prepared data sent with no session built (`PreparedAnswers`); only the
-    API's routes called by name (`PublicRoutesOnly`); heavy API calls refused at the door when the heavy lane is full
-    (`api.HeavyAdmission`)."""
+    API's routes called by name (`PublicRoutesOnly`); heavy API calls and page events refused at the door when the heavy
+    lane is full (`api.HeavyAdmission`)."""
     middleware = [Middleware(BodyLimit, max_bytes=SETTINGS.body_mb * MEGABYTE), compression(),
                   Middleware(PreparedAnswers, blocks=demo), Middleware(PublicRoutesOnly, blocks=demo)]
     if served:
-        middleware.append(Middleware(api.HeavyAdmission, served=served))
+        middleware.append(Middleware(api.HeavyAdmission, served=served, blocks=demo))
     demo.launch(theme=gr.themes.Soft(), css=CSS, js=PAGE_SCRIPT, footer_links=["api", "gradio"],
                 max_threads=12 * SETTINGS.batch_size + 64, max_file_size=SETTINGS.upload_mb * MEGABYTE,
                 state_session_capacity=SETTINGS.sessions, app_kwargs={"middleware": middleware}, **options)

@@ -32,6 +32,7 @@ from webapp import api, translation
 from webapp.events import BodyLimit, PreparedAnswers, PublicRoutesOnly, Refusal, compression
 from webapp.served import Recent, ServedModel, inspection_bytes
 from webapp.settings import SettingError, Settings
+from webapp.tabs import heads
 from webapp.tabs.heads import parse_head_name
 from webapp.texts import PAYLOAD_MISSING
 from webapp.views import browser_view, prepared_json
@@ -224,6 +225,48 @@ def test_heavy_api_calls_are_refused_at_the_door_while_the_lane_is_full(translat
             release.set()
             holder.join(10)
         assert client.post("/gradio_api/call/translate", json={"data": [SENTENCE, "beam", 4, 1.0, 0, 0]}).status_code == 200
+
+
+def test_heavy_page_events_are_refused_at_the_door_while_the_lane_is_full(translator, tiny_model_dir):
+    """As the API's heavy calls: a page event asking for heavy work (a beam, a long text, heads switched off) that the
+    lane has no place for is refused as it joins Gradio's queue, with the busy message the page shows (HTTP 429); a
+    short greedy translation joins as usual; one let in gives its place back once it has come through the queue."""
+    served = serve(translator, tiny_model_dir, heavy_waiting=0)
+    with gr.Blocks() as demo:
+        box = translation.build(served, demo)
+        heads.build(served, box.text, box.decoding_controls)
+    assert api.admit_page_events(demo, served) == 3  # translate (pressed, and on the page's load), heads off
+    demo.queue()
+    events = {fn.api_name: (index, fn) for index, fn in demo.fns.items()}
+
+    def inputs(name, *first):
+        return [*first, *[[] for _ in events[name][1].inputs[len(first):]]]
+
+    app = fastapi.FastAPI(middleware=[Middleware(api.HeavyAdmission, served=served, blocks=demo)])
+    release = threading.Event()
+    holder = threading.Thread(target=served.heavy, args=(lambda: release.wait(10),))
+    with TestClient(gr.mount_gradio_app(app, demo, path="")) as client:
+
+        def join(name, data):
+            return client.post("/gradio_api/queue/join", json={"data": data, "fn_index": events[name][0],
+                                                               "session_hash": "s", "event_data": None,
+                                                               "trigger_id": None})
+
+        holder.start()
+        time.sleep(0.05)
+        try:
+            for name, data in [("translate", [SENTENCE, "beam", 4, 1.0, 0, 0]),
+                               ("translate", ["word " * 1000, "greedy", 4, 1.0, 0, 0]),
+                               ("switch_heads_off", inputs("switch_heads_off", SENTENCE, "greedy", 4, 1.0, 0, 0))]:
+                refused = join(name, data)
+                assert refused.status_code == 429 and "The server is busy with heavy requests" in refused.json()["error"]
+            assert join("translate", [SENTENCE, "greedy", 4, 1.0, 0, 0]).status_code == 200
+        finally:
+            release.set()
+            holder.join(10)
+    assert served.lane.admit(api.ARRIVAL_S) and not served.lane.admit(api.ARRIVAL_S)  # one place: now taken
+    events["translate"][1].fn(SENTENCE, "beam", 2, 1.0, 0, 0)  # the event let in comes: its place is free again
+    assert served.lane.admit(api.ARRIVAL_S)
 
 
 def test_attribution_stops_at_the_budget_in_its_float32_copy(translator, tiny_model_dir):

@@ -15,6 +15,8 @@ Gradio opens a session for every API call made without one (each REST call); how
 `launch(state_session_capacity=...)` (app.py, MAX_SESSIONS), the oldest dropped first.
 """
 
+import functools
+import inspect as inspect_module
 import json
 import math
 import numbers
@@ -30,6 +32,8 @@ from transformer.model import head_grid
 
 from .events import Refusal, answer_json, read_body
 from .payload import candidates, input_json, rounded
+from . import translation
+from .tabs import heads, inside_head, steps
 from .tabs.heads import parse_head_name
 from .translation import MAX_BEAM, decoding_label, one_line
 
@@ -192,30 +196,38 @@ ARRIVAL_S = 5.0  # a call let in at the door is expected at its endpoint within 
 
 
 class HeavyAdmission:
-    """ASGI middleware: an API call of heavy work (`ticketed`: /inspect, /ablate; /translate with a beam; /translate
-    and /sample of a long text) for which the heavy lane has no place (`serving.batching.Lane.admit`: its slots, its line and the calls let in
-    before it, not arrived yet) is refused at once with HTTP 503 and the busy message, before it becomes an event in
-    Gradio's queue. There, a burst of them would go first, in order of arrival, each opening a session on the event
-    loop before the lane refuses it: 100 of them held up the greedy request that came next for 10 s."""
+    """ASGI middleware: a call of heavy work for which the heavy lane has no place (`serving.batching.Lane.admit`:
+    its slots, its line and the calls let in before it, not arrived yet) is refused at once, before it becomes an
+    event in Gradio's queue: an API call (`ticketed`: /inspect, /ablate; /translate with a beam; /translate and
+    /sample of a long text) with HTTP 503 and the busy message, a page event that asks for heavy work
+    (`admit_page_events`: a translation with a beam or of a long text, heads switched off, attribution) with HTTP
+    429 and the busy message, which the page shows (Gradio's page shows its own words for a 503). In the queue, a
+    burst of them would go first, in order of arrival, each opening a session on the event loop before the lane
+    refuses it: 100 of them held up the greedy request that came next for 10 s. `blocks`: the page (None: the API
+    only)."""
 
     ROUTE = re.compile(r"/gradio_api/(call/v2|call)/(translate|inspect|sample|ablate)/?$")
+    JOIN = re.compile(r"/gradio_api/queue/join/?$")
     ARGUMENTS = {"translate": ("text", "decoding", "beam"), "sample": ("text",), "inspect": ("text",),
                  "ablate": ("text",)}  # each endpoint's first arguments, in order
 
-    def __init__(self, app, served):
-        self.app, self.served = app, served
+    def __init__(self, app, served, blocks=None):
+        self.app, self.served, self.blocks = app, served, blocks
 
     async def __call__(self, scope, receive, send):
-        route = scope["type"] == "http" and scope["method"] == "POST" and self.ROUTE.search(scope["path"])
-        if not route:
+        posted = scope["type"] == "http" and scope["method"] == "POST"
+        route = posted and self.ROUTE.search(scope["path"])
+        joins = posted and self.blocks is not None and self.JOIN.search(scope["path"])
+        if not (route or joins):
             return await self.app(scope, receive, send)
         body, receive = await read_body(receive)
-        kind, name = route.groups()
-        if self.heavy(name, kind, body) and not self.served.lane.admit(ARRIVAL_S):
-            return await answer_json(scope, receive, send, 503, self.served.busy_message("the heavy lane is full"))
+        heavy = self.heavy(*route.groups(), body) if route else self.heavy_page_event(body)
+        if heavy and not self.served.lane.admit(ARRIVAL_S):
+            status = 503 if route else 429
+            return await answer_json(scope, receive, send, status, self.served.busy_message("the heavy lane is full"))
         await self.app(scope, receive, send)
 
-    def heavy(self, name, kind, body):
+    def heavy(self, kind, name, body):
         """Whether a call's body asks for heavy work (`ticketed`); what it gets wrong, the endpoint says."""
         try:
             sent = json.loads(body)
@@ -224,6 +236,45 @@ class HeavyAdmission:
             return False
         return ticketed(self.served, name, arguments.get("text"), arguments.get("decoding", "greedy"),
                         arguments.get("beam", 4))
+
+    def heavy_page_event(self, body):
+        """Whether a page event joining the queue asks for heavy work (its `ticket`, `admit_page_events`)."""
+        try:
+            sent = json.loads(body)
+            ticket = self.blocks.fns[sent["fn_index"]].fn.ticket
+            return ticket(*sent["data"])
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError):
+            return False  # not a heavy page event, or one Gradio or its handler says is wrong
+
+
+def admit_page_events(demo, served):
+    """Each page event of `demo` whose handler may do heavy work gets the `ticket` `HeavyAdmission` asks at the door
+    (whether its inputs ask for heavy work, by `ticketed`'s rules: a translation with a beam or of a long text;
+    heads switched off and attribution always), and says when it has come through the queue (`Lane.arrived`), as
+    the API's endpoints do (`came_through_the_door`). Returns how many events it marked."""
+    def as_translated(text, decoding="greedy", beam=4, *rest):
+        return ticketed(served, "translate", text, decoding, beam)
+
+    tickets = {translation.translate: as_translated, inside_head.head_numbers: as_translated,
+               heads.switch_heads_off: lambda *inputs: True, steps.attribute: lambda *inputs: True}
+    marked = 0
+    for fn in demo.fns.values():
+        handler = getattr(inspect_module.unwrap(fn.fn), "__func__", None) if fn.fn else None
+        if handler in tickets:
+            fn.fn = _arriving(fn.fn, served, tickets[handler])
+            marked += 1
+    return marked
+
+
+def _arriving(fn, served, ticket):
+    @functools.wraps(fn)  # Gradio reads the signature: __wrapped__ keeps it
+    def arriving(*args, **kwargs):
+        if ticket(*args):
+            served.lane.arrived()
+        return fn(*args, **kwargs)
+
+    arriving.ticket = ticket
+    return arriving
 
 
 def ticketed(served, name, text, decoding="greedy", beam=4):
