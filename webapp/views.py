@@ -7,6 +7,7 @@ longer than the 50 ms a click may, and a canvas the page draws is also the PNG t
 the view on screen)."""
 
 import gzip
+import json
 from pathlib import Path
 
 import gradio as gr
@@ -68,7 +69,11 @@ def browser_view(module_file, elem_id, html_template=MOUNT, css_template=None, s
 
 def gzipped_json(value, compresslevel=6):
     """`value` as JSON (numpy arrays as lists), gzip-compressed: how the page's data is kept and sent."""
-    return gzip.compress(orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY), compresslevel=compresslevel, mtime=0)
+    try:
+        plain = orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)
+    except TypeError:  # a lone surrogate (a client may send "\ud800"), which UTF-8 cannot hold: written escaped
+        plain = json.dumps(value, default=lambda array: array.tolist()).encode("ascii")
+    return gzip.compress(plain, compresslevel=compresslevel, mtime=0)
 
 
 def json_answer(compressed, accept_encoding, plain=None):
