@@ -13,9 +13,9 @@ network, the queue or the browser. Goals: in Chromium on 2 cores, a control chan
 head; a decoding step; a query token of one head; a diagnostics measure) draws its figure within 50 ms and sends no
 request; Translate shows the translation and its heatmap within 400 ms, with at most one queue join and one stream
 (and the fetch of its payload); the payload of a 40-token sentence is at most 250 kB (with the model map's numbers;
-150 kB before); a map box opens within 50 ms, sending at most one request. Browser side runs `python app.py` on a free port; a case's time
-runs from the click to the first frame where the figure shows what was clicked (Playwright's own round trip
-included, a few ms), its requests are those the page sent from the click until 300 ms after the figure.
+150 kB before); a map box opens within 50 ms, sending at most one request. Browser side runs `python app.py` on a
+free port; a case's time runs from the click to the first frame where the figure shows what was clicked (Playwright's
+own round trip included, a few ms), its requests are those the page sent from the click until 300 ms after the figure.
 
 Model: `--model` (default assets/model) in the app's precision (`MODEL_DTYPE` applies, as in the app). Each case
 runs `--repeats` times after one untimed warm-up; p50 and max milliseconds are reported. The last line of the
