@@ -18,6 +18,16 @@ def pytest_configure(config):
     os.environ["OMP_NUM_THREADS"] = "1"
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
+def pytest_collection_modifyitems(items):
+    """The groups pytest-xdist's `--dist=loadgroup` (pytest.ini) keeps on one process: every test of the session's
+    app and Chromium (`browser`) together, so that they start once; every other module whole, so that its
+    module-scoped fixtures (an app, a trained model, a notebook run) are built once."""
+    for item in items:
+        group = "browser" if "browser" in item.fixturenames else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(scope="session")
 def toy_corpus(tmp_path_factory):
     """(train.tsv, dev.tsv) paths of the toy corpus."""
