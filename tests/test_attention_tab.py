@@ -38,6 +38,7 @@ def test_the_page_knows_each_kinds_depth_before_a_translation(served):
     assert setup["depths"] == {kind: served.layers(kind) for kind in ATTENTION_KINDS}
     assert setup["heads"] == served.cfg.n_heads
     assert setup["titles"] == {kind: spec.title for kind, spec in ATTENTION_KINDS.items()}
+    assert list(setup["titles"])[0] == "cross"  # the page's kind radio follows this order: cross-attention first
 
 
 def test_the_template_is_safe_for_gradio_to_fill_in(served):

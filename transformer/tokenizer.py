@@ -52,10 +52,6 @@ def _set_pipeline(tokenizer):
     return tokenizer
 
 
-def has_byte_fallback(tokenizer):
-    return json.loads(tokenizer.to_str())["model"].get("byte_fallback", False)
-
-
 def with_byte_fallback(tokenizer):
     """The same BPE vocabulary and merges in the current pipeline, with the byte tokens appended (ids after the
     existing ones, so a model trained on `tokenizer` keeps every embedding row it has)."""

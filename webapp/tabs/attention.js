@@ -42,10 +42,10 @@ const MARKUP = `<div class="attn-view" aria-label="Attention">
   element.querySelector(".view-mount").innerHTML = MARKUP;
   const root = element.querySelector(".attn-view");
   const $ = (selector) => root.querySelector(selector);
-  const setup = props.setup;  // {depths: kind -> layers, titles: kind -> title, heads} (attention.py: setup)
+  const setup = props.setup;  // {depths: kind -> layers, titles: kind -> title (radio order), heads} (attention.py)
   const figure = $("#attention-heatmap"), canvas = $(".attn-canvas"), tooltip = $(".attn-tooltip");
   const overview = $(".attn-overview-canvas");
-  const KINDS = ["cross", "encoder", "decoder"];  // the order of the kind radio: cross-attention first
+  const KINDS = Object.keys(setup.titles);  // the kind radio's order (attention.py: RADIO_ORDER)
   const SIDES = {source: "English source token", target: "Italian decoder input",
                  produced: "Italian token produced at that step"};
   const HEAD_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];

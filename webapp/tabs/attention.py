@@ -15,10 +15,14 @@ from ..attention_kinds import ATTENTION_KINDS
 from ..views import browser_view
 
 
+# The kind radio's order: cross-attention first, the kind a translator's alignment is read from.
+RADIO_ORDER = sorted(ATTENTION_KINDS, key=lambda kind: kind != "cross")
+
+
 def setup(depths, n_heads):
-    """What the view draws its controls from before a translation: each kind's depth (`depths`), its title, and the
-    number of heads."""
-    return {"depths": depths, "titles": {kind: spec.title for kind, spec in ATTENTION_KINDS.items()}, "heads": n_heads}
+    """What the view draws its controls from before a translation: each kind's depth (`depths`), its title in the
+    radio's order, and the number of heads."""
+    return {"depths": depths, "titles": {kind: ATTENTION_KINDS[kind].title for kind in RADIO_ORDER}, "heads": n_heads}
 
 
 def build(served):
