@@ -18,6 +18,16 @@ def pytest_configure(config):
     os.environ["OMP_NUM_THREADS"] = "1"
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
+def pytest_collection_modifyitems(items):
+    """The groups pytest-xdist's `--dist=loadgroup` (pytest.ini) keeps on one process: every test of the session's
+    app and Chromium (`browser`) together, so that they start once; every other module whole, so that its
+    module-scoped fixtures (an app, a trained model, a notebook run) are built once."""
+    for item in items:
+        group = "browser" if "browser" in item.fixturenames else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(scope="session")
 def toy_corpus(tmp_path_factory):
     """(train.tsv, dev.tsv) paths of the toy corpus."""
@@ -56,14 +66,25 @@ def translator(tiny_model_dir):
 
 @pytest.fixture(scope="session")
 def deep_model_dir(toy_corpus, tmp_path_factory):
-    """The tiny config with 2 encoder and 3 decoder layers: layer radios that change with the kind of attention."""
+    """The tiny config with 2 encoder and 3 decoder layers: layer radios that change with the kind of attention. Its
+    head_importance.json (distinct drops: the Heads tab's importance heatmap tells its cells apart) has made-up
+    numbers, so that the page shows the heatmap without a `training.head_importance` run."""
     from training.configs import CONFIGS
+    from transformer import Translator
+    from transformer.model import head_grid
 
     model, train = CONFIGS["tiny"]
     out = tmp_path_factory.mktemp("deep_run")
     config = out / "deep.json"
     config.write_text(json.dumps({"model": {**model, "n_encoder_layers": 2, "n_decoder_layers": 3}, "train": train}))
-    return train_toy_model(toy_corpus, out, config)
+    model_dir = train_toy_model(toy_corpus, out, config)
+    grid = head_grid(Translator.load(model_dir).model.cfg)
+    drop = {kind: [[round(0.5 * (layer * n_heads + head) - 1.0, 2) for head in range(n_heads)]
+                   for layer in range(n_layers)] for kind, (n_layers, n_heads) in grid.items()}
+    (model_dir / "head_importance.json").write_text(json.dumps({
+        "data": "dev", "n": 40, "decoding": "greedy", "bleu": 50.0, "drop": drop,
+        "command": "python -m training.head_importance --model model --data dev.tsv"}))
+    return model_dir
 
 
 @pytest.fixture(scope="session")

@@ -6,10 +6,8 @@ and active under sampling only, a sampled translation as the library's; the head
 importance heatmap clicked ticks its box. For a classroom: on a projector (1024×768) the first view is on the first
 screen, text contrast is at least 4.5:1, each group of choices is one Tab stop with the arrow keys moving within it."""
 
-import json
 import os
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -20,15 +18,14 @@ from browser_helpers import (
     choose_decoding,
     expect,
     new_page,
-    open_app,
     option,
     page_point,
     title,
     translate,
 )
-from app_helpers import start_app
 
 from interpretability import inspect
+from transformer.model import head_grid
 
 
 @pytest.fixture(scope="module")
@@ -244,50 +241,28 @@ def test_heads_to_switch_off_are_a_grid_one_row_per_layer(page):
         assert round(boxes[layer, 1]["x"]) == round(boxes[1, 1]["x"])  # in columns
 
 
-@pytest.fixture(scope="module")
-def importance_app(deep_model_dir, tmp_path_factory):
-    """A second app on a copy of the deep model with a head_importance.json (distinct drops: cells are told apart)."""
-    from interpretability.ablation import head_grid
-    from transformer import Translator
-
-    model_dir = tmp_path_factory.mktemp("importance") / "model"
-    shutil.copytree(deep_model_dir, model_dir)
-    grid = head_grid(Translator.load(deep_model_dir).model.cfg)
-    drop = {kind: [[round(0.5 * (layer * n_heads + head) - 1.0, 2) for head in range(n_heads)]
-                   for layer in range(n_layers)] for kind, (n_layers, n_heads) in grid.items()}
-    (model_dir / "head_importance.json").write_text(json.dumps({
-        "data": "dev", "n": 40, "decoding": "greedy", "bleu": 50.0, "drop": drop,
-        "command": "python -m training.head_importance --model model --data dev.tsv"}))
-    with start_app(model_dir, MODEL_DTYPE="float32") as app:
-        yield app.url, grid
-
-
-def test_a_head_clicked_in_the_importance_heatmap_is_ticked(browser, importance_app):
-    """A cell of the importance heatmap clicked ticks that head's box (clicked again, unticks it); the ticked heads
-    are the ones switched off."""
-    url, grid = importance_app
-    page = open_app(browser, url)
-    try:
-        page.get_by_role("tab", name="Heads: switch off").click()
-        expect(page.locator("#tab-heads")).to_contain_text("How much each head matters: dev BLEU 50.0", timeout=WAIT)
-        clicks = [("cross", 2, 1), ("encoder", 1, 0), ("cross", 2, 1), ("cross", 0, 1)]  # cross L3 H2 twice: unticked
-        ticked = set()
-        for kind, layer, head in clicks:
-            canvas = page.locator(f'#head-importance .importance-map[data-kind="{kind}"] canvas')
-            box = canvas.evaluate("e => e.__box")
-            page.mouse.click(*page_point(canvas, box["left"] + (head + 0.5) * box["cell"],
-                                         box["top"] + (layer + 0.5) * box["cell"]))
-            ticked ^= {(kind, layer, head)}
-            box = page.locator(f"#off-{kind}").get_by_label(f"L{layer + 1} H{head + 1}", exact=True)
-            expect(box).to_be_checked(checked=(kind, layer, head) in ticked, timeout=10_000)
-        assert ticked == {("encoder", 1, 0), ("cross", 0, 1)}
-        for kind, (n_layers, n_heads) in grid.items():
-            for layer in range(n_layers):
-                for head in range(n_heads):
-                    box = page.locator(f"#off-{kind}").get_by_label(f"L{layer + 1} H{head + 1}", exact=True)
-                    expect(box).to_be_checked(checked=(kind, layer, head) in ticked, timeout=10_000)
-        page.locator("#ablate").click()
-        expect(page.locator("#ablation-result")).to_contain_text("Heads switched off: encoder L2 H1, cross L1 H2.",
-                                                                 timeout=WAIT)
-    finally:
-        page.close()
+def test_a_head_clicked_in_the_importance_heatmap_is_ticked(page, translator):
+    """A cell of the importance heatmap (the app's model has a head_importance.json: conftest.py, deep_model_dir)
+    clicked ticks that head's box (clicked again, unticks it); the ticked heads are the ones switched off."""
+    grid = head_grid(translator.model.cfg)
+    page.get_by_role("tab", name="Heads: switch off").click()
+    expect(page.locator("#tab-heads")).to_contain_text("How much each head matters: dev BLEU 50.0", timeout=WAIT)
+    clicks = [("cross", 2, 1), ("encoder", 1, 0), ("cross", 2, 1), ("cross", 0, 1)]  # cross L3 H2 twice: unticked
+    ticked = set()
+    for kind, layer, head in clicks:
+        canvas = page.locator(f'#head-importance .importance-map[data-kind="{kind}"] canvas')
+        box = canvas.evaluate("e => e.__box")
+        page.mouse.click(*page_point(canvas, box["left"] + (head + 0.5) * box["cell"],
+                                     box["top"] + (layer + 0.5) * box["cell"]))
+        ticked ^= {(kind, layer, head)}
+        box = page.locator(f"#off-{kind}").get_by_label(f"L{layer + 1} H{head + 1}", exact=True)
+        expect(box).to_be_checked(checked=(kind, layer, head) in ticked, timeout=10_000)
+    assert ticked == {("encoder", 1, 0), ("cross", 0, 1)}
+    for kind, (n_layers, n_heads) in grid.items():
+        for layer in range(n_layers):
+            for head in range(n_heads):
+                box = page.locator(f"#off-{kind}").get_by_label(f"L{layer + 1} H{head + 1}", exact=True)
+                expect(box).to_be_checked(checked=(kind, layer, head) in ticked, timeout=10_000)
+    page.locator("#ablate").click()
+    expect(page.locator("#ablation-result")).to_contain_text("Heads switched off: encoder L2 H1, cross L1 H2.",
+                                                             timeout=WAIT)

@@ -112,18 +112,19 @@ def test_every_control_is_answered_in_the_page(translated):
         expect(option(page, radio, name).locator("input")).to_be_checked()
 
 
-@pytest.mark.parametrize("kind, layer, head", [("cross", 3, "mean"), ("encoder", 2, 1), ("decoder", 2, 2)])
-def test_the_drawn_matrix_is_the_models_attention(translated, kind, layer, head):
+def test_the_drawn_matrix_is_the_models_attention(translated):
+    """A head of each kind, and the mean of a deeper layer's heads; then all of that layer's heads, as a grid."""
     page, inspection = translated
-    page.evaluate("(h) => window.translatorStore.set({attention: h})", {"kind": kind, "layer": layer, "head": head})
-    assert shown(page) == (kind, layer, str(head))
-    (matrix,) = drawn(page)
-    assert_same(matrix, expected_map(inspection, kind, layer, head))
-    choose(page, "head", "all (grid)")
-    matrices = drawn(page)
-    assert len(matrices) == inspection.cross_attention.shape[1]
-    for h, matrix in enumerate(matrices, 1):
-        assert_same(matrix, expected_map(inspection, kind, layer, h))
+    for kind, layer, head in [("cross", 3, "mean"), ("encoder", 2, 1), ("decoder", 2, 2)]:
+        page.evaluate("(h) => window.translatorStore.set({attention: h})", {"kind": kind, "layer": layer, "head": head})
+        assert shown(page) == (kind, layer, str(head))
+        (matrix,) = drawn(page)
+        assert_same(matrix, expected_map(inspection, kind, layer, head))
+        choose(page, "head", "all (grid)")
+        matrices = drawn(page)
+        assert len(matrices) == inspection.cross_attention.shape[1]
+        for h, matrix in enumerate(matrices, 1):
+            assert_same(matrix, expected_map(inspection, kind, layer, h))
 
 
 def test_a_shallower_kind_clamps_the_layer_never_an_error(translated):

@@ -123,47 +123,46 @@ def test_embedding_norm_and_feed_forward_boxes_show_the_models_numbers(shown, re
     assert len(requests) == asked
 
 
-@pytest.mark.parametrize("temperature", [0.5, 1.0, 2.0])
-def test_the_pages_softmax_at_a_temperature_is_the_models(shown, recorded, temperature):
+def test_the_pages_softmax_at_a_temperature_and_its_top_k_are_the_models(shown, recorded):
+    """softmax(logits / T) of the whole vocabulary at each temperature; top-k keeps k tokens and renormalises."""
     _, internals = recorded
     open_box(shown, "softmax")
     step = 1
     choose(shown, "map-step", step)
-    shown.locator(f"{VIEW} .map-temperature").fill(str(temperature))
-    expect(shown.locator(f"{VIEW} .map-t")).to_have_text(f"{temperature:.1f}")
-    rows = [row.locator("td").all_inner_texts()
-            for row in shown.locator(f"{VIEW} .map-output-table tbody tr").all()]
-    logits = internals.logits[step].astype(np.float64)
-    probs = np.exp(logits / temperature - np.logaddexp.reduce(logits / temperature))  # the whole vocabulary
-    order = np.argsort(-logits)[: len(rows)]
-    assert [number(r[1]) for r in rows] == pytest.approx(logits[order].tolist(), abs=1e-3)
-    assert [number(r[2]) for r in rows] == pytest.approx(probs[order].tolist(), abs=2e-4)
-    assert rows[0][0].endswith("← greedy")
+    table = lambda: [row.locator("td").all_inner_texts()
+                     for row in shown.locator(f"{VIEW} .map-output-table tbody tr").all()]
+    for temperature in (0.5, 1.0, 2.0):
+        shown.locator(f"{VIEW} .map-temperature").fill(str(temperature))
+        expect(shown.locator(f"{VIEW} .map-t")).to_have_text(f"{temperature:.1f}")
+        rows = table()
+        logits = internals.logits[step].astype(np.float64)
+        probs = np.exp(logits / temperature - np.logaddexp.reduce(logits / temperature))  # the whole vocabulary
+        order = np.argsort(-logits)[: len(rows)]
+        assert [number(r[1]) for r in rows] == pytest.approx(logits[order].tolist(), abs=1e-3)
+        assert [number(r[2]) for r in rows] == pytest.approx(probs[order].tolist(), abs=2e-4)
+        assert rows[0][0].endswith("← greedy")
 
-
-def test_top_k_keeps_k_tokens_and_renormalises(shown, recorded):
-    open_box(shown, "softmax")
     shown.locator(f"{VIEW} .map-topk").fill("3")
-    rows = [row.locator("td").all_inner_texts() for row in shown.locator(f"{VIEW} .map-output-table tbody tr").all()]
+    rows = table()
     kept = [number(r[3]) for r in rows if r[3] != "cut"]
     assert len(kept) == 3 and sum(kept) == pytest.approx(1, abs=2e-3)
     at_t = [number(r[2]) for r in rows[:3]]
     assert kept == pytest.approx([p / sum(at_t) for p in at_t], abs=2e-3)
 
 
-@pytest.mark.parametrize("box, obj", [("decoder-feed-forward", transformer_model.PositionwiseFeedForward),
-                                      ("encoder-norm-self-attention", transformer_model.SublayerConnection),
-                                      ("decoder-embedding", transformer_model.InputEmbedding)])
-def test_each_code_panel_shows_the_function_with_its_real_line_numbers(shown, box, obj):
-    open_box(shown, box)
-    lines, start = python_inspect.getsourcelines(obj)
-    summary = shown.locator(f"{VIEW} details.map-code summary").first.text_content()
-    assert obj.__name__ in summary and f"transformer/model.py, lines {start}–{start + len(lines) - 1}" in summary
-    code = shown.locator(f"{VIEW} pre.map-source").first
-    numbers = code.locator(".ln").all_inner_texts()
-    assert numbers[0] == str(start) and len(numbers) == len(lines)
+def test_each_code_panel_shows_the_function_with_its_real_line_numbers(shown):
     file_lines = (ROOT / "transformer/model.py").read_text(encoding="utf-8").splitlines()
-    assert code.text_content().splitlines()[1] == f"{start + 1}{file_lines[start]}"
+    for box, obj in [("decoder-feed-forward", transformer_model.PositionwiseFeedForward),
+                     ("encoder-norm-self-attention", transformer_model.SublayerConnection),
+                     ("decoder-embedding", transformer_model.InputEmbedding)]:
+        open_box(shown, box)
+        lines, start = python_inspect.getsourcelines(obj)
+        summary = shown.locator(f"{VIEW} details.map-code summary").first.text_content()
+        assert obj.__name__ in summary and f"transformer/model.py, lines {start}–{start + len(lines) - 1}" in summary
+        code = shown.locator(f"{VIEW} pre.map-source").first
+        numbers = code.locator(".ln").all_inner_texts()
+        assert numbers[0] == str(start) and len(numbers) == len(lines)
+        assert code.text_content().splitlines()[1] == f"{start + 1}{file_lines[start]}"
 
 
 def test_an_attention_box_opens_the_attention_tabs_at_its_layer(shown):
