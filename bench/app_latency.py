@@ -1,7 +1,8 @@
 """How long the web app makes a learner wait. Server side: the one event of a translation (the translation with
-the payload every view draws from, `webapp.payload`) and each experiment that asks the server (switching heads off,
-sampling, beam search traced, attribution, one head's numbers), and the payload's size. Browser side (`--browser`):
-from a click to the figure on the page, and the requests the page sent the server meanwhile.
+the payload every view draws from, `webapp.payload`), of a sentence translated just before (its inspection kept) and
+of a new one, and each experiment that asks the server (switching heads off, sampling, beam search traced,
+attribution, one head's numbers), and the payload's size. Browser side (`--browser`): from a click to the figure on
+the page, and the requests the page sent the server meanwhile.
 
     python -m bench.app_latency --threads 2                     # server side, about a minute on 2 idle cores
     python -m bench.app_latency --threads 2 --browser           # and in headless Chromium (Playwright)
@@ -91,6 +92,7 @@ def event(**data):
 def server_cases(app, sentence):
     """(case, kind of goal, function) for every event the app answers on the server."""
     from webapp import translation
+    from webapp.served import Recent, inspection_bytes
     from webapp.tabs import heads, inside_head, model_map, steps
 
     served = app.served
@@ -101,9 +103,16 @@ def server_cases(app, sentence):
     shown = translation.request_json(sentence, 1, None)  # what the model map's boxes send: the greedy translation
     attribute = lambda method: lambda: steps.attribute(  # noqa: E731
         served, sentence, *settings["greedy"], event(method=method, request=1))
+
+    def translate_anew():
+        """The translate event of a sentence no recent inspection holds: what a new sentence costs."""
+        served.recent = Recent(served.recent.max_bytes, inspection_bytes)
+        return translate(sentence, *settings["greedy"])
+
     return [
         ("translate: translation, status, chips and payload", "translate",
          lambda: translate(sentence, *settings["greedy"])),
+        ("translate a new sentence (no recent inspection)", "translate", translate_anew),
         ("experiment: sampling (translation and payload)", "experiment", lambda: translate(sentence,
                                                                                            *settings["sampling"])),
         ("experiment: beam 4 traced (translation and payload)", "experiment", lambda: translate(sentence,

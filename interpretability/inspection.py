@@ -1,7 +1,7 @@
 """Looking inside one translation: `inspect` translates a sentence and returns what the model saw and produced —
-tokens, every attention map, the candidates of each decoding step — as an `Inspection`; `input_report` says what
-of the input the model may not read well; `embedding_norms` and `positional_encoding` show the two signals the
-model adds at its input.
+tokens, every attention map, the candidates of each decoding step, everything else its forward computes (`internals`)
+— as an `Inspection`; `input_report` says what of the input the model may not read well; `embedding_norms` and
+`positional_encoding` show the two signals the model adds at its input.
 """
 
 import math
@@ -18,6 +18,7 @@ from transformer.model import ATTENTION_KINDS, recording_attention, sinusoidal_p
 from transformer.tokenizer import BOS_ID, BYTE_TOKEN, EOS, UNK, decode
 
 from .beam_trace import BeamTrace, beam_trace
+from .internals import Internals, recording_internals
 
 # Inputs longer than this many tokens are far longer than the sentences the shipped model learnt from (Tatoeba's
 # English: median 7 tokens, 99% under 17, 99.9% under 35), and it translates them worse (bench/long_inputs.py).
@@ -61,6 +62,8 @@ class Inspection:
     # after its top-k): [] unless sampling.
     tempered_candidates: list = field(default_factory=list)
     beam_trace: BeamTrace | None = None  # beam search step by step, when `inspect` ran it (beam > 1)
+    # Embeddings, residual stream, layer norms, feed-forward units and logits of the same pass (the model map's).
+    internals: Internals | None = None
 
     def attention(self, kind):
         """(maps (layers, heads, queries, keys), query tokens, key tokens) of one of the ATTENTION_KINDS."""
@@ -71,8 +74,9 @@ class Inspection:
 
 @torch.inference_mode()
 def inspect(translator, text, beam=1, top_k=5, generated=None, sampling=None):
-    """Translate `text`, then run one teacher-forced pass over the output with attention weights on, so
-    every map's labels are the tokens by construction. `generated`: the output's token ids when they are
+    """Translate `text`, then run one teacher-forced pass over the output with attention weights and the model's
+    internals recorded (`internals.recording_internals`), so every map's labels are the tokens by construction and
+    every view of the translation comes from one forward. `generated`: the output's token ids when they are
     already decoded (`Translator.translate_ids`, batched with other sentences: `serving.batching`); else beam search
     (beam > 1) is traced step by step (`beam_trace`). `top_k`: how many candidates per step (1..MAX_CANDIDATES);
     `sampling` (a `decoding.Sampling`, beam 1): translate by sampling, and keep each step's distribution at its
@@ -87,9 +91,10 @@ def inspect(translator, text, beam=1, top_k=5, generated=None, sampling=None):
         generated = token_ids(translator.tokenizer, trace.winner.tokens)
     elif generated is None:
         generated = translator.translate_ids([text], beam=beam, sampling=sampling)[0]
+    target = [BOS_ID] + generated
     src = torch.tensor([source], device=translator.device)
-    tgt = torch.tensor([[BOS_ID] + generated], device=translator.device)
-    with recording_attention(translator.model) as recorded:
+    tgt = torch.tensor([target], device=translator.device)
+    with recording_attention(translator.model) as recorded, recording_internals(translator.model) as internals_seen:
         memory, src_mask = translator.model.encode(src)
         logits = translator.model.decode(tgt, memory, src_mask)
     logits = teacher_forced_logits(logits, tgt, translator.no_repeat_ngram)  # (T, V): what decoding chose from
@@ -98,7 +103,7 @@ def inspect(translator, text, beam=1, top_k=5, generated=None, sampling=None):
     stack = lambda kind: torch.stack([m[0] for m in recorded.maps(kind)]).float().cpu().numpy()  # (layers, heads, Tq, Tk)
     return Inspection(
         source_tokens=[translator.tokenizer.id_to_token(i) for i in source],
-        target_tokens=[translator.tokenizer.id_to_token(i) for i in [BOS_ID] + generated],
+        target_tokens=[translator.tokenizer.id_to_token(i) for i in target],
         translation=decode(translator.tokenizer, generated),
         encoder_attention=stack("encoder"),
         decoder_attention=stack("decoder"),
@@ -108,6 +113,7 @@ def inspect(translator, text, beam=1, top_k=5, generated=None, sampling=None):
         sampling=sampling,
         tempered_candidates=tempered,
         beam_trace=trace,
+        internals=internals_seen.internals(translator.tokenizer, source, target, logits),
     )
 
 

@@ -1,9 +1,9 @@
 """Everything else the model computes for one translation, besides attention: the input embeddings and their
 √d_model scale, the positional encoding added, the residual stream through every layer and what each sublayer writes
 into it, every layer normalisation's input and output, the feed-forward network's hidden units, and the output
-layer's logits. `record_internals` reruns the teacher-forced pass of an `Inspection` (the sentence and the
-translation it shows) with forward hooks on the model's own modules, so the numbers are those its forward computes,
-not a copy of it.
+layer's logits. `inspection.inspect` records them in the teacher-forced pass that records the attention
+(`recording_internals`: forward hooks on the model's own modules), so the numbers are those its forward computes, not
+a copy of it, and one forward gives every view of a translation.
 """
 
 import math
@@ -13,9 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-
-from transformer.decoding import teacher_forced_logits
-from .inspection import token_ids
 
 STACKS = ("encoder", "decoder")
 SUBLAYERS = {"encoder": ("self-attention", "feed-forward"),
@@ -52,10 +49,10 @@ class StackInternals:
 
 @dataclass
 class Internals:
-    """`record_internals`' numbers for one translation: per stack a `StackInternals`, the norms' learned gain and
-    bias (per stack, (norms, C) each, in the order of `StackInternals.norm_inputs`), the output layer's logits
-    (decoder positions, vocabulary) as decoding chose from them (what it never writes at −∞), the √d_model scale,
-    and whether the output layer's weights are the embedding's (tied)."""
+    """The numbers of one translation's teacher-forced pass (`RecordedInternals`): per stack a `StackInternals`, the
+    norms' learned gain and bias (per stack, (norms, C) each, in the order of `StackInternals.norm_inputs`), the output
+    layer's logits (decoder positions, vocabulary) as decoding chose from them (what it never writes at −∞), the
+    √d_model scale, and whether the output layer's weights are the embedding's (tied)."""
 
     encoder: StackInternals
     decoder: StackInternals
@@ -67,6 +64,14 @@ class Internals:
 
     def stack(self, name):
         return {"encoder": self.encoder, "decoder": self.decoder}[name]
+
+    @property
+    def nbytes(self):
+        """Bytes its arrays hold: what keeping it in memory costs."""
+        arrays = [self.logits, *self.gains.values(), *self.biases.values()]
+        arrays += [array for stack in (self.encoder, self.decoder) for array in vars(stack).values()
+                   if isinstance(array, np.ndarray)]
+        return sum(array.nbytes for array in arrays)
 
 
 @contextmanager
@@ -109,53 +114,67 @@ def as_numpy(tensor):
     return tensor[0].detach().float().cpu().numpy()
 
 
-@torch.inference_mode()
-def record_internals(translator, inspection):
-    """The `Internals` of `inspection`'s sentence and translation: one teacher-forced pass, hooks on the embedding,
-    positional encoding, sublayer connections, layer norms, feed-forward networks and output layer."""
-    model = translator.model
-    source = token_ids(translator.tokenizer, inspection.source_tokens)
-    target = token_ids(translator.tokenizer, inspection.target_tokens)
-    src = torch.tensor([source], device=translator.device)
-    tgt = torch.tensor([target], device=translator.device)
-    seen = {}  # module -> list of (inputs, output), one per call, in the order of the pass
-    record = lambda module, args, output: seen.setdefault(module, []).append((args, output))  # noqa: E731
-    hidden_seen = {}  # feed-forward -> its hidden units (the input of w_2: ReLU(x W_1 + b_1), dropout off)
-    modules = [model.src_embed.embedding, model.tgt_embed.embedding, model.positional_encoding]
-    hooks = []
-    for name in STACKS:
-        connections, _, ffns = stack_modules(model, name)
-        modules += connections + layer_norms(model, name)
-        hooks += [(ffn.w_2, lambda m, args, out, ffn=ffn: hidden_seen.__setitem__(ffn, as_numpy(args[0])))
-                  for ffn in ffns]
-    with hooked([(m, record) for m in modules] + hooks):
-        memory, src_mask = model.encode(src)
-        logits = model.decode(tgt, memory, src_mask)
-    passes = dict(zip(STACKS, seen[model.positional_encoding]))  # encode, then decode: (inputs, output) each
-    embedded = {"encoder": model.src_embed.embedding, "decoder": model.tgt_embed.embedding}
+class RecordedInternals:
+    """What forward hooks on the model's own modules see of one teacher-forced pass (encode, then decode): the
+    embedding, positional encoding, sublayer connections, layer norms and feed-forward networks' hidden units, made
+    into `Internals` once the pass is over (`internals`)."""
 
-    def stack(name, ids):
-        connections, _, ffns = stack_modules(model, name)
-        norms = layer_norms(model, name)
-        (scaled, *_), with_position = passes[name]  # the positional encoding's input: embedding × √d_model
-        stream = [as_numpy(seen[c][0][0][0]) for c in connections] + [as_numpy(seen[connections[-1]][0][1])]
-        return StackInternals(
-            tokens=[translator.tokenizer.id_to_token(i) for i in ids],
-            embedding=as_numpy(seen[embedded[name]][0][1]),
-            position=as_numpy(with_position) - as_numpy(scaled),
-            stream=np.stack(stream),
-            norm_inputs=np.stack([as_numpy(seen[n][0][0][0]) for n in norms]),
-            norm_outputs=np.stack([as_numpy(seen[n][0][1]) for n in norms]),
-            hidden=np.stack([hidden_seen[f] for f in ffns]))
+    def __init__(self, model):
+        self.model = model
+        self.seen = {}  # module -> list of (inputs, output), one per call, in the order of the pass
+        self.hidden = {}  # feed-forward -> its hidden units (the input of w_2: ReLU(x W_1 + b_1), dropout off)
 
-    norm_params = lambda name, attr: np.stack([getattr(n, attr).detach().float().cpu().numpy()  # noqa: E731
-                                               for n in layer_norms(model, name)])
-    return Internals(
-        encoder=stack("encoder", source), decoder=stack("decoder", target),
-        gains={name: norm_params(name, "weight") for name in STACKS},
-        biases={name: norm_params(name, "bias") for name in STACKS},
-        logits=teacher_forced_logits(logits, tgt, translator.no_repeat_ngram).cpu().numpy(),
-        scale=math.sqrt(model.cfg.d_model), tied=is_tied(model))
+    def hooks(self):
+        """(module, fn) of every forward hook the recording needs."""
+        model = self.model
+        record = lambda module, args, output: self.seen.setdefault(module, []).append((args, output))  # noqa: E731
+        modules = [model.src_embed.embedding, model.tgt_embed.embedding, model.positional_encoding]
+        hooks = []
+        for name in STACKS:
+            connections, _, ffns = stack_modules(model, name)
+            modules += connections + layer_norms(model, name)
+            hooks += [(ffn.w_2, lambda m, args, out, ffn=ffn: self.hidden.__setitem__(ffn, as_numpy(args[0])))
+                      for ffn in ffns]
+        return [(m, record) for m in modules] + hooks
+
+    def internals(self, tokenizer, source, target, logits):
+        """The `Internals` of the pass over `source` and `target` (token ids, as the encoder and decoder read them);
+        `logits` (T, V): its output layer's, as decoding chose from them (`decoding.teacher_forced_logits`)."""
+        model, seen = self.model, self.seen
+        passes = dict(zip(STACKS, seen[model.positional_encoding]))  # encode, then decode: (inputs, output) each
+        embedded = {"encoder": model.src_embed.embedding, "decoder": model.tgt_embed.embedding}
+
+        def stack(name, ids):
+            connections, _, ffns = stack_modules(model, name)
+            norms = layer_norms(model, name)
+            (scaled, *_), with_position = passes[name]  # the positional encoding's input: embedding × √d_model
+            stream = [as_numpy(seen[c][0][0][0]) for c in connections] + [as_numpy(seen[connections[-1]][0][1])]
+            return StackInternals(
+                tokens=[tokenizer.id_to_token(i) for i in ids],
+                embedding=as_numpy(seen[embedded[name]][0][1]),
+                position=as_numpy(with_position) - as_numpy(scaled),
+                stream=np.stack(stream),
+                norm_inputs=np.stack([as_numpy(seen[n][0][0][0]) for n in norms]),
+                norm_outputs=np.stack([as_numpy(seen[n][0][1]) for n in norms]),
+                hidden=np.stack([self.hidden[f] for f in ffns]))
+
+        norm_params = lambda name, attr: np.stack([getattr(n, attr).detach().float().cpu().numpy()  # noqa: E731
+                                                   for n in layer_norms(model, name)])
+        return Internals(
+            encoder=stack("encoder", source), decoder=stack("decoder", target),
+            gains={name: norm_params(name, "weight") for name in STACKS},
+            biases={name: norm_params(name, "bias") for name in STACKS},
+            logits=logits.cpu().numpy(), scale=math.sqrt(model.cfg.d_model), tied=is_tied(model))
+
+
+@contextmanager
+def recording_internals(model):
+    """Inside the block, the teacher-forced pass this thread makes through `model` is recorded by forward hooks on
+    its own modules (`RecordedInternals`, yielded), so the numbers are those its forward computes, not a copy of it;
+    other threads' passes meanwhile are not recorded (`hooked`)."""
+    recorded = RecordedInternals(model)
+    with hooked(recorded.hooks()):
+        yield recorded
 
 
 def sublayer_names(name, layers):

@@ -111,6 +111,21 @@ def test_the_softmax_and_the_weighted_sum_add_up(page, translator):
     assert float(page.locator(f"{VIEW} .ih-difference").inner_text()) < 1e-3
 
 
+def test_the_last_of_quick_clicks_is_drawn(page):
+    """Kind, layer and head clicked in one go: each click asks for a head while an answer is on its way; the head on
+    screen is drawn, not left "Loading" (under Gradio's "always_last" the last of them ran with an earlier click's
+    data: `webapp.events.QUIET`)."""
+    open_tab(page, "Inside one head")
+    drawn(page)
+    for kind, layer, head in (("decoder", 2, 2), ("encoder", 1, 1), ("cross", 3, 2)):
+        page.evaluate("""([view, kind, layer, head]) => {
+            for (const [name, value] of [["ih-kind", kind], ["ih-layer", layer], ["ih-head", head]])
+              document.querySelector(`${view} input[name="${name}"][value="${value}"]`).click();
+          }""", [VIEW, kind, str(layer), str(head)])
+        expect(page.locator(f"{VIEW} .ih-title")).to_contain_text(f"· layer {layer} · head {head}", timeout=WAIT)
+        drawn(page)
+
+
 def test_a_kind_with_fewer_layers_lowers_the_layer_and_never_errs(page):
     """Cross-attention's layer 3, then the encoder (2 layers): layer 2; and so with the old layer 3 clicked right
     after the kind changed."""

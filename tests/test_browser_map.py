@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from browser_helpers import WAIT, expect, no_error_shown, open_tab, translate
 
-from interpretability import inspect, record_internals
+from interpretability import inspect
 from transformer import model as transformer_model
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,7 +24,7 @@ SENTENCE = "we want the water."
 def recorded(deep_translator):
     """(inspection, internals) of SENTENCE by the model the page runs."""
     inspection = inspect(deep_translator, SENTENCE)
-    return inspection, record_internals(deep_translator, inspection)
+    return inspection, inspection.internals
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from interpretability.ablation import ablated, every_head, head_grid
 from interpretability.diagnostics import head_diagnostics
 from web_helpers import changed_indices, chips, plain, served_translator  # noqa: F401 (fixture: served)
 from webapp.attention_kinds import ATTENTION_KINDS
+from webapp.payload import map_json
 from webapp.tabs import heads
 from webapp.tokens import output_tokens
 
@@ -228,6 +229,7 @@ def test_switch_heads_off_translates_both_ways(served, translator):
     assert payload["translation"] == off.translate(SENTENCE) and payload["decoding"] == "greedy"
     assert payload["target_tokens"] == inspect(off, SENTENCE).target_tokens
     assert len(payload["candidates"]) == len(payload["target_tokens"])
+    assert payload["map"] == map_json(translator.tokenizer, inspect(off, SENTENCE).internals)  # the heads-off pass's
     again = heads.switch_heads_off(served, SENTENCE, "greedy", 4, 1.0, 0, 0, [], [], ["cross L1 H1"])
     assert again["answer"] != answer["answer"]  # a new value each time: the page draws every answer
     empty = heads.switch_heads_off(served, "  ", "greedy", 4, 1.0, 0, 0, [], [], [])

@@ -1,7 +1,8 @@
-"""interpretability/internals.py: each number `record_internals` records for one translation equals the same number
-computed directly from the model's modules, step by step as the paper writes them (embedding × √d_model + PE, then per
-layer x + Sublayer(LayerNorm(x)), the feed-forward's ReLU(x W_1 + b_1), the final norm, the output layer); the page's
-softmax at a temperature is exact over the tokens shown."""
+"""interpretability/internals.py: each number `inspect` records for one translation (`Inspection.internals`) equals
+the same number computed directly from the model's modules, step by step as the paper writes them (embedding ×
+√d_model + PE, then per layer x + Sublayer(LayerNorm(x)), the feed-forward's ReLU(x W_1 + b_1), the final norm, the
+output layer), and comes from the pass that gave the inspection's candidates; the page's softmax at a temperature is
+exact over the tokens shown."""
 
 import math
 
@@ -11,8 +12,8 @@ import torch
 import torch.nn.functional as F
 
 from interpretability import inspect
-from interpretability.internals import (TEMPERATURES, firing_share, is_tied, output_distribution, record_internals,
-                                        sublayer_names, write_ratios)
+from interpretability.internals import (TEMPERATURES, firing_share, is_tied, output_distribution, sublayer_names,
+                                        write_ratios)
 from transformer.decoding import teacher_forced_logits
 from transformer.model import causal_mask, padding_mask, sinusoidal_positional_encoding
 
@@ -22,7 +23,7 @@ SENTENCE = "I see the cat and we love the dog."
 @pytest.fixture(scope="module")
 def recorded(translator):
     inspection = inspect(translator, SENTENCE)
-    return inspection, record_internals(translator, inspection)
+    return inspection, inspection.internals
 
 
 def ids(translator, tokens):
@@ -96,6 +97,17 @@ def test_every_recorded_number_is_the_models(translator, recorded):
     assert np.allclose(internals.logits[finite], expected_logits[finite], atol=1e-3)
 
 
+def test_the_logits_are_those_of_the_pass_that_gave_the_candidates(translator, recorded):
+    """One teacher-forced pass gives the attention, the candidates and the internals: the candidates' probabilities
+    are the softmax of the recorded logits to the last bit (a second pass, by the fused attention kernel, may differ
+    in the last bits)."""
+    inspection, internals = recorded
+    probs = torch.softmax(torch.from_numpy(internals.logits), dim=-1)  # (T, V), as `inspect` computes them
+    for row, candidates in zip(probs, inspection.top_candidates, strict=True):
+        assert [p for _, p in candidates] == [row[translator.tokenizer.token_to_id(t)].item() for t, _ in candidates]
+    assert internals.encoder.tokens == inspection.source_tokens and internals.decoder.tokens == inspection.target_tokens
+
+
 def test_summaries_are_the_vectors_own(translator, recorded):
     _, internals = recorded
     stack = internals.encoder
@@ -132,7 +144,7 @@ def test_other_threads_running_the_model_meanwhile_are_not_recorded(translator, 
     must not enter this recording (they made np.stack fail on ragged shapes)."""
     import threading
 
-    inspection, alone = recorded
+    _, alone = recorded
     others = ["Tom.", "We love the cat and I see the dog and we love the cat again."]
     stop = threading.Event()
 
@@ -143,7 +155,7 @@ def test_other_threads_running_the_model_meanwhile_are_not_recorded(translator, 
     worker = threading.Thread(target=translate_others)
     worker.start()
     try:
-        together = [record_internals(translator, inspection) for _ in range(40)]
+        together = [inspect(translator, SENTENCE).internals for _ in range(40)]
     finally:
         stop.set()
         worker.join()

@@ -1,8 +1,8 @@
 """The "Model map" tab (webapp/tabs/model_map.py), its Python side: each box's code panel is the class or function of
 transformer/ that computes it, with the lines it has in its file now; the vectors a box's `map_numbers` request sends
-are `interpretability.record_internals`' for the translation shown, within int16 rounding; a box the model lacks, or no
-translation, sends nothing; the view draws from a setup that holds the model's sizes and the code panels. What the
-page draws from them is tested in the browser (tests/test_browser_map.py)."""
+are those `interpretability.inspect` recorded for the translation shown, within int16 rounding; a box the model
+lacks, or no translation, sends nothing; the view draws from a setup that holds the model's sizes and the code panels.
+What the page draws from them is tested in the browser (tests/test_browser_map.py)."""
 
 import re
 from pathlib import Path
@@ -11,7 +11,7 @@ import gradio as gr
 import numpy as np
 import pytest
 
-from interpretability import inspect, record_internals
+from interpretability import inspect
 from web_helpers import served_translator  # noqa: F401 (fixture: served)
 from webapp.payload import dequantized
 from webapp.tabs import model_map
@@ -24,7 +24,7 @@ SHOWN = {"text": SENTENCE, "decoding": "greedy", "beam": 1, "temperature": 1.0, 
 
 @pytest.fixture(scope="module")
 def internals(translator):
-    return record_internals(translator, inspect(translator, SENTENCE))
+    return inspect(translator, SENTENCE).internals
 
 
 def ask(served, shown=SHOWN, **data):

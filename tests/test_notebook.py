@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from interpretability import head_details, inspect, record_internals
+from interpretability import head_details, inspect
 from interpretability.head_details import ALL_QUERIES
 from transformer import Translator
 from webapp.notebook import show_attention, show_head, show_map
@@ -188,7 +188,7 @@ def test_show_head_draws_the_heads_numbers_and_answers_its_head_radio_in_the_pag
 def test_show_map_opens_each_boxs_numbers_with_no_server(page, shipped):
     (frame,) = frames(page, show_map(shipped, SENTENCE))
     frame.wait_for_selector('.model-map[data-state="ready"]', state="attached", timeout=WAIT)
-    internals = record_internals(shipped, inspect(shipped, SENTENCE))
+    internals = inspect(shipped, SENTENCE).internals
     for box, expected in [("encoder-embedding", internals.encoder.embedding),
                           ("decoder-feed-forward", internals.decoder.hidden[0][:1])]:
         frame.locator(f'.box[data-box="{box}"]').click()

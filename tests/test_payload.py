@@ -77,11 +77,10 @@ def test_a_long_sentence_stays_small(translator):
 
 
 def test_the_maps_numbers_are_the_recorded_ones(translator, inspection):
-    from interpretability import record_internals
     from interpretability.internals import TEMPERATURES, firing_share, output_distribution, write_ratios
 
     shipped = json.loads(json.dumps(translation_payload(translator, inspection, "greedy")))["map"]
-    internals = record_internals(translator, inspection)
+    internals = inspection.internals
     for name in ("encoder", "decoder"):
         stack = internals.stack(name)
         assert np.allclose(shipped[name]["scaled"], np.linalg.norm(stack.embedding, axis=-1) * internals.scale,

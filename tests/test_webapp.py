@@ -103,6 +103,29 @@ def test_translate_gives_the_text_status_chips_and_payload(served, translator):
     assert translation.translate(served, " ", "greedy", 2, 1.0, 0, 0) == ("", texts.EMPTY_MESSAGE, "", None)
 
 
+def test_translate_runs_the_teacher_forced_pass_once_for_every_view(served):
+    """The payload's views (attention, steps, the model map's numbers) and a map box's vectors all come from one
+    teacher-forced pass: the one pass where the decoder reads the whole output at once (decoding feeds it one token at
+    a time)."""
+    from webapp.tabs import model_map
+
+    passes = []  # the positions of each decoder call that reads more than one
+
+    def count(module, args, output):
+        if args[0].size(1) > 1:
+            passes.append(args[0].size(1))
+
+    handle = served.translator.model.decoder.register_forward_hook(count)
+    try:
+        *_, payload = translation.translate(served, "We love the dog and the cat.", "greedy", 2, 1.0, 0, 0)
+        box = model_map.map_numbers(served, gr.EventData(None, {"shown": payload["request"], "box": "feed-forward",
+                                                                "stack": "decoder", "index": 0}))
+    finally:
+        handle.remove()
+    assert passes == [len(payload["target_tokens"])]
+    assert payload["map"]["decoder"]["firing"] and box["hidden"]["shape"][0] == len(payload["target_tokens"])
+
+
 def test_an_experiment_runs_on_the_translation_shown_made_again_from_its_request(served, translator):
     """The payload's request is what every experiment sends back (SHOWN_TRANSLATION): the same sentence, decoded the
     same way."""

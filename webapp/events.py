@@ -32,9 +32,10 @@ class Refusal(gr.Error):
         log.warning("refused: %s", message)
 
 
-# A view's events: not in the API, no spinner, and always run for the latest values (a click during a run queues one
-# more run, which reads the controls when it starts), so what is shown matches the controls however fast they change.
-QUIET = dict(api_visibility="private", show_progress="hidden", trigger_mode="always_last")
+# A view's events: not in the API, no spinner, and every trigger run with its own data. ("always_last" queues one more
+# run for the clicks made during a run, but runs it with an earlier click's event data: quick clicks then left the
+# head on screen unanswered. Each view asks only for what it has not got, and the lanes bound what runs.)
+QUIET = dict(api_visibility="private", show_progress="hidden", trigger_mode="multiple")
 
 
 # --- What the outside world reaches ----------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from interpretability import head_details, inspect, record_internals
+from interpretability import head_details, inspect
 from interpretability.head_details import ALL_QUERIES
 from interpretability.internals import STACKS
 
@@ -132,7 +132,7 @@ def show_map(translator, sentence, beam=1):
     """The Model map for `sentence`: the paper's Figure 1 drawn for this model, each box opening its numbers (all
     computed with the view) and the code of `transformer/` that computes them."""
     inspection, payload = translated(translator, sentence, beam)
-    internals = record_internals(translator, inspection)
+    internals = inspection.internals
     boxes = [(name, "embedding", 0) for name in STACKS]
     for name in STACKS:
         stack = internals.stack(name)

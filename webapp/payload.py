@@ -13,7 +13,7 @@ import itertools
 
 import numpy as np
 
-from interpretability import embedding_norms, input_report, record_internals
+from interpretability import embedding_norms, input_report
 from interpretability.diagnostics import head_diagnostics
 from interpretability.internals import STACKS, TEMPERATURES, firing_share, output_distribution, write_ratios
 
@@ -138,5 +138,5 @@ def translation_payload(translator, inspection, decoding):
         "diagnostics": diagnostics_json(inspection),
         "input": input_json(input_report(inspection)),
         "norms": {"embedding": rounded(embedding), "position": rounded(position)},
-        "map": map_json(translator.tokenizer, record_internals(translator, inspection)),
+        "map": map_json(translator.tokenizer, inspection.internals),
     }

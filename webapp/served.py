@@ -21,7 +21,7 @@ from collections import OrderedDict
 import gradio as gr
 import torch
 
-from interpretability import embedding_norms, head_details, inspect, record_internals
+from interpretability import embedding_norms, head_details, inspect
 from interpretability.ablation import ablated
 from interpretability.attribution import float32_model, source_attribution
 from interpretability.inspection import LONG_INPUT_TOKENS
@@ -46,9 +46,10 @@ def serving_dtype(device, batch_size):
 
 
 def inspection_bytes(inspection):
-    """About what an `Inspection` holds in memory: its attention maps (the rest is a few kB)."""
+    """About what an `Inspection` holds in memory: its attention maps and the model map's numbers (`Internals`; the
+    rest is a few kB)."""
     return sum(maps.nbytes for maps in (inspection.encoder_attention, inspection.decoder_attention,
-                                        inspection.cross_attention)) + 4096
+                                        inspection.cross_attention)) + inspection.internals.nbytes + 4096
 
 
 class Recent:
@@ -131,7 +132,6 @@ class ServedModel:
         self._attribute = wrap(attribute)
         self.embedding_norms = wrap(lambda source: embedding_norms(translator, source))
         self.head_details = wrap(lambda *args: head_details(translator, *args))
-        self.internals = wrap(lambda inspection: record_internals(translator, inspection))
 
     def is_light(self, text, beam=1, sampling=None, heads=()):
         """Whether translating `text` so is light work: one hypothesis (greedy or sampled), all heads on, at most

@@ -104,7 +104,7 @@ def map_numbers(served, evt: gr.EventData):
     inspection = shown_inspection(served, asked.get("shown"))
     if inspection is None:
         return None
-    numbers = box_json(served.internals(inspection), box, stack, index)
+    numbers = box_json(inspection.internals, box, stack, index)
     if numbers is None:
         return None
     return {"translation": asked.get("translation"), "box": box, "stack": stack, "index": index, **numbers}
