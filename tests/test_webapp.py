@@ -117,7 +117,7 @@ def test_translate_runs_the_teacher_forced_pass_once_for_every_view(served):
 
     handle = served.translator.model.decoder.register_forward_hook(count)
     try:
-        *_, payload = translation.translate(served, "We love the dog and the cat.", "greedy", 2, 1.0, 0, 0)
+        *_, payload = translated(served, "We love the dog and the cat.", "greedy", 2, 1.0, 0, 0)
         box = model_map.map_numbers(served, gr.EventData(None, {"shown": payload["request"], "box": "feed-forward",
                                                                 "stack": "decoder", "index": 0}))
     finally:
