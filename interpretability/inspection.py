@@ -12,7 +12,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from inputs.checks import check_decoding, check_text, check_whole_number
+from inputs.checks import check_decoding, check_text, check_whole_number, echo
 from transformer.decoding import Sampling, teacher_forced_logits, tempered_distribution
 from transformer.model import ATTENTION_KINDS, recording_attention, sinusoidal_positional_encoding
 from transformer.tokenizer import BOS_ID, BYTE_TOKEN, EOS, UNK, decode
@@ -145,7 +145,7 @@ def source_ids(translator, source):
     vocab_size = translator.model.cfg.vocab_size
     for token, token_id in zip(source, ids):
         if not isinstance(token_id, numbers.Integral) or isinstance(token_id, bool) or not 0 <= token_id < vocab_size:
-            raise ValueError(f"source token {token!r} is not in the vocabulary (ids 0..{vocab_size - 1}, or their "
+            raise ValueError(f"source token {echo(token)} is not in the vocabulary (ids 0..{vocab_size - 1}, or their "
                              f"token strings)")
     return ids
 

@@ -23,6 +23,7 @@ from inputs.checks import ECHO_CHARACTERS, check_sampling, check_whole_number, e
 from interpretability import inspect
 from interpretability.attribution import source_attribution
 from interpretability.head_details import attention_module, head_attention
+from interpretability.inspection import source_ids
 from modeldir.device import pick_device
 from modeldir.directory import open_model
 from modeldir.directory import ModelDirectory
@@ -388,6 +389,7 @@ def test_the_library_refusals_quote_a_long_value_cut_short(translator):
                 lambda: attention_module(translator.model, "cross", huge_number),
                 lambda: head_attention(translator.model, "cross", 0, huge_number),
                 lambda: source_attribution(translator, inspection, huge_text),
+                lambda: source_ids(translator, [huge_text]),
                 lambda: check_whole_number("beam", huge_text, 1, 8), lambda: check_sampling(Sampling(huge_number, 0, 0))]
     for refuse in refusals:
         with pytest.raises(ValueError) as refused:
