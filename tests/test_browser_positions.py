@@ -14,6 +14,12 @@ from interpretability import embedding_norms, inspect, positional_encoding
 
 VIEW = "#positional-encoding .positions-view"
 SERVER_FUNCTION = "/gradio_api/component_server"
+TRANSLATION_FETCH = "payload"  # the server function every translation's payload is fetched by (webapp.views.carrier)
+
+
+def server_functions(requests):
+    """The server functions the page called, by name, among `server_requests`."""
+    return [json.loads(body)["fn_name"] for url, body in requests if SERVER_FUNCTION in url]
 
 
 @pytest.fixture(scope="module")
@@ -71,13 +77,12 @@ def test_opening_the_tab_fetches_the_table_once_and_draws_the_models_values(brow
         page.goto(browser.app_url)
         expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
         page.wait_for_timeout(1000)
-        assert not [url for url, _ in requests if SERVER_FUNCTION in url]  # not asked before the tab is shown
+        assert set(server_functions(requests)) <= {TRANSLATION_FETCH}  # the table not asked before the tab is shown
         open_positions(page)
         open_tab(page, "Attention")  # and reopened: not asked again
         open_tab(page, "Positional encoding")
         page.wait_for_timeout(500)
-        asked = [json.loads(body)["fn_name"] for url, body in requests if SERVER_FUNCTION in url]
-        assert asked == ["positional_table"]
+        assert [name for name in server_functions(requests) if name != TRANSLATION_FETCH] == ["positional_table"]
 
         P, D = pe.shape
         expect(page.locator(f"{VIEW} .pos-table-title")).to_have_text(f"Positional encoding PE (max_len {P} × d_model {D})")
@@ -137,7 +142,7 @@ def test_dims_and_a_new_sentence_are_drawn_in_the_page_with_no_request_of_this_t
     assert " ".join(tokens) in page.locator(f"{VIEW} .pos-similarity").get_attribute("aria-label")
     expect(page.locator(VIEW)).to_have_attribute("data-dims", "0,1,2,5,9")  # the dimensions chosen kept
     print(f"new sentence -> view redrawn: {page.locator(VIEW).get_attribute('data-sentence-ms')} ms")
-    assert not [url for url, _ in requests if SERVER_FUNCTION in url]
+    assert set(server_functions(requests)) <= {TRANSLATION_FETCH}  # the new sentence's payload, nothing of this tab's
     fn_indices = [json.loads(body).get("fn_index") for url, body in requests if "/queue/join" in url]
     assert fn_indices and not set(fn_indices) & ours  # the translation's events, none of this tab's
 

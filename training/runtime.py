@@ -57,7 +57,10 @@ class Distributed:
         return bool(t.item())
 
     def close(self):
+        """Every rank leaves together: a rank that tore its group down while rank 0 still wrote the model was seen
+        to abort at exit (gloo's "terminate called without an active exception")."""
         if self.world > 1:
+            dist.barrier()
             dist.destroy_process_group()
 
 
