@@ -18,31 +18,17 @@ import threading
 import types
 from collections import OrderedDict
 
-import gradio as gr
-import torch
 
 from interpretability import embedding_norms, head_details, inspect
 from interpretability.ablation import ablated
 from interpretability.attribution import float32_model, source_attribution
 from interpretability.inspection import LONG_INPUT_TOKENS
-from modeldir.device import fast_dtype
 from serving.batching import Busy, DeadlineExceeded, Lane, batched_decoder, stop_at_deadline
 from transformer.model import head_grid
 
 from .events import Refusal
 
 HEAVY_WORK = "beam search, long inputs, heads switched off, attribution, /inspect"
-
-
-def serving_dtype(device, batch_size):
-    """The precision to serve in on `device` (`transformer.translator.DTYPES`' names). On a CPU that decodes
-    concurrent requests together (`batch_size` > 1), float32: batched float16 is no faster per sentence there (no
-    float16 arithmetic: 16.5 ms per sentence in batches of 16 against 13.2 alone) and a batch's answer may differ from
-    the lone call's (1 test sentence of 160), while batched float32 takes 5.3 ms per sentence against 14.1 alone,
-    every answer the lone call's (docs/benchmarks.md, Serving under load). Otherwise the precision that decodes one
-    sentence fastest (`modeldir.device.fast_dtype`: float16 on most CPUs, bfloat16 or float16 on a GPU)."""
-    device = torch.device(device)
-    return "float32" if device.type == "cpu" and batch_size > 1 else fast_dtype(device)
 
 
 def inspection_bytes(inspection):

@@ -6,11 +6,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from inputs.checks import echo
-from modeldir.device import pick_device
-from transformer.translator import DTYPES
+import torch
 
-from .served import serving_dtype
+from inputs.checks import echo
+from modeldir.device import fast_dtype, pick_device
+from transformer.translator import DTYPES
 
 MEGABYTE = 1024 * 1024
 # Gradio drops a session even while its event is queued or running, whose caller then gets no answer: keep at least
@@ -20,6 +20,17 @@ MIN_SESSIONS = 200
 
 class SettingError(ValueError):
     """An environment variable the app cannot run with (its message: one line)."""
+
+
+def serving_dtype(device, batch_size):
+    """The precision to serve in on `device` (`transformer.translator.DTYPES`' names). On a CPU that decodes
+    concurrent requests together (`batch_size` > 1), float32: batched float16 is no faster per sentence there (no
+    float16 arithmetic: 16.5 ms per sentence in batches of 16 against 13.2 alone) and a batch's answer may differ from
+    the lone call's (1 test sentence of 160), while batched float32 takes 5.3 ms per sentence against 14.1 alone,
+    every answer the lone call's (docs/benchmarks.md, Serving under load). Otherwise the precision that decodes one
+    sentence fastest (`modeldir.device.fast_dtype`: float16 on most CPUs, bfloat16 or float16 on a GPU)."""
+    device = torch.device(device)
+    return "float32" if device.type == "cpu" and batch_size > 1 else fast_dtype(device)
 
 
 def _read(environ, name, default, parse, accepted, takes):
