@@ -33,8 +33,11 @@ def translator(tiny_model_dir):
 
 @pytest.fixture(scope="module")
 def app(tiny_model_dir):
-    with start_app(tiny_model_dir) as app:
+    """`python app.py` on the tiny model, with small upload and body limits (test_the_app_refuses_uploads...), stopped
+    as a service manager stops it: a clean stop, and no traceback printed in all the module's tests."""
+    with start_app(tiny_model_dir, MAX_UPLOAD_MB="1", MAX_BODY_MB="2") as app:
         yield app
+    assert app.returncode == 0 and "Traceback" not in app.output, app.output[-3000:]  # SIGTERM: a clean stop
 
 
 @pytest.fixture(scope="module")
@@ -235,6 +238,29 @@ def test_inspect_answers_json(client, translator):
     cross = answer["attention"]["cross"]  # layers x heads x target x source
     assert (len(cross[0][0]), len(cross[0][0][0])) == (len(answer["target_tokens"]), len(answer["source_tokens"]))
     assert all(len(step) <= 3 for step in answer["candidates"])
+
+
+def test_the_app_refuses_uploads_over_its_limit_and_compresses_its_answers(app):
+    """The module's app runs with MAX_UPLOAD_MB=1 and MAX_BODY_MB=2 (the `app` fixture)."""
+    big = httpx.post(app.url + "gradio_api/upload", files={"files": ("a.txt", b"x" * 1_500_000)}, timeout=60)
+    assert big.status_code == 413  # Gradio's max_file_size
+    huge = httpx.post(app.url + "gradio_api/upload", content=b"x" * 3_000_000, timeout=60)
+    assert huge.status_code == 413 and "request body over 2 MB" in huge.text  # BodyLimit, before Gradio reads it
+    config = httpx.get(app.url + "config", headers={"Accept-Encoding": "gzip"}, timeout=60)
+    assert config.headers.get("content-encoding") == "gzip"
+    missing = httpx.post(app.url + "gradio_api/call/v2/translate", json={}, timeout=60)
+    assert missing.status_code == 422 and "/translate needs text" in missing.json()["error"]
+    unknown = httpx.post(app.url + "gradio_api/call/v2/translate", json={"text": "hi", "txt": "x" * 10_000},
+                         timeout=60)
+    assert unknown.status_code == 422 and "has no argument 'txt'" in unknown.json()["error"]
+    empty = httpx.post(app.url + "gradio_api/call/v2/translate", content=b"", timeout=60)
+    assert empty.status_code == 422 and "takes a JSON object of named arguments" in empty.json()["error"]
+    events = httpx.get(app.url + "config", timeout=60).json()["dependencies"]
+    page_translate = next(event["id"] for event in events if event["api_name"] == "page_translate")
+    short = httpx.post(app.url + "gradio_api/queue/join", timeout=60, json={
+        "data": ["I see the cat."], "fn_index": page_translate, "session_hash": "s", "trigger_id": None})
+    assert short.status_code == 422 and short.json()["error"] == (
+        f"event {page_translate} (page_translate) takes 6 inputs, got 1")
 
 
 def test_a_page_session_keeps_a_key_to_its_payload_not_the_payload(app):
