@@ -48,8 +48,20 @@ def train_toy_model(toy_corpus, out, config="tiny"):
 
 @pytest.fixture(scope="session")
 def tiny_model_dir(toy_corpus, tmp_path_factory):
-    """A model directory exported by `python -m training.train --config tiny` on the toy corpus."""
-    return train_toy_model(toy_corpus, tmp_path_factory.mktemp("tiny_run"))
+    """A model directory exported by `python -m training.train --config tiny` on the toy corpus, trained once per
+    run: pytest-xdist's processes share the run's temporary folder, the first to need the model trains it, the others
+    wait for it (a lock), and tests only read it."""
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # pytest-of-USER/pytest-N: this run's, above each process's own
+    out, trained = shared / "tiny_run", shared / "tiny_run.done"
+    with FileLock(shared / "tiny_run.lock"):
+        if not trained.exists():
+            train_toy_model(toy_corpus, out)
+            trained.touch()
+    return out / "model"
 
 
 @pytest.fixture(scope="session")
