@@ -282,28 +282,28 @@ def succeeding(*args):
 
 def test_ddp_training_on_two_cpu_processes_resumes_exactly_and_exports_a_loadable_model(
         small_corpus, dropout_config, tmp_path):
+    """A one-process run's checkpoint (step 4) resumed by two processes warns and goes on, to step 8 straight, or
+    stopped at step 6 and resumed: the same weights (each process gets back its own random state)."""
     train, dev = small_corpus
-    torchrun = lambda out, steps, *extra: succeeding(
-        "torch.distributed.run", "--nproc_per_node=2", f"--master_port={free_port()}", "-m", "training.train",
-        *train_args(train, dev, out, "--max-steps", str(steps), *extra, config=dropout_config))
-    torchrun(tmp_path / "straight", 8)
-    torchrun(tmp_path / "resumed", 4)
-    torchrun(tmp_path / "resumed", 8, "--resume")  # each process must get back its own random state
-    assert_same_run(tmp_path / "straight", tmp_path / "resumed", stopped_at=4)
-    directory = open_model(tmp_path / "resumed" / "model")
+    args = lambda out, steps, *extra: train_args(train, dev, out, "--max-steps", str(steps), *extra,
+                                                 config=dropout_config)
+    torchrun = lambda out, steps: succeeding("torch.distributed.run", "--nproc_per_node=2",
+                                             f"--master_port={free_port()}", "-m", "training.train",
+                                             *args(out, steps, "--resume"))
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    train_main(args(straight, 4))
+    checkpoint = torch.load(straight / "checkpoint.pt", weights_only=False)
+    checkpoint["state"]["best_bleu"] = -1.0  # forgotten: the two-process stints export the model (any BLEU beats it)
+    torch.save(checkpoint, straight / "checkpoint.pt")
+    shutil.copytree(straight, resumed)
+    assert "written by 1 process(es), this run has 2" in torchrun(straight, 8)
+    assert len(torch.load(straight / "checkpoint.pt", weights_only=False)["rng"]) == 2
+    torchrun(resumed, 6)
+    torchrun(resumed, 8)
+    assert assert_same_run(straight, resumed, stopped_at=6)["state"]["step"] == 8
+    directory = open_model(resumed / "model")
     assert isinstance(directory.translator.translate("I see the cat."), str)
     assert directory.metrics["training"]["hardware"].startswith("2 process(es)")
-
-
-def test_resuming_with_another_process_count_warns_and_goes_on(small_corpus, tmp_path):
-    train, dev = small_corpus
-    out = tmp_path / "run"
-    train_main(train_args(train, dev, out, "--max-steps", "4"))
-    stdout = succeeding("torch.distributed.run", "--nproc_per_node=2", f"--master_port={free_port()}", "-m",
-                        "training.train", *train_args(train, dev, out, "--max-steps", "8", "--resume"))
-    assert "written by 1 process(es), this run has 2" in stdout
-    assert torch.load(out / "checkpoint.pt", weights_only=False)["state"]["step"] == 8
-    assert len(torch.load(out / "checkpoint.pt", weights_only=False)["rng"]) == 2
 
 
 def test_evaluate_cli_prints_json_and_records_scores(tiny_model_dir, toy_corpus, tmp_path):
