@@ -44,7 +44,7 @@ def start_app(model_dir, timeout=180, **env):
                     break
             if time.time() > deadline:
                 pytest.fail(f"app.py did not answer on {app.url} within {timeout} s")
-            time.sleep(0.5)
+            time.sleep(0.1)
         yield app
     finally:
         proc.terminate()

@@ -3,12 +3,13 @@ minutes, drawn without pyplot (a plain Figure rendered by the Agg canvas) like t
 
 import csv
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-
 
 def plot_curve(log_path, png_path):
-    """Draw the metrics.csv at `log_path` to `png_path`; nothing when it holds no row yet."""
+    """Draw the metrics.csv at `log_path` to `png_path`; nothing when it holds no row yet. matplotlib is imported here,
+    by the process that draws (rank 0): a third of a second that the trainer's other processes never spend."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     with open(log_path, encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     if not rows:
