@@ -35,14 +35,32 @@ def at_tab(url, tab):
     return f"{url}?tab={tab}"
 
 
-def open_app(browser, url, width=1400, height=1000, tab="attention"):
+def open_app(browser, url, width=1400, height=1000, tab="attention", page=None):
     """A fresh page of the app at `url` (`width` x `height`) with the tab `tab` open (the Attention tab, which the
     browser tests were written for, not the model map the page opens first), after the sentence it translates on
-    load."""
-    page = new_page(browser, width, height)
+    load; in the tab `page` when given (navigated afresh), else in a new one."""
+    page = page or new_page(browser, width, height)
     page.goto(at_tab(url, tab))
     expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
     return page
+
+
+class ReusedTab:
+    """The `page` fixture's pages (conftest.py): one Chromium tab, navigated afresh to the app for each test. A new
+    tab costs Chromium 2.1 s of CPU until its first translation is shown (a renderer process started, Gradio's scripts
+    compiled), a navigation 0.8 s. What a test leaves on the tab is cleared: its routes, its size; the listeners it
+    added see later tests' events, harmlessly. A test that changes the tab otherwise opens a new one (`open_app`)."""
+
+    def __init__(self, browser, url):
+        self.browser, self.url, self.tab = browser, url, None
+
+    def open_app(self, width=1400, height=1000):
+        if self.tab is None or self.tab.is_closed():
+            self.tab = new_page(self.browser, width, height)
+        else:
+            self.tab.unroute_all(behavior="ignoreErrors")
+            self.tab.set_viewport_size({"width": width, "height": height})
+        return open_app(self.browser, self.url, page=self.tab)
 
 
 def title(page, elem_id):

@@ -130,10 +130,15 @@ def browser(chromium, deep_model_dir):
         yield chromium
 
 
-@pytest.fixture
-def page(browser):
-    from browser_helpers import open_app
+@pytest.fixture(scope="session")
+def reused_tab(browser):
+    from browser_helpers import ReusedTab
 
-    page = open_app(browser, browser.app_url)
-    yield page
-    page.close()
+    return ReusedTab(browser, browser.app_url)
+
+
+@pytest.fixture
+def page(reused_tab):
+    """The app (1400 x 1000, the Attention tab open) loaded afresh, after the sentence it translates on load, in the
+    one tab the tests reuse (browser_helpers.ReusedTab)."""
+    return reused_tab.open_app()

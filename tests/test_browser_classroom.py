@@ -31,24 +31,29 @@ def names_the_sentence(page, english, italian):
                                                                     timeout=WAIT)
 
 
-def test_a_translate_pressed_while_one_runs_wins(page, deep_translator):
+def test_a_translate_pressed_while_one_runs_wins(browser, deep_translator):
     """Translate, then at once another sentence and Enter: the page ends on the second, in the Italian box, the
     chips, the store's translation and every view (Gradio's default dropped the second press). The network slowed
     (400 ms a request, as over a phone network) so that the second press lands while the first runs."""
-    page.context.new_cdp_session(page).send("Network.emulateNetworkConditions", {
-        "offline": False, "latency": 400, "downloadThroughput": -1, "uploadThroughput": -1})
-    box = page.locator("#english textarea")
-    box.fill(LONG)
-    page.locator("#translate").click()
-    box.fill(OTHER)
-    box.press("Enter")
-    expect(page.locator("#italian textarea")).to_have_value(deep_translator.translate(OTHER), timeout=WAIT)
-    names_the_sentence(page, OTHER, deep_translator.translate(OTHER))
-    inspection = inspect(deep_translator, OTHER)
-    expect(page.locator("#chips .chip")).to_have_text([*inspection.source_tokens, *output_tokens(inspection)])
-    assert page.evaluate("() => window.translatorStore.get('translation').source_tokens") == inspection.source_tokens
-    page.wait_for_function("(n) => document.querySelector('#attention-heatmap canvas').__matrix?.length === n",
-                           arg=len(inspection.target_tokens), timeout=WAIT)
+    page = open_app(browser, browser.app_url)  # its own tab: the network is slowed for it alone
+    try:
+        page.context.new_cdp_session(page).send("Network.emulateNetworkConditions", {
+            "offline": False, "latency": 400, "downloadThroughput": -1, "uploadThroughput": -1})
+        box = page.locator("#english textarea")
+        box.fill(LONG)
+        page.locator("#translate").click()
+        box.fill(OTHER)
+        box.press("Enter")
+        expect(page.locator("#italian textarea")).to_have_value(deep_translator.translate(OTHER), timeout=WAIT)
+        names_the_sentence(page, OTHER, deep_translator.translate(OTHER))
+        inspection = inspect(deep_translator, OTHER)
+        expect(page.locator("#chips .chip")).to_have_text([*inspection.source_tokens, *output_tokens(inspection)])
+        stored = page.evaluate("() => window.translatorStore.get('translation').source_tokens")
+        assert stored == inspection.source_tokens
+        page.wait_for_function("(n) => document.querySelector('#attention-heatmap canvas').__matrix?.length === n",
+                               arg=len(inspection.target_tokens), timeout=WAIT)
+    finally:
+        page.close()
 
 
 def test_a_payload_that_does_not_come_is_said_and_no_view_shows_the_sentence_before(page, deep_translator):
