@@ -69,6 +69,9 @@ SKIPPED_TAGS = {"script", "style", "head"}
 VOID_TAGS = {"br", "img", "meta", "link", "hr", "input", "col", "area", "base", "wbr"}
 LANGUAGE_DIRS = {"en", "it", "en-us", "en_us", "c"}
 MIN_RUN = 3  # matching blocks in a row needed to pair blocks of pages whose structures differ
+# DocBook numbers the ids it makes up (a footnote's "ftn.idm3699") in each build, so a block and its footnote link to
+# different numbers in the two languages: a link's signature leaves the number out.
+GENERATED_ID = re.compile(r"(#(?:ftn\.)?idm)\d+$")
 MAX_CHARS = 400
 LENGTH_RATIO = (0.5, 2.0)
 LEADING_NUMBER = re.compile(r"^(?:(\w+)\s+)?((?:\d+|[A-Z])(?:\.\d+)*)\.\s+")
@@ -135,7 +138,7 @@ class BlockParser(html.parser.HTMLParser):
         href = attrs.get("href")
         if tag == "a" and href and not re.match(r"^[a-z]+:", href) and self.current_block() is not None:
             index = self.current_block()
-            self.blocks[index].links += (language_free(href.split("?")[0]),)
+            self.blocks[index].links += (GENERATED_ID.sub(r"\1", language_free(href.split("?")[0])),)
         self.open_tags.append([tag, skipped, block, "switchinline" in cls.split()])
 
     def handle_startendtag(self, tag, attrs):
