@@ -129,7 +129,8 @@ class BlockParser(html.parser.HTMLParser):
         cls, ident = attrs.get("class") or "", attrs.get("id")
         in_switch = bool(self.open_tags) and self.open_tags[-1][3]
         variant = in_switch and not (str(ident).startswith("default") or "defaultinline" in cls)
-        skipped = tag in SKIPPED_TAGS or variant or "caseinline" in cls.split()
+        skipped = (tag in SKIPPED_TAGS or variant or "caseinline" in cls.split() or attrs.get("role") == "navigation"
+                   or "headerlink" in cls.split())  # Sphinx's navigation bars and a heading's "¶" permalink
         block = None
         if tag in BLOCK_TAGS and not self.skipping():
             block = len(self.blocks)
