@@ -403,6 +403,8 @@ def test_sphinx_permalinks_and_navigation_bars_are_left_out():
     (("", "Vuoto."), "empty"),
     (("Open %APPDATA% now.", "Aprite %APPDATA% ora."), "markup_residue"),
     (("See [text/shared/00.xhp not found].", "Vedi [text/shared/00.xhp not found]."), "markup_residue"),
+    (("[text/scalc/01/04060106.xhp#sum_head not found]., SUMIF", "[text/scalc/01/04060106.xhp#sum_head not found]., "
+      "SOMMA.SE"), "markup_residue"),
     (("A" * 401, "B" * 401), "too_long"),
     (("LibreOffice Writer", "LibreOffice writer!"), "untranslated"),
     (("Select the text.", "Select the text and the table for this document."), "italian_is_english"),
