@@ -51,7 +51,7 @@ MANUALS = (
     Manual("GIMP 2.10 user manual", "gimp-help-en", "gimp-help-it", "2.10.34-2",
            "GFDL 1.2 or later, no invariant sections",
            "GNU Image Manipulation Program User Manual, © The GIMP Documentation Team (GFDL 1.2+)", "blocks",
-           copyright_package="gimp-help-common", skip_pages=r"(^|/)(glossary[^/]*|ix\d+)\.html$"),
+           copyright_package="gimp-help-common", skip_pages=r"(^|/)(glossary[^/]*|ix\d+|gimp-help-index)\.html$"),
     Manual("Debian Reference", "debian-reference-en", "debian-reference-it", "2.100", "GPL-2+",
            "Debian Reference, © Osamu Aoki and translators (GPL-2+)", "blocks"),
     Manual("Debian New Maintainers' Guide", "maint-guide", "maint-guide-it", "1.2.53", "GPL-2+",
