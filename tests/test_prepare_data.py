@@ -401,8 +401,8 @@ def test_sphinx_permalinks_and_navigation_bars_are_left_out():
 
 
 def test_gimps_alphabetical_index_and_glossary_pages_are_left_out():
-    """Sorted alphabetically in each language, their entries do not pair (the shared README leaves them out); GIMP
-    2.10.34's index page is gimp-help-index.html, which gave 174 pairs the project's file lacks."""
+    """Sorted alphabetically in each language, their entries do not pair, and the project's file has none of them;
+    GIMP 2.10.34's index page is gimp-help-index.html, which gave 174 pairs the project's file lacks."""
     gimp = next(manual for manual in doc_pairs.MANUALS if manual.english == "gimp-help-en")
     skipped = lambda page: bool(re.search(gimp.skip_pages, f"usr/share/gimp/2.0/help/{page}"))
     assert all(map(skipped, ["gimp-help-index.html", "glossary.html", "ix01.html"]))
