@@ -124,6 +124,7 @@ class BlockParser(html.parser.HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         if tag in VOID_TAGS:
+            self.handle_startendtag(tag, attrs)
             return
         attrs = dict(attrs)
         cls, ident = attrs.get("class") or "", attrs.get("id")
@@ -143,7 +144,10 @@ class BlockParser(html.parser.HTMLParser):
         self.open_tags.append([tag, skipped, block, "switchinline" in cls.split()])
 
     def handle_startendtag(self, tag, attrs):
-        """`<br/>`, `<a name="x"/>`: nothing to read inside."""
+        """`<br/>`, `<a name="x"/>`: nothing to read inside; a line break parts two words ("Ctrl+V.<br>The
+        selected..."), as a space does."""
+        if tag == "br":
+            self.handle_data(" ")
 
     def handle_endtag(self, tag):
         if any(entry[0] == tag for entry in self.open_tags):
