@@ -136,11 +136,10 @@ def payload_sizes(app):
 
     sizes = {}
     for name, text in [("12 words", SENTENCE), ("40 tokens", LONG_SENTENCE)]:
-        sent = app.served.bind(translation.translate)(text, "greedy", 4, 1.0, 0, 0)[3]
-        if "key" in sent:  # the key to the payload, kept gzip-encoded until the page fetches it
-            sent = json.loads(gzip.decompress(app.served.payloads.get(sent["key"])))
-        plain = as_sent(sent).encode()
-        sizes[name] = {"source_tokens": len(sent["source_tokens"]), "target_tokens": len(sent["target_tokens"]),
+        key = app.served.bind(translation.translate)(text, "greedy", 4, 1.0, 0, 0)[3]["key"]
+        payload = json.loads(gzip.decompress(app.served.payloads.get(key)))  # kept gzip-encoded for its page
+        plain = as_sent(payload).encode()
+        sizes[name] = {"source_tokens": len(payload["source_tokens"]), "target_tokens": len(payload["target_tokens"]),
                        "kB": round(len(plain) / 1000, 1), "kB_gzip": round(len(gzip.compress(plain)) / 1000, 1)}
     return sizes
 

@@ -6,9 +6,9 @@
    the greedy latency (goal: p50 <= 1 s, max <= 3 s), and each heavy request answered or refused (busy) within its
    budget from arrival (goal: none answered later);
 3. `--sessions` page sessions, each translating a long sentence of its own through the page's event and fetching its
-   payload as the page does (by the key the event answers, where it answers one): the server's RSS before and after,
-   "before" after 5 warm-up sessions that pay the first long sentences' one-time cost (goal: <= 100 MB more; the
-   growth from the cold start is reported too).
+   payload as the page does (by the key the event answers): the server's RSS before and after, "before" after 5
+   warm-up sessions that pay the first long sentences' one-time cost (goal: <= 100 MB more; the growth from the cold
+   start is reported too).
 
     python -m bench.hostile_load                     # the shipped model, all three (a few minutes on 2 cores)
     python -m bench.hostile_load --burst 20 --sessions 50   # a smoke run
@@ -166,10 +166,9 @@ def sessions(url, pid, n, timeout):
         with httpx.Client(headers={"Accept-Encoding": "gzip"}) as client:
             try:
                 reference = page_call(client, url, fn_index, [f"{LONG_TEXT} Number {i}.", *GREEDY], session_hash)[3]
-                if isinstance(reference, dict) and "key" in reference:  # the payload fetched as the page does
-                    client.post(url + "gradio_api/component_server", timeout=timeout, json={
-                        "component_id": carrier, "fn_name": "payload", "data": reference["key"],
-                        "session_hash": session_hash}).raise_for_status()
+                client.post(url + "gradio_api/component_server", timeout=timeout, json={  # as the page fetches it
+                    "component_id": carrier, "fn_name": "payload", "data": reference["key"],
+                    "session_hash": session_hash}).raise_for_status()
             except (CallError, httpx.HTTPError) as e:
                 errors.append(str(e)[:120])
         return True

@@ -35,14 +35,17 @@ def at_tab(url, tab):
     return f"{url}?tab={tab}"
 
 
-def open_app(browser, url, width=1400, height=1000, tab="attention", page=None):
-    """A fresh page of the app at `url` (`width` x `height`) with the tab `tab` open (the Attention tab, which the
-    browser tests were written for, not the model map the page opens first), after the sentence it translates on
-    load; in the tab `page` when given (navigated afresh), else in a new one."""
-    page = page or new_page(browser, width, height)
+def load_app(page, url, tab="attention"):
+    """`page` navigated afresh to the app at `url` with the tab `tab` open (the Attention tab, which the browser tests
+    were written for, not the model map the page opens first), after the sentence it translates on load."""
     page.goto(at_tab(url, tab))
     expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
     return page
+
+
+def open_app(browser, url, width=1400, height=1000, tab="attention"):
+    """The app (`load_app`) in a new page, `width` x `height`."""
+    return load_app(new_page(browser, width, height), url, tab)
 
 
 class ReusedTab:
@@ -60,7 +63,7 @@ class ReusedTab:
         else:
             self.tab.unroute_all(behavior="ignoreErrors")
             self.tab.set_viewport_size({"width": width, "height": height})
-        return open_app(self.browser, self.url, page=self.tab)
+        return load_app(self.tab, self.url)
 
 
 def title(page, elem_id):

@@ -26,8 +26,7 @@ from interpretability.attribution import source_attribution
 from interpretability.head_details import attention_module, head_attention
 from interpretability.inspection import source_ids
 from modeldir.device import pick_device
-from modeldir.directory import open_model
-from modeldir.directory import ModelDirectory
+from modeldir.directory import ModelDirectory, open_model
 from serving.batching import Busy, DeadlineExceeded, Lane, check_deadline
 from transformer import Sampling, Translator
 from webapp import api, translation

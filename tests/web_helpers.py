@@ -29,6 +29,7 @@ def step_tokens(inspection, step):
     targets = inspection.target_tokens
     return targets[:step], targets[step] if step < len(targets) else EOS
 
+
 def translated(served, text, *settings):
     """The page's translate event as its page meets it: (italian, status, chips, payload), the payload fetched by the
     key the event sends (`translation.sent_payload`) from where the carrier's server function reads it; None for

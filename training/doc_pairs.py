@@ -75,7 +75,7 @@ GENERATED_ID = re.compile(r"(#(?:ftn\.)?idm)\d+$")
 MAX_CHARS = 400
 LENGTH_RATIO = (0.5, 2.0)
 LEADING_NUMBER = re.compile(r"^(?:(\w+)\s+)?((?:\d+|[A-Z])(?:\.\d+)*)\.\s+")
-RESIDUE = re.compile(r"%[A-Z_]+%|&[A-Za-z][A-Za-z0-9]*;|\.xhp(#\w+)? not found|%PRODUCTNAME|\$\[officename\]")
+RESIDUE = re.compile(r"%[A-Z_]+%|&[A-Za-z][A-Za-z0-9]*;|\.xhp(?:#\w+)? not found|%PRODUCTNAME|\$\[officename\]")
 NUMBERS = re.compile(r"\d+")
 WORDS = re.compile(r"[^\W\d_]+")
 ENGLISH_WORDS = {"the", "and", "of", "to", "is", "are", "you", "with", "for", "this", "that", "be", "can", "on",
@@ -128,10 +128,11 @@ class BlockParser(html.parser.HTMLParser):
             return
         attrs = dict(attrs)
         cls, ident = attrs.get("class") or "", attrs.get("id")
+        classes = cls.split()
         in_switch = bool(self.open_tags) and self.open_tags[-1][3]
         variant = in_switch and not (str(ident).startswith("default") or "defaultinline" in cls)
-        skipped = (tag in SKIPPED_TAGS or variant or "caseinline" in cls.split() or attrs.get("role") == "navigation"
-                   or "headerlink" in cls.split())  # Sphinx's navigation bars and a heading's "¶" permalink
+        skipped = (tag in SKIPPED_TAGS or variant or "caseinline" in classes or attrs.get("role") == "navigation"
+                   or "headerlink" in classes)  # Sphinx's navigation bars and a heading's "¶" permalink
         block = None
         if tag in BLOCK_TAGS and not self.skipping():
             block = len(self.blocks)
@@ -141,7 +142,7 @@ class BlockParser(html.parser.HTMLParser):
         if tag == "a" and href and not re.match(r"^[a-z]+:", href) and self.current_block() is not None:
             index = self.current_block()
             self.blocks[index].links += (GENERATED_ID.sub(r"\1", language_free(href.split("?")[0])),)
-        self.open_tags.append([tag, skipped, block, "switchinline" in cls.split()])
+        self.open_tags.append([tag, skipped, block, "switchinline" in classes])
 
     def handle_startendtag(self, tag, attrs):
         """`<br/>`, `<a name="x"/>`: nothing to read inside; a line break parts two words ("Ctrl+V.<br>The

@@ -19,7 +19,6 @@ from starlette.responses import JSONResponse
 
 from inputs.checks import echo
 
-
 log = logging.getLogger(__name__)
 
 

@@ -18,7 +18,6 @@ import threading
 import types
 from collections import OrderedDict
 
-
 from interpretability import embedding_norms, head_details, inspect
 from interpretability.ablation import ablated
 from interpretability.attribution import float32_model, source_attribution
