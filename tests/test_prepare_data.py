@@ -81,10 +81,17 @@ def tsv_sha256(pairs):
     return hashlib.sha256("".join(f"{en}\t{it}\n" for en, it in pairs).encode()).hexdigest()
 
 
+def unpinned(sets):
+    """`sets` with no sha256 in the code: the stand-in serves tiny files at the real URLs, not the real bytes."""
+    return tuple(dataclasses.replace(p, english=dataclasses.replace(p.english, sha256=None),
+                                     italian=dataclasses.replace(p.italian, sha256=None)) for p in sets)
+
+
 # The project's files, for these sources: the benchmark and dev-news as published (their one pair with a composed
 # "È" written as published, the repeated pair kept).
-FIXTURE_SOURCES = dataclasses.replace(data_sources.PINNED, project_outputs={
-    "test-tatoeba.tsv": tsv_sha256(BENCHMARK), "dev-news.tsv": tsv_sha256(NEWS)})
+FIXTURE_SOURCES = dataclasses.replace(
+    data_sources.PINNED, test_sets=unpinned(data_sources.TEST_SETS), extra_sets=unpinned(data_sources.EXTRA_SETS),
+    project_outputs={"test-tatoeba.tsv": tsv_sha256(BENCHMARK), "dev-news.tsv": tsv_sha256(NEWS)})
 
 
 class StandIn:
@@ -214,14 +221,23 @@ def test_downloads_are_made_once_then_read_from_the_cache(network, tmp_path):
     assert (tmp_path / "first" / "train.tsv").read_bytes() == (tmp_path / "second" / "train.tsv").read_bytes()
 
 
+def test_the_sources_whose_bytes_are_known_are_pinned_in_the_code():
+    sources = {s.name: s for p in data_sources.TEST_SETS + data_sources.EXTRA_SETS for s in (p.english, p.italian)}
+    pinned = {name for name, s in sources.items() if s.sha256}
+    assert pinned == set(data_sources.SHA256)  # no entry of SHA256 is misspelt, so none is silently unused
+    extras = {s for p in data_sources.EXTRA_SETS for s in (p.english.name, p.italian.name)}
+    assert pinned == extras | {"tatoeba-test-v2020-07-28.eng", "tatoeba-test-v2020-07-28.ita", "newssyscomb2009.ita"}
+    assert all(re.fullmatch("[0-9a-f]{64}", sources[name].sha256) for name in pinned)
+
+
 def test_a_source_pinned_in_the_code_is_checked(network, tmp_path):
-    benchmark = data_sources.TEST_SETS[0]
+    benchmark = FIXTURE_SOURCES.test_sets[0]
     good = hashlib.sha256(network.files[benchmark.english.url]).hexdigest()
 
     def pinned(sha):
         english = dataclasses.replace(benchmark.english, sha256=sha)
         return dataclasses.replace(FIXTURE_SOURCES, test_sets=(dataclasses.replace(benchmark, english=english),
-                                                               *data_sources.TEST_SETS[1:]))
+                                                               *FIXTURE_SOURCES.test_sets[1:]))
 
     prepare(tmp_path, sources=pinned(good))
     with pytest.raises(SourceChanged) as error:
@@ -300,17 +316,18 @@ def test_a_missing_tatoeba_file_is_one_error_line_before_any_download(tmp_path):
 
 
 def test_a_wrong_cached_source_is_one_error_line(tmp_path):
-    """The real command, offline: the benchmark's English file is in the cache but is not the recorded one."""
+    """The real command, offline: the benchmark's English file in the cache is a later release (it begins "Look."),
+    not the v2020-07-28 file whose sha256 is in the code."""
     source = data_sources.TEST_SETS[0].english
     path = prepare_data.cache_path(source.url, tmp_path / "cache")
     path.parent.mkdir(parents=True)
     path.write_text("Look. My house is cleaner than yours.\n", encoding="utf-8")
-    recorded = hashlib.sha256(b"I don't drink alcohol.\n").hexdigest()
-    (tmp_path / "cache" / "sources.lock.json").write_text(json.dumps({source.name: {"sha256": recorded}}))
     proc = run_module("training.prepare_data", "--out", tmp_path / "out", "--cache", tmp_path / "cache")
     assert proc.returncode == 1
     assert len(proc.stderr.splitlines()) == 1
-    assert proc.stderr.startswith(f"error: {source.name}: {path} has sha256 ") and recorded in proc.stderr
+    assert proc.stderr.startswith(f"error: {source.name}: {path} has sha256 ")
+    assert f"not the {data_sources.SHA256[source.name]} pinned in the code" in proc.stderr
+    assert not (tmp_path / "out").exists()
 
 
 # --- train-docs.tsv: the aligners on hand-written pages, and the --docs step on packages unpacked in the cache ---

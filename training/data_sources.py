@@ -2,9 +2,9 @@
 move), its licence and credit line, and the sha256 it must have where that is known.
 
 Two kinds of pin:
-- `sha256` given here: the file must have it, from the first download on;
-- `sha256=None`: the hash is recorded in the download cache's lock file on the first download and checked on every
-  later run (trust on first use). The build then checks its *outputs* against the sha256 of the project's own files
+- a sha256 in `SHA256`: the file must have it, from the first download on;
+- none: the hash is recorded in the download cache's lock file on the first download and checked on every later run
+  (trust on first use). The build also checks its *outputs* against the sha256 of the project's own files
   (`PROJECT_OUTPUTS`): a test set built from a source that is not the one the scores were made on is refused.
 
 The test sets come from Helsinki-NLP/OPUS-MT-testsets. Its layout changed over time (`testsets/SRC-TRG/NAME.LANG`,
@@ -27,6 +27,48 @@ class Source:
     sha256: str | None = None
 
 
+# The sha256 of each source whose bytes are known here without a download. Each file's stored copy at its pinned commit
+# holds exactly as many characters as the matching column of the project's file (`test-tatoeba.tsv`, `dev-news.tsv`,
+# or `train-extra.tsv` cut at the sets' boundaries), one sentence a line with a final newline, and its first and last
+# lines are those of the column: so the file is that column, and its hash is the column's. docs/data.md says which
+# sources remain trust on first use, and why.
+SHA256 = {
+    "tatoeba-test-v2020-07-28.eng": "bca1c6ae7fd5a20072fb2bc915a173a84b10eaccf0794b6f1addb9eb7abb84f9",
+    "tatoeba-test-v2020-07-28.ita": "bf975736ba74af76b1be3dedb5b1fc6f8d7f874e9fc72c4ca37603500f99be39",
+    "newssyscomb2009.ita": "f3b5bc7aec6901cbbb73aff50bfc741fedfea69e7b540655f0b8ef53b1f82393",
+    "oldi-seed.eng_Latn": "55d30a333f99dbb44a9f5c3c3828d6e33ddf9d15040d5d8c985526c8be4577b1",
+    "oldi-seed.ita_Latn": "78a615d57e30b55e02eb6f5f6974937047b6ff047ada48a5aa7db7662701c4a9",
+    "mt-geneval-dev-feminine.en": "dc765706f68a17654f8a592d64532765a39d3e3f7d474cca3f55e21faa8e69e7",
+    "mt-geneval-dev-feminine.it": "f2165981ef84ef6260f08b0f8d44a4789e575da194ff24babf2f797aade53dc1",
+    "mt-geneval-dev-masculine.en": "b68f65b331e3a5858a9c2517f5e3450a370cba790ac1e63a587f5fd4d46a1bc5",
+    "mt-geneval-dev-masculine.it": "92f8d2f9fa5cee376705cf6ca1f7705d60371d78f5146a5df7f56d04a6d4a31d",
+    "mt-geneval-test-feminine.en": "7567845af8fe1ff8a6dc243f7e5405eba6c7ce0a545e90ad709f524f929df26a",
+    "mt-geneval-test-feminine.it": "06547a93c10b0b7bdcbe49f552b021a0a338be1a79dd31110e5f343c7b5fabb3",
+    "mt-geneval-test-masculine.en": "5852b67d221eeb4b71117d1b6c825329cda303bb1cb86a6cb1743980d6b4a846",
+    "mt-geneval-test-masculine.it": "5e8e7df1b2650e6b598f2b0006b57016114bebe8004152bc2acf4091826191c2",
+    "cocoa-mt-train-telephony.en": "d0742ecfb5b33967c73ecfe977f1ea4323fc7cbfa47140b2c55fac6399a0b740",
+    "cocoa-mt-train-telephony-informal.it": "00cd1da1f35972b75c099b4295edc25ae08da1590a7ab360b18101c0923b1657",
+    "cocoa-mt-train-telephony-formal.it": "5a07de37630be9b4acb098deeeb03f8331be9b7f3c16b124436e2cce42e583d7",
+    "cocoa-mt-train-topical_chat.en": "3557e5bef3e257affa899b14b126e92d041afd7c619e2ffea7d58edbc06f10ba",
+    "cocoa-mt-train-topical_chat-informal.it": "7f7bceedcd4b7175e7ece63d5f6b5aa83a57f0b6f9a1db65bc524f4bfd5b8b6e",
+    "cocoa-mt-train-topical_chat-formal.it": "186307e20142a70c9b7705dd704da9a05afafbb3c148f6c7dfc17711c3d8d887",
+    "cocoa-mt-test-call_center.en": "4ec0f123ac7c9ce14748566fef2e6c0576513a2435ee1806c3994a32f67e9f06",
+    "cocoa-mt-test-call_center-informal.it": "73e32aa116983aebc382091fcdd1d75d57d84c1ba137f3b37202a0a546f3b875",
+    "cocoa-mt-test-call_center-formal.it": "a6ebb915fac88ed6e6d55e50efd0726664e2c9d7c3facfd6d3c6029e7d402bfd",
+    "cocoa-mt-test-telephony.en": "3afdcff68de698e306b7aa958e70e152af21a6c62e2722cc84b62f292cfb2c58",
+    "cocoa-mt-test-telephony-informal.it": "0838970c3363145c16f31efbb8abc8b03cc03eb3f2e64a8a319bf5a572d8f1f6",
+    "cocoa-mt-test-telephony-formal.it": "7671115511ae9c5f5657bac484042c160c1ebfab834f9d3509cbb5bd616df311",
+    "cocoa-mt-test-topical_chat.en": "7e8b87f14c5c61b7845abb97093e0654d504588f3e28a7fa7f2ef3dfd32daac4",
+    "cocoa-mt-test-topical_chat-informal.it": "d6b1beffedef0eb9384a678e53ee084740e9ee1763e80ed3a427893ae71d53d8",
+    "cocoa-mt-test-topical_chat-formal.it": "43b9b51ff513fd7a0d54b11bef03b4775e5fda8467fc38f38fa2c76a27359d41",
+}
+
+
+def source(name, url, licence, credit):
+    """A Source with its sha256 from `SHA256`, where there is one."""
+    return Source(name, url, licence, credit, SHA256.get(name))
+
+
 @dataclass(frozen=True)
 class Parallel:
     """A line-aligned pair of files: line i of `english` translates to line i of `italian`."""
@@ -42,8 +84,8 @@ def github(repo, commit, path):
 
 
 def opus_mt(name, commit, english_path, italian_path, licence, credit):
-    return Parallel(name, Source(f"{name}.eng", github(OPUS_MT_TESTSETS, commit, english_path), licence, credit),
-                    Source(f"{name}.ita", github(OPUS_MT_TESTSETS, commit, italian_path), licence, credit))
+    return Parallel(name, source(f"{name}.eng", github(OPUS_MT_TESTSETS, commit, english_path), licence, credit),
+                    source(f"{name}.ita", github(OPUS_MT_TESTSETS, commit, italian_path), licence, credit))
 
 
 TATOEBA_LICENCE = "CC-BY 2.0 FR"
@@ -93,8 +135,8 @@ COCOA_COMMIT = "937ad6a5444990731ff2ea59553f2c812cbeb9cb"
 def geneval(split, gender, commit):
     stem = f"data/sentences/{split}/geneval-sentences-{gender}-{split}.en_it"
     name = f"mt-geneval-{split}-{gender}"
-    return Parallel(name, Source(f"{name}.en", github(GENEVAL, commit, f"{stem}.en"), "CC BY-SA 3.0", GENEVAL_CREDIT),
-                    Source(f"{name}.it", github(GENEVAL, commit, f"{stem}.it"), "CC BY-SA 3.0", GENEVAL_CREDIT))
+    return Parallel(name, source(f"{name}.en", github(GENEVAL, commit, f"{stem}.en"), "CC BY-SA 3.0", GENEVAL_CREDIT),
+                    source(f"{name}.it", github(GENEVAL, commit, f"{stem}.it"), "CC BY-SA 3.0", GENEVAL_CREDIT))
 
 
 def cocoa(split, domain, formality):
@@ -102,9 +144,9 @@ def cocoa(split, domain, formality):
     stem = f"CoCoA-MT/{split}/en-it/formality-control.{split}.{domain}.en-it"
     english, italian = (f"{stem}.en", f"{stem}.{formality}.it") if split == "train" else (stem, f"{stem}.{formality}")
     name = f"cocoa-mt-{split}-{domain}-{formality}"
-    return Parallel(name, Source(f"cocoa-mt-{split}-{domain}.en", github(COCOA, COCOA_COMMIT, english),
+    return Parallel(name, source(f"cocoa-mt-{split}-{domain}.en", github(COCOA, COCOA_COMMIT, english),
                                  "CDLA-Sharing 1.0", COCOA_CREDIT),
-                    Source(f"{name}.it", github(COCOA, COCOA_COMMIT, italian), "CDLA-Sharing 1.0", COCOA_CREDIT))
+                    source(f"{name}.it", github(COCOA, COCOA_COMMIT, italian), "CDLA-Sharing 1.0", COCOA_CREDIT))
 
 
 # train-extra.tsv, in this order: OLDI Seed (6,193 pairs), MT-GenEval (dev then test, feminine then masculine: 3,000),
@@ -112,9 +154,9 @@ def cocoa(split, domain, formality):
 # with its informal then its formal reference: 2,000), as in the project's file.
 EXTRA_SETS = (
     Parallel("oldi-seed",
-             Source("oldi-seed.eng_Latn", github(SEED, "40dc000c8d68a9bfddf1b1b9d559b14c56bb979d", "seed/eng_Latn"),
+             source("oldi-seed.eng_Latn", github(SEED, "40dc000c8d68a9bfddf1b1b9d559b14c56bb979d", "seed/eng_Latn"),
                     "CC BY-SA 4.0", SEED_CREDIT),
-             Source("oldi-seed.ita_Latn", github(SEED, "b795befcb924a73c9e1ad7284f58496b9765716b", "seed/ita_Latn"),
+             source("oldi-seed.ita_Latn", github(SEED, "b795befcb924a73c9e1ad7284f58496b9765716b", "seed/ita_Latn"),
                     "CC BY-SA 4.0", SEED_CREDIT)),
     geneval("dev", "feminine", GENEVAL_DEV), geneval("dev", "masculine", GENEVAL_DEV),
     geneval("test", "feminine", GENEVAL_TEST), geneval("test", "masculine", GENEVAL_TEST),
