@@ -56,6 +56,8 @@ def extra_pairs(parallel):
 
 
 EXTRA_CONTAMINATED = ("Gish was an actress.", NEWS[1][1])  # its Italian is a dev-news sentence
+PUD_SENTENCES = ("A treebank sentence.", "Riavviate la macchina!")  # the Italian one is a manual's block, but for "!"
+TREEBANK_URLS = {source.url for source in data_sources.UD_PUD}  # read only with --docs
 
 
 def served_files():
@@ -69,6 +71,8 @@ def served_files():
         pairs = extra_pairs(parallel) + ([EXTRA_CONTAMINATED] if parallel is data_sources.EXTRA_SETS[0] else [])
         files[parallel.english.url] = "".join(f"{en}\n" for en, _ in pairs).encode()
         files[parallel.italian.url] = "".join(f"{it}\n" for _, it in pairs).encode()
+    for source, sentence in zip(data_sources.UD_PUD, PUD_SENTENCES):
+        files[source.url] = f"# sent_id = n01001011\n# text = {sentence}\n1\t{sentence}\t_\n\n".encode()
     archive = io.BytesIO()
     with zipfile.ZipFile(archive, "w") as z:  # ita-eng.zip as manythings.org makes it: ita.txt beside _about.txt
         z.writestr("_about.txt", "About these sentence pairs.\n")
@@ -91,6 +95,7 @@ def unpinned(sets):
 # "È" written as published, the repeated pair kept).
 FIXTURE_SOURCES = dataclasses.replace(
     data_sources.PINNED, test_sets=unpinned(data_sources.TEST_SETS), extra_sets=unpinned(data_sources.EXTRA_SETS),
+    docs_also_avoid=tuple(dataclasses.replace(source, sha256=None) for source in data_sources.UD_PUD),
     project_outputs={"test-tatoeba.tsv": tsv_sha256(BENCHMARK), "dev-news.tsv": tsv_sha256(NEWS)})
 
 
@@ -196,8 +201,9 @@ def test_manifest_records_sources_licences_commits_and_outputs(network, tmp_path
                                    "test_set": {"empty": 0}, "dev_news": {"empty": 0},
                                    "extra": {"empty": 0, "duplicates": 0, "test_overlap": 1}}
     by_url = {entry["url"]: entry for entry in manifest["sources"]}
-    for url, data in network.files.items():
-        assert by_url[url]["sha256"] == hashlib.sha256(data).hexdigest()
+    assert set(by_url) == set(network.files) - TREEBANK_URLS
+    for url in by_url:
+        assert by_url[url]["sha256"] == hashlib.sha256(network.files[url]).hexdigest()
     benchmark = by_url[data_sources.TEST_SETS[0].english.url]
     assert "/843d9a3bf560b4d05507f568ec5aa81fab086962/" in benchmark["url"]
     assert benchmark["pinned"] == "on first download" and "Helsinki-NLP" in benchmark["credit"]
@@ -217,7 +223,7 @@ def test_a_second_run_writes_byte_identical_files(network, tmp_path):
 def test_downloads_are_made_once_then_read_from_the_cache(network, tmp_path):
     prepare(tmp_path, "first")
     prepare(tmp_path, "second")
-    assert sorted(network.requested) == sorted(network.files)
+    assert sorted(network.requested) == sorted(set(network.files) - TREEBANK_URLS)
     assert (tmp_path / "first" / "train.tsv").read_bytes() == (tmp_path / "second" / "train.tsv").read_bytes()
 
 
@@ -329,6 +335,20 @@ def test_a_wrong_cached_source_is_one_error_line(tmp_path):
     assert f"not the {data_sources.SHA256[source.name]} pinned in the code" in proc.stderr
     assert not (tmp_path / "out").exists()
 
+
+
+def test_treebank_sentences_are_the_text_lines_and_a_file_without_them_is_refused(tmp_path):
+    cache = tmp_path / "cache"
+    good, bad = (dataclasses.replace(source, sha256=None) for source in data_sources.UD_PUD)
+    for source, text in ((good, "# sent_id = 1\n# text = The  Cat sat.\n1\tThe\n\n# text = A dog.\n"),
+                         (bad, "<html>Not Found</html>\n")):
+        prepare_data.cache_path(source.url, cache).parent.mkdir(parents=True, exist_ok=True)
+        prepare_data.cache_path(source.url, cache).write_text(text, encoding="utf-8")
+    lock = prepare_data.Lock(cache)
+    sentences, entries = prepare_data.treebank_sentences((good,), cache, lock)
+    assert sentences == {"the cat sat.", "a dog."} and entries[0]["sentences"] == 2
+    with pytest.raises(ValueError, match=f"^{bad.name}: .* has no '# text = ' lines; is it a CoNLL-U file\\?$"):
+        prepare_data.treebank_sentences((bad,), cache, lock)
 
 # --- train-docs.tsv: the aligners on hand-written pages, and the --docs step on packages unpacked in the cache ---
 
@@ -511,14 +531,15 @@ def test_docs_step_writes_train_docs_with_licences_and_no_test_sentence(network,
                                    ("Choose Format - Paragraph.", "Scegliete Formato - Paragrafo."),
                                    ("Press Ctrl+1 to apply it.", "Premete Ctrl+1 per applicarlo."),
                                    ("Installing", "Installare"), ("Run the installer.",
-                                                                  "Avviate l'installazione."),
-                                   ("Reboot the machine.", "Riavviate la macchina.")])  # not "We fell asleep!"
+                                                                  "Avviate l'installazione.")])
+    # not "We fell asleep!" (in the benchmark) nor "Reboot the machine." (its Italian is in UD PUD)
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     entries = {entry["name"]: entry for entry in manifest["sources"]}
     assert entries["A manual"]["copyright_file_licences"] == ["GPL-2+", "GFDL-1.2+"]
     assert entries["Office help"]["licence"] == "MPL-2.0" and entries["Office help"]["pairs"] == 3
     assert [p["name"] for p in entries["A manual"]["packages"]] == ["a-manual_1.0_all.deb", "a-manual-it_1.0_all.deb"]
-    assert manifest["removed"]["docs"]["A manual"]["test_overlap"] == 1
+    assert manifest["removed"]["docs"]["A manual"]["test_overlap"] == 2
+    assert entries["ud-pud-it.conllu"]["sentences"] == 1 and entries["ud-pud-it.conllu"]["licence"] == "CC BY-SA 4.0"
     first = (out / "train-docs.tsv").read_bytes()
     assert (prepare(tmp_path, "again", "--docs") / "train-docs.tsv").read_bytes() == first
     (tmp_path / "cache" / "debian" / "a-manual-it_1.0_all.deb").write_bytes(b"another build")

@@ -17,7 +17,8 @@ test-tatoeba.tsv and dev-news.tsv must be byte-identical to the files the scores
 
 Every pair whose English or Italian side occurs on either side of any public test set (the three Tatoeba releases,
 FLORES-200 devtest, newstest2009, newssyscomb2009, NTREX-128) or of an `--exclude` file is removed from train, dev,
-extra and docs, ignoring case, spacing and Unicode composition. The same inputs and `--seed` give byte-identical files.
+extra and docs, ignoring case, spacing and Unicode composition; docs also loses every pair sharing a side with dev or
+the UD PUD treebanks. The same inputs and `--seed` give byte-identical files.
 """
 
 import argparse
@@ -41,6 +42,7 @@ from .data import load_pairs
 
 LOCK = "sources.lock.json"
 NEWLINE = b"\n"
+TREEBANK_TEXT = "# text = "
 # Characters that would end a TSV field or line for some reader (str.splitlines splits on all of them).
 LINE_BREAKS = re.compile(r"[\t\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
 TRAIN, DEV, TEST, DEV_NEWS, EXTRA, DOCS, MANIFEST = ("train.tsv", "dev.tsv", "test-tatoeba.tsv", "dev-news.tsv",
@@ -177,6 +179,19 @@ def read_parallel(parallel, cache_dir, lock):
         raise ValueError(f"{parallel.name}: {len(english)} English lines ({en_path}) but {len(italian)} Italian "
                          f"lines ({it_path})")
     return list(zip(english, italian)), [en_entry, it_entry]
+
+
+def treebank_sentences(sources, cache_dir, lock):
+    """-> (the normalised sentences of CoNLL-U treebanks: their `# text = ` lines, manifest entries)."""
+    sentences, entries = set(), []
+    for source in sources:
+        path, entry = checked_source(source, cache_dir, lock)
+        found = [line.removeprefix(TREEBANK_TEXT) for line in lines(path) if line.startswith(TREEBANK_TEXT)]
+        if not found:
+            raise ValueError(f"{source.name}: {path} has no '{TREEBANK_TEXT}' lines; is it a CoNLL-U file?")
+        sentences |= {normalise(sentence) for sentence in found}
+        entries.append({**entry, "sentences": len(found)})
+    return sentences, entries
 
 
 def read_text(path):
@@ -414,9 +429,10 @@ def main(argv=None, sources=data_sources.PINNED):
         from .doc_pairs import build_docs  # here: doc_pairs builds on this module
 
         dev_sides = {normalise(side) for pair in dev for side in pair}
-        files[DOCS], docs_entries, removed["docs"] = build_docs(args.cache, lock, sides_to_avoid | dev_sides,
-                                                                args.seed)
-        source_entries += docs_entries
+        treebank_sides, treebank_entries = treebank_sentences(sources.docs_also_avoid, args.cache, lock)
+        files[DOCS], docs_entries, removed["docs"] = build_docs(
+            args.cache, lock, sides_to_avoid | dev_sides | treebank_sides, args.seed)
+        source_entries += treebank_entries + docs_entries
     test_set_files = {parallel.name: [parallel.english.name, parallel.italian.name] for parallel in sources.test_sets}
     sources_of = {TEST: test_set_files[sources.benchmark], DEV_NEWS: test_set_files[sources.dev_news]}
     contents, outputs = checked_outputs(files, sources.project_outputs, sources_of)
