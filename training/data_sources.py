@@ -170,10 +170,11 @@ EXTRA_SETS = (
 # and Wikipedia sentences in each language, as CoNLL-U files whose `# text = ` lines are the sentences. Only
 # train-docs.tsv is kept clear of them, as the project's file is; its other files were not (docs/data.md).
 PUD_CREDIT = "UD PUD treebanks (Universal Dependencies; CoNLL 2017 shared task), " + NOT_REDISTRIBUTED
+UD = "UniversalDependencies"
 UD_PUD = (
-    source("ud-pud-en.conllu", github("UniversalDependencies/UD_English-PUD", "b3e4e5ec6aee90b8605190ef3e13d68ebce8b11f",
+    source("ud-pud-en.conllu", github(f"{UD}/UD_English-PUD", "b3e4e5ec6aee90b8605190ef3e13d68ebce8b11f",
                                       "en_pud-ud-test.conllu"), "CC BY-SA 4.0", PUD_CREDIT),
-    source("ud-pud-it.conllu", github("UniversalDependencies/UD_Italian-PUD", "c6ecacca17795dc6c9072f3a6e7021a1f90ee0dc",
+    source("ud-pud-it.conllu", github(f"{UD}/UD_Italian-PUD", "c6ecacca17795dc6c9072f3a6e7021a1f90ee0dc",
                                       "it_pud-ud-test.conllu"), "CC BY-SA 4.0", PUD_CREDIT),
 )
 
