@@ -480,6 +480,10 @@ def test_doc_pairs_lose_shared_numbers_repeats_and_test_sentences_ignoring_punct
     assert kept == [("The Curves tool", "Lo strumento Curve"), ("Saving files", "Salvare i file")]
     assert removed["duplicates"] == 1 and removed["test_overlap"] == 1
     assert doc_pairs.strip_leading_numbers("3. Three steps", "4. Tre passi") == ("3. Three steps", "4. Tre passi")
+    for kept_label in (("Appendix A. Credits", "Appendice A. Riconoscimenti"), ("Part I. Basics", "Parte I. Basi"),
+                       ("Equation 8.15. Subtraction", "Equazione 8.15. Sottrazione")):  # as the project's file has them
+        assert doc_pairs.strip_leading_numbers(*kept_label) == kept_label
+    assert doc_pairs.strip_leading_numbers("Table 3.1. Keys", "Tabella 3.1. Tasti") == ("Keys", "Tasti")
 
 
 def test_pages_of_both_languages_share_a_key():

@@ -75,6 +75,10 @@ GENERATED_ID = re.compile(r"(#(?:ftn\.)?idm)\d+$")
 MAX_CHARS = 400
 LENGTH_RATIO = (0.5, 2.0)
 LEADING_NUMBER = re.compile(r"^(?:(\w+)\s+)?((?:\d+|[A-Z])(?:\.\d+)*)\.\s+")
+# The labels whose number the project's file dropped with it ("Figure 17.11. ", "Capitolo 3. "). It kept "Appendix A. ",
+# "Part I. " and "Equation 8.15. ": 65 such lines, none stripped; so do these pairs.
+NUMBER_LABELS = {"Figure", "Figura", "Chapter", "Capitolo", "Table", "Tabella", "Example", "Esempio", "Procedure",
+                 "Procedura"}
 RESIDUE = re.compile(r"%[A-Z_]+%|&[A-Za-z][A-Za-z0-9]*;|\.xhp(?:#\w+)? not found|%PRODUCTNAME|\$\[officename\]")
 NUMBERS = re.compile(r"\d+")
 WORDS = re.compile(r"[^\W\d_]+")
@@ -200,9 +204,10 @@ def sequence_pairs(english, italian):
 
 def strip_leading_numbers(en, it):
     """"2.1.3. Title" / "2.1.3. Titolo", "Figure 17.11. X" / "Figura 17.11. X": the same number starting both
-    sides is removed from both."""
+    sides, bare or after one of NUMBER_LABELS, is removed from both."""
     en_match, it_match = LEADING_NUMBER.match(en), LEADING_NUMBER.match(it)
-    if en_match and it_match and en_match.group(2) == it_match.group(2):
+    if (en_match and it_match and en_match.group(2) == it_match.group(2)
+            and all(label is None or label in NUMBER_LABELS for label in (en_match.group(1), it_match.group(1)))):
         return en[en_match.end():], it[it_match.end():]
     return en, it
 
