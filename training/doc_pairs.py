@@ -73,6 +73,7 @@ MIN_RUN = 3  # matching blocks in a row needed to pair blocks of pages whose str
 # different numbers in the two languages: a link's signature leaves the number out.
 GENERATED_ID = re.compile(r"(#(?:ftn\.)?idm)\d+$")
 MAX_CHARS = 400
+SOFT_HYPHEN = "\u00ad"  # "Mon&shy;day": where a browser may break a word, invisible otherwise; read as nothing
 LENGTH_RATIO = (0.5, 2.0)
 LEADING_NUMBER = re.compile(r"^(?:(\w+)\s+)?((?:\d+|[A-Z])(?:\.\d+)*)\.\s+")
 # The labels whose number the project's file dropped with it ("Figure 17.11. ", "Capitolo 3. "). It kept "Appendix A. ",
@@ -167,7 +168,7 @@ class BlockParser(html.parser.HTMLParser):
         self.feed(text)
         self.close()
         for block, pieces in zip(self.blocks, self.texts):
-            block.text = " ".join("".join(pieces).split())
+            block.text = " ".join("".join(pieces).replace(SOFT_HYPHEN, "").split())
         return self.blocks
 
 
