@@ -80,7 +80,8 @@ LEADING_NUMBER = re.compile(r"^(?:(\w+)\s+)?((?:\d+|[A-Z])(?:\.\d+)*)\.\s+")
 # "Part I. " and "Equation 8.15. ": 65 such lines, none stripped; so do these pairs.
 NUMBER_LABELS = {"Figure", "Figura", "Chapter", "Capitolo", "Table", "Tabella", "Example", "Esempio", "Procedure",
                  "Procedura"}
-RESIDUE = re.compile(r"%[A-Z_]+%|&[A-Za-z][A-Za-z0-9]*;|\.xhp(?:#\w+)? not found|%PRODUCTNAME|\$\[officename\]")
+# A placeholder (%APPDATA%) has three letters or more: "%E8%BB%8A" is a URL-encoded character, not residue.
+RESIDUE = re.compile(r"%[A-Z_]{3,}%|&[A-Za-z][A-Za-z0-9]*;|\.xhp(?:#\w+)? not found|%PRODUCTNAME|\$\[officename\]")
 NUMBERS = re.compile(r"\d+")
 WORDS = re.compile(r"[^\W\d_]+")
 ENGLISH_WORDS = {"the", "and", "of", "to", "is", "are", "you", "with", "for", "this", "that", "be", "can", "on",
@@ -213,6 +214,11 @@ def strip_leading_numbers(en, it):
     return en, it
 
 
+def numbers(text):
+    """The numbers in `text`, as values: "2001-03-31" and "31/3/2001" hold the same ones."""
+    return sorted(int(number) for number in NUMBERS.findall(text))
+
+
 def without_punctuation(text):
     return " ".join(re.sub(r"[^\w\s]", " ", normalise(text)).split())
 
@@ -239,7 +245,7 @@ FILTERS = (  # (name, a pair is dropped when this is true)
     ("untranslated", lambda en, it: without_punctuation(en) == without_punctuation(it)),
     ("italian_is_english", lambda en, it: italian_is_english(it)),
     ("not_text", lambda en, it: not (mostly_letters(en) and mostly_letters(it))),
-    ("numbers_differ", lambda en, it: sorted(NUMBERS.findall(en)) != sorted(NUMBERS.findall(it))),
+    ("numbers_differ", lambda en, it: numbers(en) != numbers(it)),
     ("length_ratio", lambda en, it: not LENGTH_RATIO[0] <= len(it) / len(en) <= LENGTH_RATIO[1]),
 )
 
