@@ -444,6 +444,17 @@ def test_a_line_break_parts_two_words_as_a_space_does():
         "press Ctrl+V. The formula is replaced."]
 
 
+def test_a_switch_reads_as_its_default_variant_or_with_none_as_its_first():
+    """LibreOffice's help shows one variant per application (and per platform): "Slide" in Impress, "Page" by
+    default; a sentence only Calc's help shows has no default. Read as all variants, they joined "SlidePage"."""
+    page = ('<h3 id="hd_1">First <span id="swlnappl_1" class="switchinline"><span hidden="true" id="IMPRESS1" '
+            'class="IMPRESS">Slide</span><span hidden="true" id="default1">Page</span></span></h3>'
+            '<p id="par_2"><span id="swlnappl_2" class="switchinline"><span hidden="true" id="CALC2" class="CALC">'
+            'Searches all <b>sheets</b>.</span><span hidden="true" id="WRITER2" class="WRITER">Searches all pages.'
+            '</span></span></p>')
+    assert [block.text for block in blocks(page)] == ["First Page", "Searches all sheets."]
+
+
 def test_a_soft_hyphen_is_read_as_nothing():
     """LibreOffice's help marks where "Mon&shy;day" may break; the project's file has no soft hyphen."""
     assert [block.text for block in blocks("<p>Mon&shy;day to Sun\u00adday</p>")] == ["Monday to Sunday"]

@@ -6,8 +6,8 @@ sha256 is also recorded in the lock file on first download) and unpacked with `d
 path, with the language left out of it (`it/basic-defs.it.html` is `basic-defs.en.html`). Then:
 
 - LibreOffice help: both languages are built from the same sources, so a paragraph or heading keeps its id. Pairs are
-  (same page, same id); ids used twice in a page and code paragraphs are skipped; of an inline platform switch
-  ("Ctrl" / "Command") only the default variant is kept.
+  (same page, same id); ids used twice in a page and code paragraphs are skipped; an inline switch ("Ctrl" by
+  default, "Command" on a Mac; "Page" by default, "Slide" in Impress) reads as its default variant, or as its first.
 - GIMP and the Debian manuals: the Italian pages come from the same source through PO files, with the same block
   structure. Blocks (paragraphs, headings, list items, table cells, terms) are paired by position where a page's
   block sequence (tag, class, internal link targets) is the same in both languages, and inside runs of at least
@@ -114,12 +114,35 @@ def language_free(path):
     return re.sub(r"\.(en|it)(?=\.x?html?(#|$))", "", "/".join(parts))
 
 
+class Switch:
+    """LibreOffice's inline switch: one text per platform ("Command" on a Mac, "Ctrl" by default) or per application
+    ("Slide" in Impress, "Page" by default). It reads as its default variant, or, with none (a sentence only Calc's
+    help shows), as its first."""
+
+    def __init__(self):
+        self.default, self.variants = None, []
+
+    def variant(self, ident, cls):
+        """The list the text of the variant opening here (`ident`, `cls`) goes to."""
+        pieces = []
+        if str(ident).startswith("default") or "defaultinline" in cls:
+            self.default = pieces
+        else:
+            self.variants.append(pieces)
+        return pieces
+
+    def text(self):
+        chosen = self.default if self.default is not None else next(iter(self.variants), [])
+        return "".join(chosen)
+
+
 class BlockParser(html.parser.HTMLParser):
     """The blocks of one HTML page in reading order, each with its own text (a nested block's text is its own)."""
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
-        self.open_tags = []  # [tag, is a skipped region, block index or None, is a platform switch]
+        # [tag, is a skipped region, block index or None, the Switch it opens or None, the variant text it holds or None]
+        self.open_tags = []
         self.blocks, self.texts = [], []
 
     def skipping(self):
@@ -135,9 +158,8 @@ class BlockParser(html.parser.HTMLParser):
         attrs = dict(attrs)
         cls, ident = attrs.get("class") or "", attrs.get("id")
         classes = cls.split()
-        in_switch = bool(self.open_tags) and self.open_tags[-1][3]
-        variant = in_switch and not (str(ident).startswith("default") or "defaultinline" in cls)
-        skipped = (tag in SKIPPED_TAGS or variant or "caseinline" in classes or attrs.get("role") == "navigation"
+        switch = self.open_tags[-1][3] if self.open_tags else None
+        skipped = (tag in SKIPPED_TAGS or "caseinline" in classes or attrs.get("role") == "navigation"
                    or "headerlink" in classes)  # Sphinx's navigation bars and a heading's "¶" permalink
         block = None
         if tag in BLOCK_TAGS and not self.skipping():
@@ -148,7 +170,8 @@ class BlockParser(html.parser.HTMLParser):
         if tag == "a" and href and not re.match(r"^[a-z]+:", href) and self.current_block() is not None:
             index = self.current_block()
             self.blocks[index].links += (GENERATED_ID.sub(r"\1", language_free(href.split("?")[0])),)
-        self.open_tags.append([tag, skipped, block, "switchinline" in classes])
+        self.open_tags.append([tag, skipped, block, Switch() if "switchinline" in classes else None,
+                               switch.variant(ident, cls) if switch else None])
 
     def handle_startendtag(self, tag, attrs):
         """`<br/>`, `<a name="x"/>`: nothing to read inside; a line break parts two words ("Ctrl+V.<br>The
@@ -157,13 +180,23 @@ class BlockParser(html.parser.HTMLParser):
             self.handle_data(" ")
 
     def handle_endtag(self, tag):
+        """Closes `tag` and any left open inside it; a closed switch's chosen text goes where its own text would."""
         if any(entry[0] == tag for entry in self.open_tags):
-            while self.open_tags.pop()[0] != tag:
-                pass
+            while True:
+                entry = self.open_tags.pop()
+                if entry[3] is not None:
+                    self.handle_data(entry[3].text())
+                if entry[0] == tag:
+                    break
 
     def handle_data(self, data):
-        if not self.skipping() and self.current_block() is not None:
-            self.texts[self.current_block()].append(data)
+        """Text goes to the innermost open switch variant, else to the innermost block."""
+        if self.skipping():
+            return
+        for _, _, block, _, pieces in reversed(self.open_tags):
+            if pieces is not None or block is not None:
+                (pieces if pieces is not None else self.texts[block]).append(data)
+                return
 
     def page(self, text):
         self.feed(text)
