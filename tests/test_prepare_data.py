@@ -409,6 +409,17 @@ def test_where_structures_differ_only_runs_of_three_matching_blocks_are_paired()
         (en, it) for (_, _, en), (_, _, it) in zip(run, run_it)]
 
 
+def test_blocks_with_no_text_are_left_out_before_pairing():
+    """GIMP's English page gives its figures empty captions the Italian page lacks: kept, they made a run that paired
+    each caption's neighbour with the next one ("Make path visible" / "Raddrizza")."""
+    steps, passi = ["Draw path", "Make path visible", "Straighten"], ["Delinea tracciato", "Rendi tracciato visibile",
+                                                                       "Raddrizza"]
+    english = [("p", "", "Original image"), *(block for step in steps for block in (("p", "", ""), ("p", "", step)))]
+    italian = [("p", "", "Immagine originale"), *(("p", "", passo) for passo in passi)]
+    assert doc_pairs.sequence_pairs(blocks(page(*english)), blocks(page(*italian))) == [
+        ("Original image", "Immagine originale"), *zip(steps, passi)]
+
+
 def test_footnote_links_whose_generated_ids_differ_by_language_still_pair():
     """DocBook numbers a footnote's id in each build (idm3699 in English, idm3697 in Italian): the Debian New
     Maintainers' Guide lost 179 pairs, every block with a footnote and the footnotes themselves, until the number was

@@ -9,9 +9,9 @@ path, with the language left out of it (`it/basic-defs.it.html` is `basic-defs.e
   (same page, same id); ids used twice in a page and code paragraphs are skipped; an inline switch ("Ctrl" by
   default, "Command" on a Mac; "Page" by default, "Slide" in Impress) reads as its default variant, or as its first.
 - GIMP and the Debian manuals: the Italian pages come from the same source through PO files, with the same block
-  structure. Blocks (paragraphs, headings, list items, table cells, terms) are paired by position where a page's
-  block sequence (tag, class, internal link targets) is the same in both languages, and inside runs of at least
-  three matching blocks where it is not. GIMP's index and glossary pages (sorted per language) are left out.
+  structure. Blocks with text (paragraphs, headings, list items, table cells, terms) are paired by position where a
+  page's block sequence (tag, class, internal link targets) is the same in both languages, and inside runs of at
+  least three matching blocks where it is not. GIMP's index and glossary pages (sorted per language) are left out.
 
 Then section and figure numbers that start both sides are removed, and the filters of `FILTERS` drop what is not a
 clean translation pair, in that order, counting what each removed.
@@ -225,8 +225,10 @@ def id_pairs(english, italian):
 
 
 def sequence_pairs(english, italian):
-    """GIMP and Debian manuals: blocks paired by position where the block sequences match, else inside runs of at
-    least MIN_RUN matching blocks."""
+    """GIMP and Debian manuals: blocks with text paired by position where their sequences match, else inside runs of
+    at least MIN_RUN matching blocks. A block with no text (an image's empty caption, which one language may lack)
+    is left out first, so it cannot shift a run."""
+    english, italian = ([block for block in blocks if block.text] for blocks in (english, italian))
     english_signatures = [block.signature for block in english]
     italian_signatures = [block.signature for block in italian]
     if english_signatures == italian_signatures:
