@@ -15,6 +15,7 @@ import zipfile
 import pytest
 
 from helpers import run_command, run_module, toy_pairs, write_tsv
+from bench import docs_rebuild
 from training import data_sources, doc_pairs, prepare_data
 from training.prepare_data import DownloadError, SourceChanged, main
 
@@ -584,3 +585,18 @@ def test_docs_step_writes_train_docs_with_licences_and_no_test_sentence(network,
     with pytest.raises(SourceChanged, match="^a-manual-it_1.0_all.deb: .* pinned on first download for "
                                             "a-manual-it=2.0; delete the file"):
         prepare(tmp_path, "third", "--docs")
+
+
+def test_the_docs_rebuild_bench_counts_the_file_lines_it_rebuilds_and_the_differences(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(doc_pairs, "MANUALS", TEST_MANUALS)
+    unpacked_packages(tmp_path / "cache")
+    target = tmp_path / "train-docs.tsv"
+    write_tsv(target, [("Run the installer.", "Avviate l'installazione."), ("Installing", "Installare"),
+                       ("A line no manual gives.", "Una riga che nessun manuale dà.")])
+    docs_rebuild.main(["--against", str(target), "--cache", str(tmp_path / "cache"), "--show", "5"])
+    out = capsys.readouterr().out.splitlines()
+    summary = json.loads(out[-1])
+    assert [(m["name"], m["rebuilt"], m["in_file"]) for m in summary["manuals"]] == [("Office help", 3, 0),
+                                                                                     ("A manual", 4, 2)]
+    assert (summary["rebuilt"], summary["in_file"], summary["not_in_file"], summary["not_rebuilt"]) == (7, 2, 5, 1)
+    assert "not rebuilt: A line no manual gives.\tUna riga che nessun manuale dà." in out
