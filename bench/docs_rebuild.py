@@ -32,9 +32,7 @@ def rebuilt_pairs(cache):
     """-> {manual name: its pairs as TSV lines, in order}, aligned and filtered as `prepare_data --docs` does."""
     lock, pairs = Lock(cache), {}
     for manual in doc_pairs.MANUALS:
-        (english_root, _), (italian_root, _) = (doc_pairs.unpacked(package, manual.version, cache, lock)
-                                                for package in (manual.english, manual.italian))
-        kept, _ = doc_pairs.filter_doc_pairs(doc_pairs.manual_pairs(manual, english_root, italian_root), set())
+        kept, _ = doc_pairs.filter_doc_pairs(doc_pairs.aligned_manual(manual, cache, lock)[0], set())
         pairs[manual.name] = [f"{en}\t{it}" for en, it in kept]
     return pairs
 

@@ -136,20 +136,30 @@ class Switch:
         return "".join(chosen)
 
 
+@dataclass
+class OpenTag:
+    """A tag the parser is inside: whether its content is skipped, the block it opens, the switch it opens, and the
+    text of the switch variant it is (None where it opens none of these)."""
+    tag: str
+    skipped: bool
+    block: int | None
+    switch: Switch | None
+    variant_text: list | None
+
+
 class BlockParser(html.parser.HTMLParser):
     """The blocks of one HTML page in reading order, each with its own text (a nested block's text is its own)."""
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
-        # [tag, is a skipped region, block index or None, the Switch it opens or None, the variant text it holds or None]
-        self.open_tags = []
+        self.open_tags = []  # OpenTag, outermost first
         self.blocks, self.texts = [], []
 
     def skipping(self):
-        return any(entry[1] for entry in self.open_tags)
+        return any(entry.skipped for entry in self.open_tags)
 
     def current_block(self):
-        return next((entry[2] for entry in reversed(self.open_tags) if entry[2] is not None), None)
+        return next((entry.block for entry in reversed(self.open_tags) if entry.block is not None), None)
 
     def handle_starttag(self, tag, attrs):
         if tag in VOID_TAGS:
@@ -158,7 +168,7 @@ class BlockParser(html.parser.HTMLParser):
         attrs = dict(attrs)
         cls, ident = attrs.get("class") or "", attrs.get("id")
         classes = cls.split()
-        switch = self.open_tags[-1][3] if self.open_tags else None
+        switch = self.open_tags[-1].switch if self.open_tags else None
         skipped = (tag in SKIPPED_TAGS or "caseinline" in classes or attrs.get("role") == "navigation"
                    or "headerlink" in classes)  # Sphinx's navigation bars and a heading's "¶" permalink
         block = None
@@ -170,8 +180,8 @@ class BlockParser(html.parser.HTMLParser):
         if tag == "a" and href and not re.match(r"^[a-z]+:", href) and self.current_block() is not None:
             index = self.current_block()
             self.blocks[index].links += (GENERATED_ID.sub(r"\1", language_free(href.split("?")[0])),)
-        self.open_tags.append([tag, skipped, block, Switch() if "switchinline" in classes else None,
-                               switch.variant(ident, cls) if switch else None])
+        self.open_tags.append(OpenTag(tag, skipped, block, Switch() if "switchinline" in classes else None,
+                                      switch.variant(ident, cls) if switch else None))
 
     def handle_startendtag(self, tag, attrs):
         """`<br/>`, `<a name="x"/>`: nothing to read inside; a line break parts two words ("Ctrl+V.<br>The
@@ -181,21 +191,21 @@ class BlockParser(html.parser.HTMLParser):
 
     def handle_endtag(self, tag):
         """Closes `tag` and any left open inside it; a closed switch's chosen text goes where its own text would."""
-        if any(entry[0] == tag for entry in self.open_tags):
+        if any(entry.tag == tag for entry in self.open_tags):
             while True:
                 entry = self.open_tags.pop()
-                if entry[3] is not None:
-                    self.handle_data(entry[3].text())
-                if entry[0] == tag:
+                if entry.switch is not None:
+                    self.handle_data(entry.switch.text())
+                if entry.tag == tag:
                     break
 
     def handle_data(self, data):
         """Text goes to the innermost open switch variant, else to the innermost block."""
         if self.skipping():
             return
-        for _, _, block, _, pieces in reversed(self.open_tags):
-            if pieces is not None or block is not None:
-                (pieces if pieces is not None else self.texts[block]).append(data)
+        for entry in reversed(self.open_tags):
+            if entry.variant_text is not None or entry.block is not None:
+                (entry.variant_text if entry.variant_text is not None else self.texts[entry.block]).append(data)
                 return
 
     def page(self, text):
@@ -359,20 +369,27 @@ def unpacked(package, version, cache_dir, lock):
                   "pinned": "by Debian's signed archive; on first download"}
 
 
+def aligned_manual(manual, cache_dir, lock):
+    """-> (the pairs of `manual`'s two packages, aligned and not yet filtered, the packages' manifest entries, the
+    folder the English package is unpacked in)."""
+    (english_root, english_entry), (italian_root, italian_entry) = (
+        unpacked(package, manual.version, cache_dir, lock) for package in (manual.english, manual.italian))
+    return manual_pairs(manual, english_root, italian_root), [english_entry, italian_entry], english_root
+
+
 def build_docs(cache_dir, lock, sides_to_avoid, seed):
     """-> (train-docs pairs shuffled with `seed`, manifest entries with each manual's licences, what was removed)."""
     pairs, entries, removed = [], [], {}
     for manual in MANUALS:
-        (english_root, english_entry), (italian_root, italian_entry) = (
-            unpacked(package, manual.version, cache_dir, lock) for package in (manual.english, manual.italian))
+        aligned, packages, english_root = aligned_manual(manual, cache_dir, lock)
         copyright_root = (unpacked(manual.copyright_package, manual.version, cache_dir, lock)[0]
                           if manual.copyright_package else english_root)
         copyright_package = manual.copyright_package or manual.english
         copyright_file = copyright_root / "usr/share/doc" / copyright_package / "copyright"
-        kept, removed[manual.name] = filter_doc_pairs(manual_pairs(manual, english_root, italian_root), sides_to_avoid)
+        kept, removed[manual.name] = filter_doc_pairs(aligned, sides_to_avoid)
         print(f"{manual.name}: {len(kept)} pairs; removed {json.dumps(removed[manual.name])}")
         pairs += kept
-        entries.append({"name": manual.name, "packages": [english_entry, italian_entry], "licence": manual.licence,
+        entries.append({"name": manual.name, "packages": packages, "licence": manual.licence,
                         "credit": manual.credit, "pairs": len(kept),
                         "copyright_file_licences": licences_in(copyright_file) if copyright_file.is_file() else []})
     pairs = list(dict.fromkeys(pairs))  # a pair two manuals share once
