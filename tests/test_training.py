@@ -273,6 +273,28 @@ def test_model_settings_are_set_on_a_new_run_only(small_corpus, tmp_path):
             train_main(train_args(train, dev, tmp_path / "next", *extra, "--set", "model.d_model=64"))
 
 
+def test_a_new_model_can_take_an_existing_tokenizer_instead_of_learning_one(small_corpus, tiny_model_dir, tmp_path):
+    """--tokenizer: a model of another shape, trained from scratch on the vocabulary of an exported one (its history
+    starts at step 0); refused with --init-from, whose tokenizer is its own, and for a missing file."""
+    train, dev = small_corpus
+    given = tiny_model_dir / "tokenizer.json"
+    out = tmp_path / "run"
+    train_main(train_args(train, dev, out, "--max-steps", "2", "--tokenizer", str(given), "--set", "model.d_model=48",
+                          "model.d_ff=96"))
+    assert (out / "model" / "tokenizer.json").read_bytes() == given.read_bytes()
+    metrics = json.loads((out / "model" / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["config"]["train"]["bpe_vocab_size"] is None and metrics["history"] == []
+    assert metrics["config"]["model"]["d_model"] == 48
+    snapshots = json.loads((out / "model" / "training_snapshots.json").read_text(encoding="utf-8"))["snapshots"]
+    assert snapshots[0]["step"] == 0
+    with pytest.raises(ValueError, match="--tokenizer is for a new model"):
+        train_main(train_args(train, dev, tmp_path / "next", "--tokenizer", str(given), "--init-from",
+                              str(tiny_model_dir)))
+    with pytest.raises(ValueError, match="--tokenizer .*nothing.json: no such file"):
+        train_main(train_args(train, dev, tmp_path / "next", "--tokenizer", str(tmp_path / "nothing.json")))
+    assert not (tmp_path / "next").exists()
+
+
 def succeeding(*args):
     """`python -m ARGS` (helpers.run_module)'s stdout; fails the test on an error."""
     proc = run_module(*args)

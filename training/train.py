@@ -71,6 +71,8 @@ def parse_args(argv=None):
                    help="stop after this many optimizer steps in total (0: no limit)")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
     p.add_argument("--init-from", help="start from the weights and tokenizer of an exported model directory")
+    p.add_argument("--tokenizer", help="a new model's tokenizer.json, instead of learning one (models trained from "
+                                       "scratch on one vocabulary can then be compared)")
     p.add_argument("--limit-train", type=non_negative_int, default=0,
                    help="use only the first N pairs of each training source (0: all)")
     p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
@@ -208,8 +210,12 @@ def set_up_run(args, command):
                              f"({type(e).__name__}: {first_line})") from e
     settings = model_settings({**settings, **model_changes})
     train_cfg = replace(train_cfg, **train_changes)  # on --resume, e.g. a longer decay for a continued run
-    if args.init_from:
-        train_cfg = replace(train_cfg, bpe_vocab_size=None)  # no BPE vocabulary is learnt: the tokenizer is init's
+    if args.tokenizer and (args.init_from or args.resume):
+        raise ValueError("--tokenizer is for a new model: --init-from and --resume continue with their own tokenizer")
+    if args.tokenizer and not Path(args.tokenizer).is_file():
+        raise ValueError(f"--tokenizer {args.tokenizer}: no such file")
+    if args.init_from or args.tokenizer:
+        train_cfg = replace(train_cfg, bpe_vocab_size=None)  # no BPE vocabulary is learnt: the tokenizer is given
     init = load_init_model(args, settings) if args.init_from else None
     return Run(args, Distributed(), out, settings, train_cfg, checkpoint, init, command)
 
@@ -242,7 +248,7 @@ def make_tokenizer(run, sources):
     """A new run's tokenizer (learnt, or --init-from's) is saved to OUT by rank 0, which creates OUT only now: a run
     that fails on its data or tokenizer leaves nothing behind. Every process then reads it from there."""
     if run.dist.main and not run.args.resume:
-        init_tokenizer = run.init.path / TOKENIZER if run.init else None
+        init_tokenizer = run.init.path / TOKENIZER if run.init else run.args.tokenizer
         tokenizer, note = build_tokenizer([pairs for _, _, pairs in sources], run.train_cfg.bpe_vocab_size,
                                           init_tokenizer)
         run.out.mkdir(parents=True, exist_ok=True)
