@@ -275,7 +275,8 @@ def test_model_settings_are_set_on_a_new_run_only(small_corpus, tmp_path):
 
 def test_a_new_model_can_take_an_existing_tokenizer_instead_of_learning_one(small_corpus, tiny_model_dir, tmp_path):
     """--tokenizer: a model of another shape, trained from scratch on the vocabulary of an exported one (its history
-    starts at step 0); refused with --init-from, whose tokenizer is its own, and for a missing file."""
+    starts at step 0); refused with --init-from, whose tokenizer is its own, and for a missing or broken file, before
+    anything is written."""
     train, dev = small_corpus
     given = tiny_model_dir / "tokenizer.json"
     out = tmp_path / "run"
@@ -292,6 +293,9 @@ def test_a_new_model_can_take_an_existing_tokenizer_instead_of_learning_one(smal
                               str(tiny_model_dir)))
     with pytest.raises(ValueError, match="--tokenizer .*nothing.json: no such file"):
         train_main(train_args(train, dev, tmp_path / "next", "--tokenizer", str(tmp_path / "nothing.json")))
+    (tmp_path / "garbage.json").write_text("not a tokenizer", encoding="utf-8")
+    with pytest.raises(ValueError, match="--tokenizer .*garbage.json: not a tokenizer.json of this project"):
+        train_main(train_args(train, dev, tmp_path / "next", "--tokenizer", str(tmp_path / "garbage.json")))
     assert not (tmp_path / "next").exists()
 
 

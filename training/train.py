@@ -212,12 +212,22 @@ def set_up_run(args, command):
     train_cfg = replace(train_cfg, **train_changes)  # on --resume, e.g. a longer decay for a continued run
     if args.tokenizer and (args.init_from or args.resume):
         raise ValueError("--tokenizer is for a new model: --init-from and --resume continue with their own tokenizer")
-    if args.tokenizer and not Path(args.tokenizer).is_file():
-        raise ValueError(f"--tokenizer {args.tokenizer}: no such file")
+    if args.tokenizer:
+        check_tokenizer(args.tokenizer)
     if args.init_from or args.tokenizer:
         train_cfg = replace(train_cfg, bpe_vocab_size=None)  # no BPE vocabulary is learnt: the tokenizer is given
     init = load_init_model(args, settings) if args.init_from else None
     return Run(args, Distributed(), out, settings, train_cfg, checkpoint, init, command)
+
+
+def check_tokenizer(path):
+    """A ValueError unless `path` is a tokenizer file this project can use, checked before any data is read."""
+    if not Path(path).is_file():
+        raise ValueError(f"--tokenizer {path}: no such file")
+    try:
+        load_tokenizer(path)
+    except Exception as e:  # the tokenizers library's errors are plain Exceptions
+        raise ValueError(f"--tokenizer {path}: not a tokenizer.json of this project ({e})") from e
 
 
 def load_init_model(args, settings):
@@ -245,7 +255,7 @@ def load_sources(run):
 
 
 def make_tokenizer(run, sources):
-    """A new run's tokenizer (learnt, or --init-from's) is saved to OUT by rank 0, which creates OUT only now: a run
+    """A new run's tokenizer (learnt, --init-from's or --tokenizer's) is saved to OUT by rank 0, which creates OUT only now: a run
     that fails on its data or tokenizer leaves nothing behind. Every process then reads it from there."""
     if run.dist.main and not run.args.resume:
         init_tokenizer = run.init.path / TOKENIZER if run.init else run.args.tokenizer
