@@ -336,7 +336,6 @@ def test_a_wrong_cached_source_is_one_error_line(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-
 def test_treebank_sentences_are_the_text_lines_and_a_file_without_them_is_refused(tmp_path):
     cache = tmp_path / "cache"
     good, bad = data_sources.UD_PUD  # trusted on first use: no sha256 in the code
@@ -349,6 +348,7 @@ def test_treebank_sentences_are_the_text_lines_and_a_file_without_them_is_refuse
     assert sentences == {"the cat sat.", "a dog."} and entries[0]["sentences"] == 2
     with pytest.raises(ValueError, match=f"^{bad.name}: .* has no '# text = ' lines; is it a CoNLL-U file\\?$"):
         prepare_data.treebank_sentences((bad,), cache, lock)
+
 
 # --- train-docs.tsv: the aligners on hand-written pages, and the --docs step on packages unpacked in the cache ---
 

@@ -210,9 +210,10 @@ def set_up_run(args, command):
                              f"({type(e).__name__}: {first_line})") from e
     settings = model_settings({**settings, **model_changes})
     train_cfg = replace(train_cfg, **train_changes)  # on --resume, e.g. a longer decay for a continued run
-    if args.tokenizer and (args.init_from or args.resume):
-        raise ValueError("--tokenizer is for a new model: --init-from and --resume continue with their own tokenizer")
     if args.tokenizer:
+        if args.init_from or args.resume:
+            raise ValueError("--tokenizer is for a new model: --init-from and --resume continue with their own "
+                             "tokenizer")
         check_tokenizer(args.tokenizer)
     if args.init_from or args.tokenizer:
         train_cfg = replace(train_cfg, bpe_vocab_size=None)  # no BPE vocabulary is learnt: the tokenizer is given
@@ -255,8 +256,8 @@ def load_sources(run):
 
 
 def make_tokenizer(run, sources):
-    """A new run's tokenizer (learnt, --init-from's or --tokenizer's) is saved to OUT by rank 0, which creates OUT only now: a run
-    that fails on its data or tokenizer leaves nothing behind. Every process then reads it from there."""
+    """A new run's tokenizer (learnt, --init-from's or --tokenizer's) is saved to OUT by rank 0, which creates OUT only
+    now: a run that fails on its data or tokenizer leaves nothing behind. Every process then reads it from there."""
     if run.dist.main and not run.args.resume:
         init_tokenizer = run.init.path / TOKENIZER if run.init else run.args.tokenizer
         tokenizer, note = build_tokenizer([pairs for _, _, pairs in sources], run.train_cfg.bpe_vocab_size,
