@@ -54,7 +54,7 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="python -m bench.train_throughput", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--data", default=default_path(DATA_DIR / "train.tsv"), help="English<TAB>Italian TSV")
-    p.add_argument("--config", default="base", help="tiny | cpu | base, or a JSON config file")
+    p.add_argument("--config", default="base", help="tiny | cpu | wide | base, or a JSON config file")
     p.add_argument("--tokenizer", help="tokenizer.json to use instead of training one on the data")
     p.add_argument("--limit-pairs", type=int, default=50_000, help="pairs read (and the tokenizer learnt from)")
     p.add_argument("--steps", type=int, default=0, help="timed steps per pipeline (0: use --seconds)")

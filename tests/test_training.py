@@ -11,10 +11,12 @@ import torch
 import torch.nn.functional as F
 
 from helpers import free_port, make_model, random_sequences, run_command, run_module, toy_pairs, write_tsv
+from bench.model_shapes import GOAL_SIZE_MB
 from training.configs import CONFIGS, TrainConfig, load_config, model_config, parse_overrides
 from training.data import TokenBatcher, load_pairs, read_tsv
 from training.train import learning_rate, main as train_main
 from transformer.decoding import greedy_decode
+from transformer.model import Transformer
 from modeldir.directory import open_model
 from modeldir.files import scores
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, pad_sequences
@@ -147,6 +149,17 @@ def test_configs_leave_the_vocabulary_size_to_the_tokenizer(tmp_path):
         load_config(str(spec))
     with pytest.raises(ValueError, match="unknown config"):
         load_config("huge")
+
+
+def test_the_wide_config_stays_within_the_shipped_models_size_budget():
+    """bench.model_shapes chose it for its latency on 2 cores; its float16 weights (with the shipped 8,256-token
+    vocabulary) must also stay within the 60 MB, and its decoder, which runs once a token, shallower than the cpu
+    config's."""
+    wide, cpu = load_config("wide")[0], load_config("cpu")[0]
+    model = Transformer(model_config(wide, vocab_size=8256))
+    assert model.num_parameters() * 2 / 1e6 <= GOAL_SIZE_MB
+    assert model.num_parameters() > 2 * Transformer(model_config(cpu, vocab_size=8256)).num_parameters()
+    assert wide["n_decoder_layers"] < cpu["n_decoder_layers"] and wide["d_model"] > cpu["d_model"]
 
 
 def test_overrides_reach_both_configs_parsed_by_type():

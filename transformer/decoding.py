@@ -130,7 +130,7 @@ def _strip(tokens):
     return out
 
 
-def _decode_token_by_token(model, src, choose, use_cache, no_repeat_ngram):
+def decode_token_by_token(model, src, choose, use_cache, no_repeat_ngram):
     """The loop of greedy decoding and sampling: src (B, S) -> list of B token-id lists, each continued by
     `choose(logits (B, V)) -> (B,)` until EOS or its length cap."""
     B = src.size(0)
@@ -152,7 +152,7 @@ def _decode_token_by_token(model, src, choose, use_cache, no_repeat_ngram):
 @torch.inference_mode()
 def greedy_decode(model, src, use_cache=True, no_repeat_ngram=0):
     """src (B, S) -> list of B token-id lists, each the argmax continuation until EOS or its length cap."""
-    return _decode_token_by_token(model, src, lambda logits: logits.argmax(dim=-1), use_cache, no_repeat_ngram)
+    return decode_token_by_token(model, src, lambda logits: logits.argmax(dim=-1), use_cache, no_repeat_ngram)
 
 
 @dataclass(frozen=True)
@@ -197,7 +197,7 @@ def sample_decode(model, src, temperature=1.0, top_k=0, seed=0, use_cache=True, 
     single-sentence logits, which could move a draw that falls right at the edge of a token's slice)."""
     generators = [torch.Generator(device=src.device).manual_seed(seed) for _ in range(src.size(0))]
     choose = lambda logits: draw_tokens(tempered_distribution(logits, temperature, top_k), generators)
-    return _decode_token_by_token(model, src, choose, use_cache, no_repeat_ngram)
+    return decode_token_by_token(model, src, choose, use_cache, no_repeat_ngram)
 
 
 def length_penalty(length, alpha):
