@@ -9,7 +9,8 @@ Sentences: the first `--sentences` distinct English sentences of 6-15 words in `
 ../shared/data/en-it/test-tatoeba.tsv). Model: `--model DIR`, else assets/model, else runs/cpu/model; if none
 exists, a randomly initialised model of `--config` (default cpu) with a tokenizer learnt quickly from the
 training data (or `--tokenizer`). A random model's outputs run to other lengths than a trained model's (often to
-the length cap), so its latencies are only indicative; the output says so.
+the length cap), so its latencies are only indicative; the output says so. `bench.model_shapes` times untrained
+models of other shapes at a trained model's output lengths.
 
 The model runs in `--dtype`, by default as in the app: float16 where the CPU has vectorised float16 kernels. A
 decoder step at batch 1 is a chain of matrix-vector products that wait on reading the weights from memory, and
