@@ -95,6 +95,19 @@ def parse_args(argv=None):
     return args
 
 
+def shape_configs(reference, shapes):
+    """[(the shape as written, its TransformerConfig)]: the reference config with each shape's fields. A shape that
+    makes no valid model (d_model not divisible by n_heads, say) is refused before anything is timed."""
+    configs = []
+    for shape in shapes:
+        written = ",".join(f"{k}={v}" for k, v in shape.items())
+        try:
+            configs.append((written, replace(reference, **shape)))
+        except ValueError as e:
+            raise SystemExit(f"python -m bench.model_shapes: --shape {written}: {e}") from None
+    return configs
+
+
 def feed(tokens, device):
     """A choice for `decode_token_by_token` (one sentence) that writes `tokens`, then EOS, whatever the logits say."""
     queue = iter([*tokens, EOS_ID])
@@ -144,6 +157,7 @@ def main(argv=None):
     args = parse_args(argv)
     threads = set_threads(args.threads)
     reference = Translator.load(args.model, dtype=args.dtype)
+    shapes = shape_configs(reference.model.cfg, args.shape or GRID)
     sentences = select_sentences(args.data, args.sentences, 6, 15)
     outputs = reference.translate_ids(sentences)  # what the trained model writes, greedy: every shape writes it
     print(f"reference {args.model}; {len(sentences)} sentences of 6-15 words from {args.data}, "
@@ -153,9 +167,8 @@ def main(argv=None):
     rows = [row("reference (greedy)", reference.model.cfg, reference, greedy)]
     fed = time_calls(lambda i, s: fed_translation(reference, s, outputs[i]), sentences, args.warmup)
     rows.append(row("reference (fed)", reference.model.cfg, reference, fed))
-    for shape in args.shape or GRID:
-        cfg = replace(reference.model.cfg, **shape)
-        print(f"timing {', '.join(f'{k}={v}' for k, v in shape.items())} ...", flush=True)
+    for shape, cfg in shapes:
+        print(f"timing {shape} ...", flush=True)
         torch.manual_seed(0)
         candidate = Translator(Transformer(cfg).to(DTYPES[args.dtype]), reference.tokenizer)
         ms = time_calls(lambda i, s: fed_translation(candidate, s, outputs[i]), sentences, args.warmup)
