@@ -54,6 +54,7 @@ def test_a_missing_reference_model_is_a_clear_error(tmp_path, capsys):
 
 def test_a_shape_that_makes_no_model_is_refused_before_any_timing(tiny_model_dir, tmp_path, capsys):
     data = write_tsv(tmp_path / "data.tsv", [(SENTENCES[0], "x")])
-    with pytest.raises(SystemExit, match=r"--shape d_model=30,n_heads=4: d_model \(30\) must be divisible by n_heads \(4\)"):
+    refusal = r"--shape d_model=30,n_heads=4: d_model \(30\) must be divisible by n_heads \(4\)"
+    with pytest.raises(SystemExit, match=refusal):
         main(["--model", str(tiny_model_dir), "--data", str(data), "--shape", "d_model=30,n_heads=4"])
     assert "timing" not in capsys.readouterr().out

@@ -114,8 +114,6 @@ def changes(before, after):
     return out
 
 
-
-
 def score_line(name, result):
     return (f"{name:<10} {result['right']:>3}/{result['n']:<3} right {result['right_percent']:5.1f}%   "
             f"chrF {result['chrf']:5.1f}   BLEU {result['bleu']:5.1f}")
