@@ -135,14 +135,23 @@ def averaged_summary(run):
     return f", then {len(weights)} checkpoints averaged{which}"
 
 
+def grown_summary(run):
+    """What the steps column adds for a run whose model was then grown deeper (`training.recipes.deepen`), else ""."""
+    layers = _dict(run.get("grown")).get("encoder_layers")
+    if not (isinstance(layers, list) and len(layers) == 2 and all(isinstance(n, int) for n in layers)):
+        return ""
+    return f", then grown from {layers[0]} to {layers[1]} encoder layers"
+
+
 def training_markdown(metrics, heading="### Training"):
     """A row per training run, and the time of all of them when there were several ("" without any)."""
     runs = training_runs(metrics)
     if not runs:
         return ""
     averaged = [averaged_summary(run) for run in runs]
+    notes = [note + grown_summary(run) for run, note in zip(runs, averaged)]
     rows = [(i, data_summary(run.get("data")), f"{_number(run.get('steps'))} / {_number(run.get('epochs'), 'g')}"
-             + note, time_summary(run)) for i, (run, note) in enumerate(zip(runs, averaged), 1)]
+             + note, time_summary(run)) for i, (run, note) in enumerate(zip(runs, notes), 1)]
     lines = [heading, *table(("run", "data", "steps / epochs", "time"), rows)]
     minutes = [run["minutes"] for run in runs if _is_number(run.get("minutes"))]
     if len(runs) > 1 and minutes:
@@ -153,6 +162,9 @@ def training_markdown(metrics, heading="### Training"):
         lines += ["", "Each run is counted up to the model it exported, its best checkpoint; where its weights were "
                   "then averaged (`training.recipes.average`), the steps column says which, and a run averaged "
                   "beside its training log (`metrics.csv`) is counted up to the last of them."]
+    if any(grown_summary(run) for run in runs):
+        lines += ["", "A model grown deeper (`training.recipes.deepen`) got new encoder layers that compute the "
+                  "identity: it translated as before, and the runs after it trained the new layers with the old."]
     return "\n".join(lines)
 
 

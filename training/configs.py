@@ -1,4 +1,4 @@
-"""Named training configurations: `--config tiny|cpu|wide|base`, or a JSON file of the same shape
+"""Named training configurations: `--config tiny|cpu|deep|wide|base`, or a JSON file of the same shape
 ({"model": {...TransformerConfig fields but vocab_size...}, "train": {...TrainConfig fields...}}), and `--set`
 overrides of either part.
 
@@ -48,6 +48,10 @@ SETTINGS = {
     "train": {f.name: f.type for f in fields(TrainConfig)},
 }
 
+CPU_MODEL = dict(d_model=256, n_heads=4, n_encoder_layers=4, n_decoder_layers=3, d_ff=1024, dropout=0.1, max_len=128)
+CPU_TRAIN = dict(bpe_vocab_size=8256, max_tokens=3000, lr=1.5e-3, warmup_steps=800, schedule="cosine", eval_every=1000,
+                 eval_limit=1000, retype_share=0.2, join_share=0.1)
+
 CONFIGS = {
     # Trains in seconds: for tests and smoke runs.
     "tiny": (
@@ -55,11 +59,9 @@ CONFIGS = {
         dict(bpe_vocab_size=456, max_tokens=512, lr=3e-3, warmup_steps=10, eval_every=20, min_lr=1e-4),
     ),
     # The shipped model: sized for a couple of hours on 2 CPU cores (docs/training-log.md#choosing-the-cpu-config).
-    "cpu": (
-        dict(d_model=256, n_heads=4, n_encoder_layers=4, n_decoder_layers=3, d_ff=1024, dropout=0.1, max_len=128),
-        dict(bpe_vocab_size=8256, max_tokens=3000, lr=1.5e-3, warmup_steps=800, schedule="cosine",
-             eval_every=1000, eval_limit=1000, retype_share=0.2, join_share=0.1),
-    ),
+    "cpu": (CPU_MODEL, CPU_TRAIN),
+    # The shipped model grown to 8 encoder layers (`training.recipes.deepen`) goes on training in this one.
+    "deep": (dict(CPU_MODEL, n_encoder_layers=8), CPU_TRAIN),
     # The widest shape within the shipped model's budget (60 MB, cached greedy float16 p50 20 ms on 2 cores;
     # docs/benchmarks.md#model-shapes): six encoder layers, two decoder layers. Its batches are sized for a GPU, where
     # a step of this size waits on launching kernels more than on arithmetic, so larger batches are nearly free.
