@@ -11,6 +11,7 @@ from modeldir.card import training_markdown
 from modeldir.directory import open_model
 from training.recipes.deepen import deepen, main as deepen_main
 from training.train import main as train_main
+from transformer.model import Transformer
 from transformer.tokenizer import BOS_ID, EOS_ID
 
 
@@ -67,3 +68,15 @@ def test_a_model_that_is_not_there_is_one_clear_line(tmp_path, capsys):
     result = run_module("training.recipes.deepen", "--model", tmp_path / "none", "--encoder-layers", "6", "--out",
                         tmp_path / "out")
     assert result.returncode != 0 and "Traceback" not in result.stderr and "none" in result.stderr
+
+
+def test_the_deep_config_is_the_shipped_shape_grown_to_8_encoder_layers():
+    """`--config deep --init-from` accepts the shipped model grown to 8 layers: the trainer refuses a config that
+    differs from the model's."""
+    from dataclasses import asdict
+
+    from training.configs import load_config, model_config
+
+    cpu, deep = load_config("cpu")[0], load_config("deep")[0]
+    grown = deepen(Transformer(model_config(cpu, vocab_size=64)), 8)
+    assert {k: v for k, v in asdict(grown.cfg).items() if k != "vocab_size"} == deep
