@@ -7,8 +7,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from modeldir.device import fast_cpu_dtype
 from training.data import read_tsv
 from transformer.tokenizer import load_tokenizer, train_tokenizer
+from transformer.translator import DTYPES
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository
 DATA_DIR = ROOT.parent / "shared" / "data" / "en-it"  # ../shared/data/en-it seen from the repository
@@ -27,6 +29,25 @@ def refuse_missing(parser, paths, hint=""):
     missing = [str(path) for path in paths if not Path(path).exists()]
     if missing:
         parser.error(f"not found: {', '.join(missing)}{hint}")
+
+
+def add_sentence_timing_arguments(parser, per):
+    """The options of a bench that times translations one sentence at a time: --data, --sentences and --warmup (per
+    `per`: a mode, a shape), --threads, --dtype."""
+    parser.add_argument("--data", default=default_path(DATA_DIR / "test-tatoeba.tsv"), help="TSV with the sentences")
+    parser.add_argument("--sentences", type=int, default=100, help=f"how many sentences are timed per {per}")
+    parser.add_argument("--warmup", type=int, default=5, help=f"untimed sentences per {per}")
+    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    parser.add_argument("--dtype", choices=DTYPES, default=fast_cpu_dtype(), help="precision the model runs in "
+                        "(default as in the app: float16 where the CPU has fast kernels)")
+
+
+def parse_timing_args(parser, argv):
+    """`parser.parse_args(argv)`, refused with one line when --data has no default here and none was given."""
+    args = parser.parse_args(argv)
+    if args.data is None:
+        parser.error("--data is required (no ../shared/data/en-it/test-tatoeba.tsv here)")
+    return args
 
 
 def set_threads(threads):

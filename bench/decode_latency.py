@@ -27,12 +27,11 @@ import time
 
 import torch
 
-from bench.common import (DATA_DIR, ROOT, default_path, get_tokenizer, percentile, print_json, print_table,
-                          read_pairs, set_threads)
+from bench.common import (DATA_DIR, ROOT, add_sentence_timing_arguments, default_path, get_tokenizer,
+                          parse_timing_args, percentile, print_json, print_table, read_pairs, set_threads)
 from training.configs import load_config, model_config
 from transformer import Translator
 from transformer.model import Transformer
-from modeldir.device import fast_cpu_dtype
 from transformer.translator import DTYPES, WEIGHTS
 
 GOAL_GREEDY_P50_MS = 30.0
@@ -41,8 +40,7 @@ GOAL_GREEDY_P50_MS = 30.0
 def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="python -m bench.decode_latency", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data", default=default_path(DATA_DIR / "test-tatoeba.tsv"), help="TSV with the sentences")
-    p.add_argument("--sentences", type=int, default=100, help="how many sentences are timed per mode")
+    add_sentence_timing_arguments(p, per="mode")
     p.add_argument("--min-words", type=int, default=6)
     p.add_argument("--max-words", type=int, default=15)
     p.add_argument("--model", help="model directory (default: assets/model, else runs/cpu/model)")
@@ -51,14 +49,7 @@ def parse_args(argv=None):
     p.add_argument("--train-data", default=default_path(DATA_DIR / "train.tsv"),
                    help="TSV the random model's tokenizer is learnt from (default: train.tsv, else --data)")
     p.add_argument("--beam", type=int, default=4)
-    p.add_argument("--warmup", type=int, default=5, help="untimed sentences per mode")
-    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
-    p.add_argument("--dtype", choices=DTYPES, default=fast_cpu_dtype(),
-                   help="precision the model runs in (default as in the app: float16 where the CPU has fast kernels)")
-    args = p.parse_args(argv)
-    if args.data is None:
-        p.error("--data is required (no ../shared/data/en-it/test-tatoeba.tsv here)")
-    return args
+    return parse_timing_args(p, argv)
 
 
 def select_sentences(tsv, n, min_words, max_words):

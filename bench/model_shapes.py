@@ -27,9 +27,9 @@ from pathlib import Path
 
 import torch
 
-from bench.common import DATA_DIR, default_path, percentile, print_json, print_table, refuse_missing, set_threads
+from bench.common import (add_sentence_timing_arguments, parse_timing_args, percentile, print_json, print_table,
+                          refuse_missing, set_threads)
 from bench.decode_latency import select_sentences
-from modeldir.device import fast_cpu_dtype
 from modeldir.directory import save_model_dir
 from transformer import Translator
 from transformer.decoding import decode_token_by_token
@@ -82,15 +82,8 @@ def parse_args(argv=None):
     p.add_argument("--model", default="assets/model", help="the trained reference model (its tokenizer and outputs)")
     p.add_argument("--shape", type=parse_shape, action="append", help="config fields to change, e.g. "
                    "d_model=384,n_heads=6,d_ff=1536 (repeatable; default: a grid of wider and deeper models)")
-    p.add_argument("--data", default=default_path(DATA_DIR / "test-tatoeba.tsv"), help="TSV with the sentences")
-    p.add_argument("--sentences", type=int, default=100, help="how many sentences are timed per shape")
-    p.add_argument("--warmup", type=int, default=5, help="untimed sentences per shape")
-    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
-    p.add_argument("--dtype", choices=DTYPES, default=fast_cpu_dtype(),
-                   help="precision the models run in (default as in the app: float16 where the CPU has fast kernels)")
-    args = p.parse_args(argv)
-    if args.data is None:
-        p.error("--data is required (no ../shared/data/en-it/test-tatoeba.tsv here)")
+    add_sentence_timing_arguments(p, per="shape")
+    args = parse_timing_args(p, argv)
     refuse_missing(p, [args.model, args.data])
     return args
 
