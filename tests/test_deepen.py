@@ -2,13 +2,15 @@
 before, that the trainer then goes on training."""
 
 import json
+from dataclasses import asdict
 
 import pytest
 import torch
-from helpers import make_model, write_tsv
+from helpers import make_model, run_module
 
 from modeldir.card import training_markdown
 from modeldir.directory import open_model
+from training.configs import load_config, model_config
 from training.recipes.deepen import deepen, main as deepen_main
 from training.train import main as train_main
 from transformer.model import Transformer
@@ -62,9 +64,7 @@ def test_the_command_writes_a_model_that_translates_the_same_and_trains_on(tiny_
     assert record["history"][-1]["grown"]["encoder_layers"] == [layers - 1, layers]  # kept in the history
 
 
-def test_a_model_that_is_not_there_is_one_clear_line(tmp_path, capsys):
-    from helpers import run_module
-
+def test_a_model_that_is_not_there_is_one_clear_line(tmp_path):
     result = run_module("training.recipes.deepen", "--model", tmp_path / "none", "--encoder-layers", "6", "--out",
                         tmp_path / "out")
     assert result.returncode != 0 and "Traceback" not in result.stderr and "none" in result.stderr
@@ -73,10 +73,6 @@ def test_a_model_that_is_not_there_is_one_clear_line(tmp_path, capsys):
 def test_the_deep_config_is_the_shipped_shape_grown_to_8_encoder_layers():
     """`--config deep --init-from` accepts the shipped model grown to 8 layers: the trainer refuses a config that
     differs from the model's."""
-    from dataclasses import asdict
-
-    from training.configs import load_config, model_config
-
     cpu, deep = load_config("cpu")[0], load_config("deep")[0]
     grown = deepen(Transformer(model_config(cpu, vocab_size=64)), 8)
     assert {k: v for k, v in asdict(grown.cfg).items() if k != "vocab_size"} == deep
