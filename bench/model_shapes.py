@@ -136,11 +136,11 @@ def disk_mb(translator):
         return (Path(tmp) / WEIGHTS).stat().st_size / 1e6
 
 
-def row(name, translator, ms):
+def row(name, translator, ms, size):
+    """One line of the report: the model's shape, parameters, `size` (disk_mb) and the percentiles of `ms`."""
     cfg = translator.model.cfg
     shape = {k: getattr(cfg, k) for k in ("d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff",
                                           "vocab_size")}
-    size = disk_mb(translator)
     p50 = percentile(ms, 50)
     return {"name": name, **shape, "parameters": translator.model.num_parameters(), "size_mb": round(size, 1),
             "p50_ms": round(p50, 2), "p95_ms": round(percentile(ms, 95), 2),
@@ -159,15 +159,16 @@ def main(argv=None):
           f"{sum(map(len, outputs)) / len(outputs):.1f} output tokens on average; {args.dtype}, {threads} threads")
 
     greedy = time_calls(lambda i, s: reference.translate_ids([s]), sentences, args.warmup)
-    rows = [row("reference (greedy)", reference, greedy)]
     fed = time_calls(lambda i, s: fed_translation(reference, s, outputs[i]), sentences, args.warmup)
-    rows.append(row("reference (fed)", reference, fed))
+    reference_mb = disk_mb(reference)
+    rows = [row("reference (greedy)", reference, greedy, reference_mb),
+            row("reference (fed)", reference, fed, reference_mb)]
     for shape, cfg in shapes:
         print(f"timing {shape} ...", flush=True)
         torch.manual_seed(0)
         candidate = Translator(Transformer(cfg).to(DTYPES[args.dtype]), reference.tokenizer)
         ms = time_calls(lambda i, s: fed_translation(candidate, s, outputs[i]), sentences, args.warmup)
-        rows.append(row("untrained", candidate, ms))
+        rows.append(row("untrained", candidate, ms, disk_mb(candidate)))
 
     print()
     print_table(["model", "d_model", "layers", "d_ff", "vocab", "params", "MB", "p50 ms", "p95 ms", "fits"],

@@ -148,8 +148,8 @@ def training_markdown(metrics, heading="### Training"):
     runs = training_runs(metrics)
     if not runs:
         return ""
-    averaged = [averaged_summary(run) for run in runs]
-    notes = [note + grown_summary(run) for run, note in zip(runs, averaged)]
+    averaged, grown = [averaged_summary(run) for run in runs], [grown_summary(run) for run in runs]
+    notes = [a + g for a, g in zip(averaged, grown)]
     rows = [(i, data_summary(run.get("data")), f"{_number(run.get('steps'))} / {_number(run.get('epochs'), 'g')}"
              + note, time_summary(run)) for i, (run, note) in enumerate(zip(runs, notes), 1)]
     lines = [heading, *table(("run", "data", "steps / epochs", "time"), rows)]
@@ -162,7 +162,7 @@ def training_markdown(metrics, heading="### Training"):
         lines += ["", "Each run is counted up to the model it exported, its best checkpoint; where its weights were "
                   "then averaged (`training.recipes.average`), the steps column says which, and a run averaged "
                   "beside its training log (`metrics.csv`) is counted up to the last of them."]
-    if any(grown_summary(run) for run in runs):
+    if any(grown):
         lines += ["", "A model grown deeper (`training.recipes.deepen`) got new encoder layers that compute the "
                   "identity: it translated as before, and the runs after it trained the new layers with the old."]
     return "\n".join(lines)
