@@ -1,5 +1,6 @@
 """`python -m training.evaluate`: typing variants, length buckets, score records, and arguments it rejects."""
 
+import json
 import shutil
 
 import pytest
@@ -43,3 +44,16 @@ def test_bad_numbers_are_rejected_with_a_clear_message(flag, value, capsys):
         main(["--model", "m", "--data", "d.tsv", flag, value])
     assert exit_info.value.code == 2
     assert f"argument {flag}" in capsys.readouterr().err
+
+
+def test_the_loss_is_low_on_the_references_the_model_learnt_and_high_on_mismatched_ones(tiny_model_dir, tmp_path,
+                                                                                       capsys):
+    pairs = toy_pairs()[:30]
+    mismatched = [(src, pairs[(i + 1) % len(pairs)][1]) for i, (src, _) in enumerate(pairs)]
+    losses = []
+    for name, data in (("right", pairs), ("mismatched", mismatched)):
+        main(["--model", str(tiny_model_dir), "--data", str(write_tsv(tmp_path / f"{name}.tsv", data)), "--loss",
+              "--show", "0"])
+        losses.append(json.loads(capsys.readouterr().out.strip().splitlines()[-1])["loss"])
+    right, wrong = losses
+    assert 0 < right and 3 * right < wrong  # nats per reference token

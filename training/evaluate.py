@@ -7,7 +7,8 @@
 `--variants` also scores the English as people type it: lower-cased without final punctuation, and in capitals
 (the Italian references unchanged). `--by-length` also scores the pairs by English length (1-5, 6-10, 11-20, 21+
 words). The last line printed is one JSON object: bleu, chrf, n, beam, seconds, and the variant and length
-scores. `--record NAME` stores every score in the model's metrics.json as records with data NAME and the command
+scores, and with `--loss` the model's teacher-forced cross-entropy per reference token (no label smoothing): the same
+loss on training pairs and on dev pairs says how far the model has learnt its training data by heart. `--record NAME` stores every score in the model's metrics.json as records with data NAME and the command
 that produced them. `--dtype float16` runs the model as the app does; batched decoding is faster in float32 on
 CPUs without float16 arithmetic, one sentence at a time (`--batch-size 1`) in float16.
 """
@@ -20,11 +21,13 @@ from pathlib import Path
 
 import sacrebleu
 import torch
+import torch.nn.functional as F
 from tqdm import tqdm
 
 from modeldir.card import write_model_card
 from modeldir.directory import open_model
 from modeldir.files import METRICS, Score, add_score, decoding_name, read_metrics, write_metrics
+from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, encode_batch, pad_sequences
 from transformer.translator import DTYPES
 
 from .cli import check_writable, command_line, non_negative_int, positive_int, run_cli
@@ -56,6 +59,24 @@ def score(translator, pairs, beam=1, batch_size=256, progress=True):
     hypotheses = translate_all(translator, [src for src, _ in pairs], beam, batch_size, progress)
     return {**corpus_scores(hypotheses, [tgt for _, tgt in pairs]), "beam": beam,
             "seconds": round(time.time() - start, 1), "hypotheses": hypotheses}
+
+
+@torch.inference_mode()
+def reference_loss(translator, pairs, batch_size=256):
+    """Mean cross-entropy (nats) of each Italian reference token, EOS included, with the model fed the reference
+    (teacher forcing) and no label smoothing; references longer than the model takes are cut."""
+    model = translator.model
+    sources, _ = translator.encode_source([src for src, _ in pairs])
+    targets = [ids[: model.cfg.max_len - 1] for ids in encode_batch(translator.tokenizer, [tgt for _, tgt in pairs])]
+    total, tokens = 0.0, 0
+    for i in range(0, len(pairs), batch_size):
+        src = pad_sequences(sources[i : i + batch_size]).to(translator.device)  # (B, S)
+        tgt_in = pad_sequences([[BOS_ID] + y for y in targets[i : i + batch_size]]).to(translator.device)  # (B, T)
+        tgt_out = pad_sequences([y + [EOS_ID] for y in targets[i : i + batch_size]]).to(translator.device)  # (B, T)
+        logits = model(src, tgt_in).float()  # (B, T, V)
+        total += F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=PAD_ID, reduction="sum").item()
+        tokens += int((tgt_out != PAD_ID).sum())
+    return round(total / tokens, 4)
 
 
 def pairs_to_score(path, limit=None):
@@ -108,6 +129,7 @@ def parse_args(argv):
     parser.add_argument("--threads", type=positive_int, help="torch CPU threads (default: torch's)")
     parser.add_argument("--variants", action="store_true", help="also score lower-cased/unpunctuated and capitals input")
     parser.add_argument("--by-length", action="store_true", help="also score by English length (words)")
+    parser.add_argument("--loss", action="store_true", help="also the teacher-forced loss per reference token")
     parser.add_argument("--record", metavar="NAME", help="store the scores in the model's metrics.json as data NAME")
     parser.add_argument("--show", type=non_negative_int, default=3, help="print this many example translations")
     return parser.parse_args(argv)
@@ -143,6 +165,8 @@ def main(argv=None):
     if args.by_length:
         summary["by_length"] = scores_by_length(pairs, result["hypotheses"])
         records += [Score(**common, **scores, subset=name) for name, scores in summary["by_length"].items()]
+    if args.loss:
+        summary["loss"] = reference_loss(translator, pairs, args.batch_size)
     if args.record:
         record(directory.path, records)
     print(json.dumps(summary))
