@@ -176,6 +176,8 @@ def test_overrides_reach_both_configs_parsed_by_type():
     ("model.colour=red", r"unknown model config keys: colour; the model settings are d_model, n_heads"),
     ("model.vocab_size=9", "the model's vocab_size is the tokenizer's"),
     ("vocab_size=9", "train.bpe_vocab_size is how many BPE tokens to learn"),
+    ("dropout=0.3", r"unknown train config keys: dropout \(the model settings hold dropout\); the train settings"),
+    ("model.lr=1e-3", r"unknown model config keys: lr \(the train settings hold lr\)"),
     ("probes=a", "a list cannot be set on the command line: write it in a JSON config file"),
     ("lr=fast", "expected a number, got 'fast'"), ("lr=nan", "finite"), ("eval_every=2.5", "whole number"),
     ("model.norm_first=yes", "true or false"), ("lr", "KEY=VALUE"), ("optimizer.lr=1", "KEY=VALUE"),

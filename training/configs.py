@@ -86,6 +86,10 @@ def _check_keys(part, keys):
     hint = ""
     if "vocab_size" in unknown:
         hint = " (the model's vocab_size is the tokenizer's; train.bpe_vocab_size is how many BPE tokens to learn)"
+    other = "train" if part == "model" else "model"
+    misplaced = [key for key in unknown if key in SETTINGS[other]]
+    if misplaced:
+        hint = f" (the {other} settings hold {', '.join(misplaced)})"
     raise ValueError(f"unknown {part} config keys: {', '.join(unknown)}{hint}; the {part} settings are "
                      f"{', '.join(SETTINGS[part])}")
 
