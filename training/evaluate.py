@@ -6,10 +6,11 @@
 
 `--variants` also scores the English as people type it: lower-cased without final punctuation, and in capitals
 (the Italian references unchanged). `--by-length` also scores the pairs by English length (1-5, 6-10, 11-20, 21+
-words). The last line printed is one JSON object: bleu, chrf, n, beam, seconds, and the variant and length
-scores, and with `--loss` the model's teacher-forced cross-entropy per reference token (no label smoothing): the same
-loss on training pairs and on dev pairs says how far the model has learnt its training data by heart. `--record NAME` stores every score in the model's metrics.json as records with data NAME and the command
-that produced them. `--dtype float16` runs the model as the app does; batched decoding is faster in float32 on
+words). `--loss` also computes the model's teacher-forced cross-entropy per reference token (no label smoothing):
+the same loss on training pairs and on dev pairs says how far the model has learnt its training data by heart. The
+last line printed is one JSON object: bleu, chrf, n, beam, seconds, the variant and length scores, and the loss.
+`--record NAME` stores every score in the model's metrics.json as records with data NAME and the command that
+produced them. `--dtype float16` runs the model as the app does; batched decoding is faster in float32 on
 CPUs without float16 arithmetic, one sentence at a time (`--batch-size 1`) in float16.
 """
 
