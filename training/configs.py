@@ -66,9 +66,8 @@ CONFIGS = {
     # docs/benchmarks.md#model-shapes): six encoder layers, two decoder layers. Its batches are sized for a GPU, where
     # a step of this size waits on launching kernels more than on arithmetic, so larger batches are nearly free.
     "wide": (
-        dict(d_model=384, n_heads=6, n_encoder_layers=6, n_decoder_layers=2, d_ff=1536, dropout=0.1, max_len=128),
-        dict(bpe_vocab_size=8256, max_tokens=32000, lr=1.5e-3, warmup_steps=1000, schedule="cosine",
-             eval_every=2000, eval_limit=1000, retype_share=0.2, join_share=0.3, long_weight=3),
+        dict(CPU_MODEL, d_model=384, n_heads=6, n_encoder_layers=6, n_decoder_layers=2, d_ff=1536),
+        dict(CPU_TRAIN, max_tokens=32000, warmup_steps=1000, eval_every=2000, join_share=0.3, long_weight=3),
     ),
     # The paper's base model (Vaswani et al., 2017, Table 3): for a GPU.
     "base": (

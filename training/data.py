@@ -215,8 +215,13 @@ class TokenBatcher:
         return batches
 
     def collate(self, batch):
-        """-> src (B, S) with EOS, tgt_in (B, T) = BOS + y, tgt_out (B, T) = y + EOS; all right-padded."""
-        src = [self.src_ids[i] + [EOS_ID] for i in batch]
-        tgt_in = [[BOS_ID] + self.tgt_ids[i] for i in batch]
-        tgt_out = [self.tgt_ids[i] + [EOS_ID] for i in batch]
-        return pad_sequences(src), pad_sequences(tgt_in), pad_sequences(tgt_out)
+        return teacher_forced_batch([self.src_ids[i] for i in batch], [self.tgt_ids[i] for i in batch])
+
+
+def teacher_forced_batch(src_ids, tgt_ids):
+    """Token-id lists of pairs -> src (B, S) with EOS, tgt_in (B, T) = BOS + y, tgt_out (B, T) = y + EOS; all
+    right-padded: what the model is fed and must predict, in training and wherever its loss is measured."""
+    src = [x + [EOS_ID] for x in src_ids]
+    tgt_in = [[BOS_ID] + y for y in tgt_ids]
+    tgt_out = [y + [EOS_ID] for y in tgt_ids]
+    return pad_sequences(src), pad_sequences(tgt_in), pad_sequences(tgt_out)

@@ -28,11 +28,11 @@ from tqdm import tqdm
 from modeldir.card import write_model_card
 from modeldir.directory import open_model
 from modeldir.files import METRICS, Score, add_score, decoding_name, read_metrics, write_metrics
-from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, encode_batch, pad_sequences
+from transformer.tokenizer import PAD_ID, encode_batch
 from transformer.translator import DTYPES
 
 from .cli import check_writable, command_line, non_negative_int, positive_int, run_cli
-from .data import load_pairs, retype
+from .data import load_pairs, retype, teacher_forced_batch
 
 # The ways of typing `--variants` scores; "capitals, as typed" turns the translator's sentence-casing off
 # (`Translator.unshout`), to show what the model alone makes of words spelled in capitals.
@@ -66,14 +66,13 @@ def score(translator, pairs, beam=1, batch_size=256, progress=True):
 def reference_loss(translator, pairs, batch_size=256):
     """Mean cross-entropy (nats) of each Italian reference token, EOS included, with the model fed the reference
     (teacher forcing) and no label smoothing; references longer than the model takes are cut."""
-    model = translator.model
-    sources, _ = translator.encode_source([src for src, _ in pairs])
-    targets = [ids[: model.cfg.max_len - 1] for ids in encode_batch(translator.tokenizer, [tgt for _, tgt in pairs])]
+    model, tokenizer = translator.model, translator.tokenizer
+    sources = [ids[: translator.max_source_tokens] for ids in encode_batch(tokenizer, [src for src, _ in pairs])]
+    targets = [ids[: model.cfg.max_len - 1] for ids in encode_batch(tokenizer, [tgt for _, tgt in pairs])]
     total, tokens = 0.0, 0
     for i in range(0, len(pairs), batch_size):
-        src = pad_sequences(sources[i : i + batch_size]).to(translator.device)  # (B, S)
-        tgt_in = pad_sequences([[BOS_ID] + y for y in targets[i : i + batch_size]]).to(translator.device)  # (B, T)
-        tgt_out = pad_sequences([y + [EOS_ID] for y in targets[i : i + batch_size]]).to(translator.device)  # (B, T)
+        batch = teacher_forced_batch(sources[i : i + batch_size], targets[i : i + batch_size])
+        src, tgt_in, tgt_out = (ids.to(translator.device) for ids in batch)  # (B, S), (B, T), (B, T)
         logits = model(src, tgt_in).float()  # (B, T, V)
         total += F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=PAD_ID, reduction="sum").item()
         tokens += int((tgt_out != PAD_ID).sum())
