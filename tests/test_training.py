@@ -13,13 +13,13 @@ import torch.nn.functional as F
 from helpers import free_port, make_model, random_sequences, run_command, run_module, toy_pairs, write_tsv
 from bench.model_shapes import GOAL_SIZE_MB
 from training.configs import CONFIGS, TrainConfig, load_config, model_config, parse_overrides
-from training.data import TokenBatcher, load_pairs, read_tsv
+from training.data import BPEDropout, TokenBatcher, load_pairs, read_tsv
 from training.train import learning_rate, main as train_main
 from transformer.decoding import greedy_decode
 from transformer.model import Transformer
 from modeldir.directory import open_model
 from modeldir.files import scores
-from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, pad_sequences
+from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, decode, encode_batch, load_tokenizer, pad_sequences
 
 
 
@@ -113,6 +113,29 @@ def test_token_batcher_covers_every_pair_within_the_token_budget():
         assert all(s[k, len(src[i])] == EOS_ID and t_out[k, len(tgt[i])] == EOS_ID for k, i in enumerate(batch))
     assert batcher.epoch_batches(0) == batches  # the order depends only on (seed, epoch) ...
     assert batcher.epoch_batches(1) != batches  # ... and changes between epochs
+
+
+def test_bpe_dropout_resegments_a_batch_but_keeps_its_pairs_and_their_text():
+    tokenizer = load_tokenizer("assets/model/tokenizer.json")
+    english = ["I like tomatoes, bread and cheese.", "The agreement was signed in August 1992.", "Già città: ☃ fatto."]
+    italian = ["Mi piacciono i pomodori.", "L'accordo fu firmato nell'agosto del 1992.", "Hai già visto l'università?"]
+    src, tgt = encode_batch(tokenizer, english), encode_batch(tokenizer, italian)
+    assert BPEDropout(tokenizer, 0.0, max_len=128)(src) == src
+    dropout = BPEDropout(tokenizer, 0.3, max_len=128)
+    batcher = TokenBatcher(src, tgt, max_tokens=200, seed=3, resegment=dropout)
+    assert batcher.epoch_batches(0) == TokenBatcher(src, tgt, max_tokens=200, seed=3).epoch_batches(0)
+    segmentations = set()
+    for _ in range(20):
+        s, t_in, t_out = batcher.collate([0, 1, 2])
+        for k, text in enumerate(english):
+            ids = [i for i in s[k].tolist() if i not in (PAD_ID, EOS_ID)]
+            assert decode(tokenizer, ids) == text and len(ids) >= len(src[k])
+            segmentations.add(tuple(ids))
+        assert [decode(tokenizer, row.tolist()) for row in t_out] == italian
+    assert len(segmentations) > 3 * 2  # each sentence came in more than one segmentation
+    assert BPEDropout(tokenizer, 0.9, max_len=len(src[0]) + 1)(src[:1]) == src[:1]  # too long re-segmented: plain
+    with pytest.raises(ValueError, match="bpe_dropout"):
+        BPEDropout(tokenizer, 1.0, max_len=128)
 
 
 # ---- Learning-rate schedule and configs ----
@@ -247,7 +270,8 @@ def test_training_crosses_epochs_whose_batch_counts_differ(small_corpus, tmp_pat
     import training.train
 
     monkeypatch.setattr(training.train, "TokenBatcher",
-                        lambda src, tgt, max_tokens, seed: TokenBatcher(src, tgt, max_tokens, seed, pool_size=7))
+                        lambda src, tgt, max_tokens, seed, resegment: TokenBatcher(src, tgt, max_tokens, seed, pool_size=7,
+                                                                                   resegment=resegment))
     rng = random.Random(0)
     lengths = [rng.randint(1, 12) for _ in range(200)]
     batcher = TokenBatcher([[5] * n for n in lengths], [[6] * n for n in lengths], max_tokens=48, pool_size=7)
@@ -256,6 +280,21 @@ def test_training_crosses_epochs_whose_batch_counts_differ(small_corpus, tmp_pat
     train_main(train_args(train, dev, tmp_path / "run", "--max-steps", "160", "--set", "max_tokens=48", "eval_every=1000"))
     state = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)["state"]
     assert state["step"] == 160 and state["epoch"] >= 3
+
+
+def test_a_run_with_bpe_dropout_resegments_every_batch_and_records_it(small_corpus, tmp_path, monkeypatch):
+    import training.data
+
+    calls = []
+    resegment = training.data.BPEDropout.__call__
+    monkeypatch.setattr(training.data.BPEDropout, "__call__", lambda self, seqs: calls.append(1) or resegment(self, seqs))
+    train, dev = small_corpus
+    train_main(train_args(train, dev, tmp_path / "run", "--max-steps", "12", "--set", "bpe_dropout=0.2"))
+    assert len(calls) == 2 * 12  # source and target of each step's batch
+    metrics = json.loads((tmp_path / "run" / "model" / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["config"]["train"]["bpe_dropout"] == 0.2
+    with pytest.raises(ValueError, match="bpe_dropout"):
+        train_main(train_args(train, dev, tmp_path / "bad", "--max-steps", "2", "--set", "bpe_dropout=1"))
 
 
 def test_resume_without_checkpoint_is_a_clear_error(small_corpus, tmp_path):

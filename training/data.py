@@ -2,10 +2,13 @@
 mixed by weight, some English re-typed as people type it, some pairs joined into longer ones), and batching them
 by token count."""
 
+import json
 import os
 import random
 import sys
 from pathlib import Path
+
+from tokenizers import Tokenizer
 
 from transformer.tokenizer import BOS_ID, EOS_ID, encode_batch, load_tokenizer, pad_sequences, train_tokenizer
 
@@ -180,16 +183,43 @@ class TrainingData:
         return src, tgt
 
 
+class BPEDropout:
+    """BPE-dropout (Provilkov et al., 2020): while a word is encoded, each merge is skipped with probability `p`,
+    so a pair comes in another segmentation each time it is drawn ("▁tom" "ato" "es", "▁to" "m" "ato" "es"). The
+    model then learns how words are built from their pieces rather than one fixed split of each, which is meant to
+    help with rare words and typed input. Translation itself always uses the plain segmentation.
+
+    It re-segments token ids (decoded to text and encoded again, which the tokenizer round-trips exactly), so
+    joined and re-typed pairs get it too. A re-segmented sequence of `max_len` tokens or more stays plain."""
+
+    def __init__(self, tokenizer, p, max_len):
+        if not 0 <= p < 1:
+            raise ValueError(f"bpe_dropout is the probability of skipping a merge: 0 (never) to below 1, got {p}")
+        spec = json.loads(tokenizer.to_str())
+        spec["model"]["dropout"] = p
+        self.tokenizer, self.dropping, self.max_len = tokenizer, Tokenizer.from_str(json.dumps(spec)), max_len
+
+    def __call__(self, sequences):
+        texts = self.tokenizer.decode_batch([list(ids) for ids in sequences], skip_special_tokens=True)
+        return [ids if len(ids) < self.max_len else list(plain)
+                for ids, plain in zip(encode_batch(self.dropping, texts), sequences)]
+
+
 class TokenBatcher:
     """Batches of similar-length pairs holding at most `max_tokens` padded tokens each.
 
     Every epoch the pairs are shuffled, sorted by length within large pools (so batches are nearly padding-free
     yet still vary), cut into batches, and the batches shuffled. The order depends only on (seed, epoch), which
-    is what lets `--resume` continue from the exact batch where a run stopped."""
+    is what lets `--resume` continue from the exact batch where a run stopped.
 
-    def __init__(self, src_ids, tgt_ids, max_tokens, seed=0, pool_size=50_000):
+    `resegment` (a BPEDropout) re-segments each batch as it is collated. Batches are still cut by the plain
+    lengths, so they hold the same pairs with or without it (and their padded size can pass `max_tokens` by the
+    share it lengthens them); the segmentations themselves are not reproducible, since the tokenizers library's
+    dropout takes no seed."""
+
+    def __init__(self, src_ids, tgt_ids, max_tokens, seed=0, pool_size=50_000, resegment=None):
         self.src_ids, self.tgt_ids = src_ids, tgt_ids
-        self.max_tokens, self.seed, self.pool_size = max_tokens, seed, pool_size
+        self.max_tokens, self.seed, self.pool_size, self.resegment = max_tokens, seed, pool_size, resegment
 
     def _width(self, i):
         return max(len(self.src_ids[i]) + 1, len(self.tgt_ids[i]) + 1)  # + EOS (source) / BOS or EOS (target)
@@ -215,7 +245,10 @@ class TokenBatcher:
         return batches
 
     def collate(self, batch):
-        return teacher_forced_batch([self.src_ids[i] for i in batch], [self.tgt_ids[i] for i in batch])
+        src, tgt = [self.src_ids[i] for i in batch], [self.tgt_ids[i] for i in batch]
+        if self.resegment:
+            src, tgt = self.resegment(src), self.resegment(tgt)
+        return teacher_forced_batch(src, tgt)
 
 
 def teacher_forced_batch(src_ids, tgt_ids):

@@ -40,7 +40,7 @@ from .cli import check_writable, command_line, non_negative_float, non_negative_
 from .configs import (TrainConfig, config_dict, load_config, model_config, model_settings, parse_overrides,
                       train_config)
 from .curve import plot_curve
-from .data import TokenBatcher, TrainingData, build_tokenizer, load_pairs
+from .data import BPEDropout, TokenBatcher, TrainingData, build_tokenizer, load_pairs
 from .evaluate import score
 from .snapshots import History
 from .runtime import Distributed, autocast_context, hardware_description, rng_state, save_atomic, set_rng_state
@@ -180,6 +180,7 @@ class Data:
     dev_pairs: list
     tokenizer: object
     training: TrainingData
+    resegment: BPEDropout | None  # re-segments each batch (train.bpe_dropout > 0)
 
 
 def set_up_run(args, command):
@@ -281,8 +282,10 @@ def build_data(run):
                             cfg.retype_share, cfg.join_share, cfg.long_weight, cfg.long_words, seed=cfg.seed)
     run.log(f"{len(training):,} pairs per epoch; {training.too_long} pairs longer than {run.model_cfg.max_len} "
             f"tokens dropped; {cfg.retype_share:.0%} re-typed, {cfg.join_share:.0%} joined into longer pairs; "
-            f"pairs of {cfg.long_words}+ English words seen {cfg.long_weight:g}x as often")
-    return Data(sources, dev_pairs[: cfg.eval_limit or None], tokenizer, training)
+            f"pairs of {cfg.long_words}+ English words seen {cfg.long_weight:g}x as often"
+            + (f"; BPE-dropout {cfg.bpe_dropout:g}" if cfg.bpe_dropout else ""))
+    resegment = BPEDropout(tokenizer, cfg.bpe_dropout, run.model_cfg.max_len) if cfg.bpe_dropout else None
+    return Data(sources, dev_pairs[: cfg.eval_limit or None], tokenizer, training, resegment)
 
 
 def build_model(run):
@@ -485,7 +488,8 @@ def log_progress(run, state, window, lr, bar):
 def epoch_batches(run, data, epoch):
     """This epoch's batcher and batches, and how many batches each process takes (pools are cut differently
     each epoch, so the count changes too)."""
-    batcher = TokenBatcher(*data.training.epoch(epoch), run.train_cfg.max_tokens, seed=run.train_cfg.seed)
+    batcher = TokenBatcher(*data.training.epoch(epoch), run.train_cfg.max_tokens, seed=run.train_cfg.seed,
+                           resegment=data.resegment)
     batches = batcher.epoch_batches(epoch)
     n_batches = len(batches) // run.dist.world
     if n_batches == 0:
