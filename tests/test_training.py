@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from helpers import free_port, make_model, random_sequences, run_command, run_module, toy_pairs, write_tsv
+from helpers import REPO, free_port, make_model, random_sequences, run_command, run_module, toy_pairs, write_tsv
 from bench.model_shapes import GOAL_SIZE_MB
 from training.configs import CONFIGS, TrainConfig, load_config, model_config, parse_overrides
 from training.data import BPEDropout, TokenBatcher, load_pairs, read_tsv
@@ -116,7 +116,7 @@ def test_token_batcher_covers_every_pair_within_the_token_budget():
 
 
 def test_bpe_dropout_resegments_a_batch_but_keeps_its_pairs_and_their_text():
-    tokenizer = load_tokenizer("assets/model/tokenizer.json")
+    tokenizer = load_tokenizer(REPO / "assets" / "model" / "tokenizer.json")
     english = ["I like tomatoes, bread and cheese.", "The agreement was signed in August 1992.", "Già città: ☃ fatto."]
     italian = ["Mi piacciono i pomodori.", "L'accordo fu firmato nell'agosto del 1992.", "Hai già visto l'università?"]
     src, tgt = encode_batch(tokenizer, english), encode_batch(tokenizer, italian)
