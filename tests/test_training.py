@@ -13,13 +13,13 @@ import torch.nn.functional as F
 from helpers import REPO, free_port, make_model, random_sequences, run_command, run_module, toy_pairs, write_tsv
 from bench.model_shapes import GOAL_SIZE_MB
 from training.configs import CONFIGS, TrainConfig, load_config, model_config, parse_overrides
-from training.data import BPEDropout, TokenBatcher, load_pairs, read_tsv
+from training.data import BPEDropout, TokenBatcher, TrainingData, load_pairs, read_tsv
 from training.train import learning_rate, main as train_main
 from transformer.decoding import greedy_decode
 from transformer.model import Transformer
 from modeldir.directory import open_model
 from modeldir.files import scores
-from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, decode, encode_batch, load_tokenizer, pad_sequences
+from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, load_tokenizer, pad_sequences
 
 
 
@@ -115,25 +115,25 @@ def test_token_batcher_covers_every_pair_within_the_token_budget():
     assert batcher.epoch_batches(1) != batches  # ... and changes between epochs
 
 
-def test_bpe_dropout_resegments_a_batch_but_keeps_its_pairs_and_their_text():
+def test_bpe_dropout_resegments_each_epoch_but_keeps_its_pairs_and_their_text():
     tokenizer = load_tokenizer(REPO / "assets" / "model" / "tokenizer.json")
-    english = ["I like tomatoes, bread and cheese.", "The agreement was signed in August 1992.", "Già città: ☃ fatto."]
-    italian = ["Mi piacciono i pomodori.", "L'accordo fu firmato nell'agosto del 1992.", "Hai già visto l'università?"]
-    src, tgt = encode_batch(tokenizer, english), encode_batch(tokenizer, italian)
-    assert BPEDropout(tokenizer, 0.0, max_len=128)(src) == src
-    dropout = BPEDropout(tokenizer, 0.3, max_len=128)
-    batcher = TokenBatcher(src, tgt, max_tokens=200, seed=3, resegment=dropout)
-    assert batcher.epoch_batches(0) == TokenBatcher(src, tgt, max_tokens=200, seed=3).epoch_batches(0)
-    segmentations = {text: set() for text in english}
-    for _ in range(20):
-        s, t_in, t_out = batcher.collate([0, 1, 2])
-        for k, text in enumerate(english):
-            ids = [i for i in s[k].tolist() if i not in (PAD_ID, EOS_ID)]
-            assert decode(tokenizer, ids) == text and len(ids) >= len(src[k])
-            segmentations[text].add(tuple(ids))
-        assert [decode(tokenizer, row.tolist()) for row in t_out] == italian
-    assert all(len(seen) > 1 for seen in segmentations.values())  # each sentence came in several segmentations
-    assert BPEDropout(tokenizer, 0.9, max_len=len(src[0]) + 1)(src[:1]) == src[:1]  # too long re-segmented: plain
+    pairs = [("I like tomatoes, bread and cheese.", "Mi piacciono i pomodori, il pane e il formaggio."),
+             ("The agreement was signed in August 1992.", "L'accordo fu firmato nell'agosto del 1992."),
+             ("Già città: ☃ fatto.", "Hai già visto l'università?")] * 4
+    plain = TrainingData([(pairs, 1)], tokenizer, max_len=128, retype_share=0.3, join_share=0.3, seed=5)
+    dropout = TrainingData([(pairs, 1)], tokenizer, max_len=128, retype_share=0.3, join_share=0.3, bpe_dropout=0.3,
+                           seed=5)
+    plain_src, plain_tgt = plain.epoch(0)
+    epochs = [dropout.epoch(0) for _ in range(3)]
+    for src, tgt in epochs:  # the same pairs, re-typed and joined alike, in the same order ...
+        assert tokenizer.decode_batch(src) == tokenizer.decode_batch(plain_src)
+        assert tokenizer.decode_batch(tgt) == tokenizer.decode_batch(plain_tgt)
+        assert all(len(a) >= len(b) for a, b in zip(src + tgt, plain_src + plain_tgt))
+    assert epochs[0] != epochs[1] != epochs[2]  # ... segmented afresh each time
+    assert sum(map(len, epochs[0][0])) > sum(map(len, plain_src))
+    assert BPEDropout(tokenizer, 0.0, max_len=128)(plain_src) == plain_src
+    longest = max(plain_src, key=len)
+    assert BPEDropout(tokenizer, 0.9, max_len=len(longest) + 1)([longest]) == [longest]  # too long: kept plain
     with pytest.raises(ValueError, match="bpe_dropout"):
         BPEDropout(tokenizer, 1.0, max_len=128)
 
@@ -270,8 +270,7 @@ def test_training_crosses_epochs_whose_batch_counts_differ(small_corpus, tmp_pat
     import training.train
 
     monkeypatch.setattr(training.train, "TokenBatcher",
-                        lambda src, tgt, max_tokens, seed, resegment: TokenBatcher(src, tgt, max_tokens, seed, pool_size=7,
-                                                                                   resegment=resegment))
+                        lambda src, tgt, max_tokens, seed: TokenBatcher(src, tgt, max_tokens, seed, pool_size=7))
     rng = random.Random(0)
     lengths = [rng.randint(1, 12) for _ in range(200)]
     batcher = TokenBatcher([[5] * n for n in lengths], [[6] * n for n in lengths], max_tokens=48, pool_size=7)
@@ -282,15 +281,16 @@ def test_training_crosses_epochs_whose_batch_counts_differ(small_corpus, tmp_pat
     assert state["step"] == 160 and state["epoch"] >= 3
 
 
-def test_a_run_with_bpe_dropout_resegments_every_batch_and_records_it(small_corpus, tmp_path, monkeypatch):
+def test_a_run_with_bpe_dropout_resegments_every_epoch_and_records_it(small_corpus, tmp_path, monkeypatch):
     import training.data
 
     calls = []
     resegment = training.data.BPEDropout.__call__
     monkeypatch.setattr(training.data.BPEDropout, "__call__", lambda self, seqs: calls.append(1) or resegment(self, seqs))
     train, dev = small_corpus
-    train_main(train_args(train, dev, tmp_path / "run", "--max-steps", "12", "--set", "bpe_dropout=0.2"))
-    assert len(calls) == 2 * 12  # source and target of each step's batch
+    train_main(train_args(train, dev, tmp_path / "run", "--max-steps", "40", "--set", "bpe_dropout=0.2"))
+    state = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)["state"]
+    assert state["epoch"] >= 1 and len(calls) == 2 * (state["epoch"] + 1)  # both sides of each epoch begun
     metrics = json.loads((tmp_path / "run" / "model" / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["config"]["train"]["bpe_dropout"] == 0.2
     with pytest.raises(ValueError, match="bpe_dropout"):

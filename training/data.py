@@ -115,6 +115,30 @@ def retype(text, how):
     return text
 
 
+class BPEDropout:
+    """BPE-dropout (Provilkov et al., 2020): while a word is encoded, each merge is skipped with probability `p`,
+    so a pair comes in another segmentation each time it is drawn ("▁tom" "ato" "es", "▁to" "m" "ato" "es"). The
+    model then learns how words are built from their pieces rather than one fixed split of each, which is meant to
+    help with rare words and typed input. Translation itself always uses the plain segmentation.
+
+    It re-segments token ids (decoded to text and encoded again, which the tokenizer round-trips exactly), so
+    joined and re-typed pairs get it too. A re-segmented sequence of `max_len` tokens or more stays plain. The
+    tokenizers library's dropout takes no seed, so these segmentations are the one thing of an epoch that is not
+    reproducible."""
+
+    def __init__(self, tokenizer, p, max_len):
+        if not 0 <= p < 1:
+            raise ValueError(f"bpe_dropout is the probability of skipping a merge: 0 (never) to below 1, got {p}")
+        spec = json.loads(tokenizer.to_str())
+        spec["model"]["dropout"] = p
+        self.tokenizer, self.dropping, self.max_len = tokenizer, Tokenizer.from_str(json.dumps(spec)), max_len
+
+    def __call__(self, sequences):
+        texts = self.tokenizer.decode_batch([list(ids) for ids in sequences], skip_special_tokens=True)
+        return [ids if len(ids) < self.max_len else list(plain)
+                for ids, plain in zip(encode_batch(self.dropping, texts), sequences)]
+
+
 class TrainingData:
     """The pairs each epoch trains on, drawn afresh per epoch and reproducibly from (seed, epoch).
 
@@ -126,12 +150,16 @@ class TrainingData:
     - `join_share` of the pairs are joined with one or two other pairs into one longer pair, so inputs longer
       than a typical training sentence are not unseen. Joining token ids equals encoding the joined text, since
       every word carries its own "▁".
+    - With `bpe_dropout` > 0 every pair of the epoch is then re-segmented (`BPEDropout`), before the epoch is cut
+      into batches, so that batches are sized by the lengths they train on. A run resumed within such an epoch
+      gets other batches from the batch where it stopped on (the same pairs, segmented afresh).
     """
 
     def __init__(self, sources, tokenizer, max_len, retype_share=0.0, join_share=0.0, long_weight=1.0,
-                 long_words=11, seed=0):
+                 long_words=11, bpe_dropout=0.0, seed=0):
         if long_weight < 1:
             raise ValueError(f"long_weight must be at least 1 (1: as often as the rest), got {long_weight}")
+        self.resegment = BPEDropout(tokenizer, bpe_dropout, max_len) if bpe_dropout else None
         self.tokenizer, self.max_len = tokenizer, max_len
         self.retype_share, self.join_share, self.seed = retype_share, join_share, seed
         self.pairs, self.src_ids, self.tgt_ids = [], [], []
@@ -180,29 +208,9 @@ class TrainingData:
             if len(joined_src) < self.max_len and len(joined_tgt) < self.max_len:
                 src.append(joined_src)
                 tgt.append(joined_tgt)
+        if self.resegment:
+            src, tgt = self.resegment(src), self.resegment(tgt)
         return src, tgt
-
-
-class BPEDropout:
-    """BPE-dropout (Provilkov et al., 2020): while a word is encoded, each merge is skipped with probability `p`,
-    so a pair comes in another segmentation each time it is drawn ("▁tom" "ato" "es", "▁to" "m" "ato" "es"). The
-    model then learns how words are built from their pieces rather than one fixed split of each, which is meant to
-    help with rare words and typed input. Translation itself always uses the plain segmentation.
-
-    It re-segments token ids (decoded to text and encoded again, which the tokenizer round-trips exactly), so
-    joined and re-typed pairs get it too. A re-segmented sequence of `max_len` tokens or more stays plain."""
-
-    def __init__(self, tokenizer, p, max_len):
-        if not 0 <= p < 1:
-            raise ValueError(f"bpe_dropout is the probability of skipping a merge: 0 (never) to below 1, got {p}")
-        spec = json.loads(tokenizer.to_str())
-        spec["model"]["dropout"] = p
-        self.tokenizer, self.dropping, self.max_len = tokenizer, Tokenizer.from_str(json.dumps(spec)), max_len
-
-    def __call__(self, sequences):
-        texts = self.tokenizer.decode_batch([list(ids) for ids in sequences], skip_special_tokens=True)
-        return [ids if len(ids) < self.max_len else list(plain)
-                for ids, plain in zip(encode_batch(self.dropping, texts), sequences)]
 
 
 class TokenBatcher:
@@ -210,16 +218,11 @@ class TokenBatcher:
 
     Every epoch the pairs are shuffled, sorted by length within large pools (so batches are nearly padding-free
     yet still vary), cut into batches, and the batches shuffled. The order depends only on (seed, epoch), which
-    is what lets `--resume` continue from the exact batch where a run stopped.
+    is what lets `--resume` continue from the exact batch where a run stopped."""
 
-    `resegment` (a BPEDropout) re-segments each batch as it is collated. Batches are still cut by the plain
-    lengths, so they hold the same pairs with or without it (and their padded size can pass `max_tokens` by the
-    share it lengthens them); the segmentations themselves are not reproducible, since the tokenizers library's
-    dropout takes no seed."""
-
-    def __init__(self, src_ids, tgt_ids, max_tokens, seed=0, pool_size=50_000, resegment=None):
+    def __init__(self, src_ids, tgt_ids, max_tokens, seed=0, pool_size=50_000):
         self.src_ids, self.tgt_ids = src_ids, tgt_ids
-        self.max_tokens, self.seed, self.pool_size, self.resegment = max_tokens, seed, pool_size, resegment
+        self.max_tokens, self.seed, self.pool_size = max_tokens, seed, pool_size
 
     def _width(self, i):
         return max(len(self.src_ids[i]) + 1, len(self.tgt_ids[i]) + 1)  # + EOS (source) / BOS or EOS (target)
@@ -245,10 +248,7 @@ class TokenBatcher:
         return batches
 
     def collate(self, batch):
-        src, tgt = [self.src_ids[i] for i in batch], [self.tgt_ids[i] for i in batch]
-        if self.resegment:
-            src, tgt = self.resegment(src), self.resegment(tgt)
-        return teacher_forced_batch(src, tgt)
+        return teacher_forced_batch([self.src_ids[i] for i in batch], [self.tgt_ids[i] for i in batch])
 
 
 def teacher_forced_batch(src_ids, tgt_ids):

@@ -7,8 +7,9 @@ r"""Train an English -> Italian Transformer: data -> BPE tokenizer -> token-buck
 
 One process on CPU or one GPU; under `torchrun --nproc_per_node=N` the same script trains with
 DistributedDataParallel (gloo on CPU, NCCL on GPUs). `--resume` continues from OUT/checkpoint.pt exactly where
-the run stopped (model, optimizer, schedule, RNG, data position). The best model so far (by dev BLEU) is
-exported to OUT/model, which `Translator.load` (and `modeldir.directory.open_model`) reads.
+the run stopped (model, optimizer, schedule, RNG, data position; with train.bpe_dropout, the epoch's pairs are
+segmented afresh). The best model so far (by dev BLEU) is exported to OUT/model, which `Translator.load` (and
+`modeldir.directory.open_model`) reads.
 """
 
 import argparse
@@ -40,7 +41,7 @@ from .cli import check_writable, command_line, non_negative_float, non_negative_
 from .configs import (TrainConfig, config_dict, load_config, model_config, model_settings, parse_overrides,
                       train_config)
 from .curve import plot_curve
-from .data import BPEDropout, TokenBatcher, TrainingData, build_tokenizer, load_pairs
+from .data import TokenBatcher, TrainingData, build_tokenizer, load_pairs
 from .evaluate import score
 from .snapshots import History
 from .runtime import Distributed, autocast_context, hardware_description, rng_state, save_atomic, set_rng_state
@@ -180,7 +181,6 @@ class Data:
     dev_pairs: list
     tokenizer: object
     training: TrainingData
-    resegment: BPEDropout | None  # re-segments each batch (train.bpe_dropout > 0)
 
 
 def set_up_run(args, command):
@@ -279,13 +279,13 @@ def build_data(run):
     tokenizer = make_tokenizer(run, sources)
     run.model_cfg = model_config(run.model_settings, tokenizer.get_vocab_size())
     training = TrainingData([(pairs, weight) for _, weight, pairs in sources], tokenizer, run.model_cfg.max_len,
-                            cfg.retype_share, cfg.join_share, cfg.long_weight, cfg.long_words, seed=cfg.seed)
+                            cfg.retype_share, cfg.join_share, cfg.long_weight, cfg.long_words, cfg.bpe_dropout,
+                            seed=cfg.seed)
     run.log(f"{len(training):,} pairs per epoch; {training.too_long} pairs longer than {run.model_cfg.max_len} "
             f"tokens dropped; {cfg.retype_share:.0%} re-typed, {cfg.join_share:.0%} joined into longer pairs; "
             f"pairs of {cfg.long_words}+ English words seen {cfg.long_weight:g}x as often"
             + (f"; BPE-dropout {cfg.bpe_dropout:g}" if cfg.bpe_dropout else ""))
-    resegment = BPEDropout(tokenizer, cfg.bpe_dropout, run.model_cfg.max_len) if cfg.bpe_dropout else None
-    return Data(sources, dev_pairs[: cfg.eval_limit or None], tokenizer, training, resegment)
+    return Data(sources, dev_pairs[: cfg.eval_limit or None], tokenizer, training)
 
 
 def build_model(run):
@@ -488,8 +488,7 @@ def log_progress(run, state, window, lr, bar):
 def epoch_batches(run, data, epoch):
     """This epoch's batcher and batches, and how many batches each process takes (pools are cut differently
     each epoch, so the count changes too)."""
-    batcher = TokenBatcher(*data.training.epoch(epoch), run.train_cfg.max_tokens, seed=run.train_cfg.seed,
-                           resegment=data.resegment)
+    batcher = TokenBatcher(*data.training.epoch(epoch), run.train_cfg.max_tokens, seed=run.train_cfg.seed)
     batches = batcher.epoch_batches(epoch)
     n_batches = len(batches) // run.dist.world
     if n_batches == 0:
