@@ -37,7 +37,7 @@ class TrainConfig:
     join_share: float = 0.0  # share of pairs joined with one or two others into a longer pair per epoch
     long_weight: float = 1.0  # pairs with at least long_words English words are seen this many times as often
     long_words: int = 11
-    bpe_dropout: float = 0.0  # probability of skipping each BPE merge when a training batch is encoded (BPE-dropout)
+    bpe_dropout: float = 0.0  # probability of skipping each BPE merge when an epoch's pairs are encoded (BPE-dropout)
     seed: int = 1234
     keep_weights: int = 0  # the weights of the last N evaluations kept in OUT/weights/, for `training.recipes.average`
     probes: list = field(default_factory=lambda: list(DEFAULT_PROBES))  # sentences snapshotted at each evaluation

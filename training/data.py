@@ -134,9 +134,9 @@ class BPEDropout:
         self.tokenizer, self.dropping, self.max_len = tokenizer, Tokenizer.from_str(json.dumps(spec)), max_len
 
     def __call__(self, sequences):
-        texts = self.tokenizer.decode_batch([list(ids) for ids in sequences], skip_special_tokens=True)
-        return [ids if len(ids) < self.max_len else list(plain)
-                for ids, plain in zip(encode_batch(self.dropping, texts), sequences)]
+        texts = self.tokenizer.decode_batch(sequences, skip_special_tokens=True)
+        resegmented = encode_batch(self.dropping, texts)
+        return [ids if len(ids) < self.max_len else plain for ids, plain in zip(resegmented, sequences)]
 
 
 class TrainingData:
