@@ -386,6 +386,39 @@ def test_ddp_training_on_two_cpu_processes_resumes_exactly_and_exports_a_loadabl
     assert directory.metrics["training"]["hardware"].startswith("2 process(es)")
 
 
+EPOCH_PER_PROCESS = """
+import json, sys
+from types import SimpleNamespace
+from training.data import TrainingData
+from training.runtime import Distributed
+from training.train import epoch_pairs
+from transformer.tokenizer import load_tokenizer
+
+tokenizer = load_tokenizer(sys.argv[1])
+pairs = [("I like tomatoes, bread and cheese.", "Mi piacciono i pomodori, il pane e il formaggio."),
+         ("The agreement was signed in August 1992.", "L'accordo fu firmato nell'agosto del 1992.")] * 20
+dist = Distributed()
+drawn = {}
+for bpe_dropout in (0, 0.3):
+    training = TrainingData([(pairs, 1)], tokenizer, max_len=128, join_share=0.3, bpe_dropout=bpe_dropout, seed=5)
+    drawn[bpe_dropout] = epoch_pairs(SimpleNamespace(dist=dist), SimpleNamespace(training=training), 0)
+with open(f"{sys.argv[2]}.{dist.rank}", "w", encoding="utf-8") as out:
+    json.dump(list(drawn.values()), out)
+dist.close()
+"""
+
+
+def test_bpe_dropout_gives_every_process_the_same_epoch(tmp_path):
+    """BPE-dropout takes no seed: each of two processes drawing its own segmentations would cut other batches."""
+    script = tmp_path / "epoch.py"
+    script.write_text(EPOCH_PER_PROCESS, encoding="utf-8")
+    succeeding("torch.distributed.run", "--nproc_per_node=2", f"--master_port={free_port()}", script,
+               REPO / "assets" / "model" / "tokenizer.json", tmp_path / "epoch")
+    rank0, rank1 = (json.loads((tmp_path / f"epoch.{rank}").read_text(encoding="utf-8")) for rank in (0, 1))
+    (plain, resegmented), (_, resegmented_too) = rank0, rank1
+    assert resegmented == resegmented_too and resegmented != plain
+
+
 def test_evaluate_cli_prints_json_and_records_scores(tiny_model_dir, toy_corpus, tmp_path):
     model_dir = tmp_path / "model"
     shutil.copytree(tiny_model_dir, model_dir)

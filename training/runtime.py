@@ -48,6 +48,14 @@ class Distributed:
         dist.all_gather_object(gathered, obj)
         return gathered
 
+    def broadcast_object(self, obj):
+        """Rank 0's `obj` on every rank."""
+        if self.world == 1:
+            return obj
+        box = [obj]
+        dist.broadcast_object_list(box, src=0, device=self.device)
+        return box[0]
+
     def broadcast_flag(self, flag):
         """Rank 0 decides (e.g. the time budget is spent); every rank follows."""
         if self.world == 1:

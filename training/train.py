@@ -485,10 +485,18 @@ def log_progress(run, state, window, lr, bar):
         run.snapshots.add_curve_point(state.step, train_loss=round(window.loss_sum / window.tokens, 4))
 
 
+def epoch_pairs(run, data, epoch):
+    """This epoch's (source ids, target ids), the same in every process. BPE-dropout's segmentations take no seed,
+    so rank 0 draws them and sends them to the others, which would otherwise cut other batches of other lengths."""
+    if not data.training.resegment:
+        return data.training.epoch(epoch)
+    return run.dist.broadcast_object(data.training.epoch(epoch) if run.dist.main else None)
+
+
 def epoch_batches(run, data, epoch):
     """This epoch's batcher and batches, and how many batches each process takes (pools are cut differently
     each epoch, so the count changes too)."""
-    batcher = TokenBatcher(*data.training.epoch(epoch), run.train_cfg.max_tokens, seed=run.train_cfg.seed)
+    batcher = TokenBatcher(*epoch_pairs(run, data, epoch), run.train_cfg.max_tokens, seed=run.train_cfg.seed)
     batches = batcher.epoch_batches(epoch)
     n_batches = len(batches) // run.dist.world
     if n_batches == 0:
