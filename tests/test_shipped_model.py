@@ -1,16 +1,18 @@
 """The model the app ships with (assets/model) translates simple sentences: checked by the words that carry the
 meaning, not by BLEU (the scores come from `python -m training.evaluate`, recorded in metrics.json)."""
 
+import json
 from pathlib import Path
 
 import pytest
 
 from modeldir.directory import open_model
 from modeldir.files import scores
-from training.demo_set import SETS, missing_requirements, read_demo_set
+from training.demo_set import SETS, main, missing_requirements, read_demo_set
 from transformer.tokenizer import UNK_ID
 
-MODEL_DIR = Path(__file__).resolve().parent.parent / "assets" / "model"
+ROOT = Path(__file__).resolve().parent.parent
+MODEL_DIR = ROOT / "assets" / "model"
 
 # English sentence -> what any right Italian translation contains (lower case): each item a word, or a tuple of
 # equally right alternatives.
@@ -116,3 +118,20 @@ def test_shipped_model_has_its_head_importance(shipped):
     drops = [x for table in importance["drop"].values() for row in table for x in row]
     assert len(drops) == 4 * (shipped.model.cfg.n_encoder_layers + 2 * shipped.model.cfg.n_decoder_layers)
     assert max(drops) > 0  # some head matters
+
+
+def test_shipped_models_demo_set_scores_are_the_ones_the_docs_quote(tmp_path):
+    """The project's front page, the model card and the training log quote the share right on both demo sets:
+    scored here by the documented command, so a new model (or a changed rule) cannot leave them stale."""
+    right = {}
+    for name in ("demo", "heldout"):
+        out = tmp_path / f"{name}.json"
+        main(["--model", str(MODEL_DIR), "--set", name, "--json", str(out)])
+        result = json.loads(out.read_text(encoding="utf-8"))["all"]
+        right[name] = (result["right"], result["n"])
+    (demo, n_demo), (held, n_held) = right["demo"], right["heldout"]
+    quote = f"{demo} of {n_demo} sentences right ({held} of {n_held} on the held-out set)"
+    for doc in (ROOT / "README.md", MODEL_DIR / "README.md"):
+        assert quote in " ".join(doc.read_text(encoding="utf-8").split()), f"{doc} should say: {quote}"
+    log = (ROOT / "docs" / "training-log.md").read_text(encoding="utf-8")
+    assert f"| **all** | {demo}/{n_demo} (" in log and f"| {held}/{n_held} (" in log
