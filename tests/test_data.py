@@ -1,12 +1,13 @@
 """The training data pipeline: re-typed English, sources mixed by weight, pairs joined into longer ones, and the
 training script's several --train sources."""
 
+import gzip
 import json
 
 import pytest
 
 from helpers import toy_pairs, write_tsv
-from training.data import RETYPINGS, TrainingData, build_tokenizer, encode_pairs, retype
+from training.data import RETYPINGS, TrainingData, build_tokenizer, encode_pairs, load_pairs, retype
 from training.train import main as train_main
 from transformer.tokenizer import decode, encode_batch
 
@@ -114,3 +115,13 @@ def test_training_takes_several_weighted_sources_and_records_them(tmp_path):
     with pytest.raises(ValueError, match="one positive weight per --train source"):
         train_main(["--config", "tiny", "--train", str(first), str(second), "--train-weights", "1", "--dev", str(dev),
                     "--out", str(tmp_path / "bad")])
+
+
+def test_a_gzip_compressed_tsv_reads_as_the_plain_file(tmp_path):
+    pairs = toy_pairs()[:20]
+    plain = write_tsv(tmp_path / "pairs.tsv", pairs)
+    packed = tmp_path / "pairs.tsv.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes() + b"only one field\n"))
+    assert load_pairs(str(packed)) == (pairs, 1)
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        load_pairs(str(tmp_path / "missing.tsv.gz"))

@@ -2,6 +2,7 @@
 mixed by weight, some English re-typed as people type it, some pairs joined into longer ones), and batching them
 by token count."""
 
+import gzip
 import json
 import os
 import random
@@ -20,10 +21,12 @@ MAX_LINE_BYTES = 16_384
 
 
 def read_tsv(path):
-    """`English<TAB>Italian` lines -> (pairs, skipped). A line without exactly two non-empty fields, that is not
-    valid UTF-8, or that is over MAX_LINE_BYTES, is skipped and counted rather than stopping the run."""
+    """`English<TAB>Italian` lines -> (pairs, skipped), from a plain or a gzip-compressed (`.gz`) file. A line
+    without exactly two non-empty fields, that is not valid UTF-8, or that is over MAX_LINE_BYTES, is skipped and
+    counted rather than stopping the run."""
     pairs, skipped = [], 0
-    with open(path, "rb") as f:
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rb") as f:
         for raw in f:
             if len(raw) > MAX_LINE_BYTES:
                 skipped += 1
@@ -65,7 +68,7 @@ def load_pairs(spec, hf_config=None, split="train", src_lang="en", tgt_lang="it"
         raise ValueError(f"{spec}: is a directory; expected a TSV file of English<TAB>Italian pairs")
     if os.path.exists(spec):
         pairs, skipped = read_tsv(spec)
-    elif Path(spec).suffix in (".tsv", ".txt"):
+    elif Path(spec).suffix in (".tsv", ".txt", ".gz"):
         raise FileNotFoundError(f"{spec}: no such file")
     else:
         print(f"{spec}: no such file; trying it as a Hugging Face dataset id", file=sys.stderr)
