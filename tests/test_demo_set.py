@@ -161,7 +161,7 @@ def comparable(text):
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
-@pytest.mark.skipif(not DATA_DIR.is_dir(), reason="needs ../shared/data/en-it")
+@pytest.mark.skipif(not DATA_DIR.is_dir(), reason="needs data/en-it (python -m training.prepare_data)")
 def test_no_demo_sentence_is_in_a_test_or_dev_set(demo_sets):
     held = set()
     for name in ("test-tatoeba.tsv", "dev.tsv", "dev-news.tsv"):

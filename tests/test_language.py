@@ -58,7 +58,7 @@ def test_elided_articles_are_words_of_their_own_but_english_contractions_stay_wh
     assert words_of("I'm sure it’s Tom's") == ["i'm", "sure", "it's", "tom's"]
 
 
-@pytest.mark.skipif(not (DATA_DIR / "test-tatoeba.tsv").exists(), reason="needs ../shared/data/en-it")
+@pytest.mark.skipif(not (DATA_DIR / "test-tatoeba.tsv").exists(), reason="needs data/en-it (python -m training.prepare_data)")
 def test_false_alarms_on_the_english_test_set_are_at_most_one_percent():
     from bench.language_check import false_alarms
     from bench.common import read_pairs

@@ -447,7 +447,9 @@ def test_a_missing_file_is_one_clear_line_and_leaves_no_output_directory(tmp_pat
     proc = run_module("training.train", "--train", tmp_path / "missing.tsv", "--dev", toy_corpus[1],
                       "--out", tmp_path / "run")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert proc.stderr.strip().splitlines() == [f"error: {tmp_path / 'missing.tsv'}: no such file"]
+    assert proc.stderr.strip().splitlines() == [f"error: {tmp_path / 'missing.tsv'}: no such file "
+                                                "(`python -m training.prepare_data --out data/en-it` rebuilds the "
+                                                "project's data files)"]
     assert not (tmp_path / "run").exists()
 
 
@@ -459,7 +461,7 @@ def test_a_name_that_is_neither_file_nor_dataset_says_so(tmp_path, toy_corpus, m
 
     monkeypatch.setattr(training.data, "read_hf_dataset", offline)
     with pytest.raises(FileNotFoundError, match=r"nosuchdata: no such file, and it could not be loaded as a Hugging "
-                                                r"Face dataset id either \(Couldn't reach"):
+                                                r"Face dataset id either \(Couldn't reach.*training.prepare_data"):
         train_main(["--train", "nosuchdata", "--dev", str(toy_corpus[1]), "--out", str(tmp_path / "run")])
     assert not (tmp_path / "run").exists()
 

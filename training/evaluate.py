@@ -1,8 +1,8 @@
 """Score a model directory on a TSV test set with sacreBLEU and chrF (batched decoding).
 
-    python -m training.evaluate --model assets/model --data ../shared/data/en-it/test-tatoeba.tsv [--beam 4]
-    python -m training.evaluate --model assets/model --data ../shared/data/en-it/test-tatoeba.tsv --limit 2000 --variants
-    python -m training.evaluate --model assets/model --data ../shared/data/en-it/test-tatoeba.tsv --by-length
+    python -m training.evaluate --model assets/model --data data/en-it/test-tatoeba.tsv [--beam 4]
+    python -m training.evaluate --model assets/model --data data/en-it/test-tatoeba.tsv --limit 2000 --variants
+    python -m training.evaluate --model assets/model --data data/en-it/test-tatoeba.tsv --by-length
 
 `--variants` also scores the English as people type it: lower-cased without final punctuation, and in capitals
 (the Italian references unchanged). `--by-length` also scores the pairs by English length (1-5, 6-10, 11-20, 21+

@@ -2,7 +2,7 @@
 (`interpretability.ablation`), the first pairs of a TSV file translated again, and the corpus BLEU compared with the
 intact model's.
 
-    python -m training.head_importance --model assets/model --data ../shared/data/en-it/dev.tsv [--limit 500]
+    python -m training.head_importance --model assets/model --data data/en-it/dev.tsv [--limit 500]
 
 Writes head_importance.json into the model directory (the app reads it with `modeldir.files.read_head_importance`):
 the data's name, the number of pairs, the decoding, the intact BLEU, this command, and per kind a table of BLEU

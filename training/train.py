@@ -2,8 +2,8 @@ r"""Train an English -> Italian Transformer: data -> BPE tokenizer -> token-buck
 -> dev BLEU/chrF -> exported model directory.
 
     python -m training.train --config cpu \
-        --train ../shared/data/en-it/train.tsv ../shared/data/en-it/train-extra.tsv --train-weights 1 2 \
-        --dev ../shared/data/en-it/dev.tsv --out runs/cpu --max-minutes 120
+        --train data/en-it/train.tsv data/en-it/train-extra.tsv --train-weights 1 2 \
+        --dev data/en-it/dev.tsv --out runs/cpu --max-minutes 120
 
 One process on CPU or one GPU; under `torchrun --nproc_per_node=N` the same script trains with
 DistributedDataParallel (gloo on CPU, NCCL on GPUs). `--resume` continues from OUT/checkpoint.pt exactly where
