@@ -13,7 +13,7 @@ import copy
 
 import torch
 
-from transformer.model import head_grid
+from .kinds import head_grid
 
 from .head_details import head_attention
 

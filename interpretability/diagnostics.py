@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from transformer.model import ATTENTION_KINDS
+from .kinds import ATTENTION_KINDS
 from transformer.tokenizer import BYTE_TOKEN, EOS
 
 WORD_START = "▁"  # the tokenizer's mark on a token that starts a word ("▁cat"); transformer/tokenizer.py

@@ -20,7 +20,9 @@ import torch
 import torch.nn.functional as F
 
 from inputs.checks import check_whole_number, echo
-from transformer.model import ATTENTION_KINDS, causal_mask, padding_mask
+from transformer.model import causal_mask, padding_mask
+
+from .kinds import ATTENTION_KINDS
 
 from .inspection import token_ids
 

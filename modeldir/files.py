@@ -13,7 +13,8 @@ import re
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from transformer.model import TransformerConfig, head_grid
+from interpretability.kinds import head_grid
+from transformer.model import TransformerConfig
 from transformer.translator import CONFIG, ModelLoadError
 
 METRICS = "metrics.json"

@@ -83,7 +83,7 @@ def deep_model_dir(toy_corpus, tmp_path_factory):
     numbers, so that the page shows the heatmap without a `training.head_importance` run."""
     from training.configs import CONFIGS
     from transformer import Translator
-    from transformer.model import head_grid
+    from interpretability.kinds import head_grid
 
     model, train = CONFIGS["tiny"]
     out = tmp_path_factory.mktemp("deep_run")

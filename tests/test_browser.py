@@ -25,7 +25,7 @@ from browser_helpers import (
 )
 
 from interpretability import inspect
-from transformer.model import head_grid
+from interpretability.kinds import head_grid
 
 
 @pytest.fixture(scope="module")

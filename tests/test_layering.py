@@ -1,7 +1,8 @@
 """No package imports one above it: the lesson (`transformer/`) imports nothing of the project; what checks people's
-input (`inputs/`) sits on it; interpretability and the model directory sit on those; training and serving on the
-model directory (training also on interpretability: its snapshots and head importance look inside the model); the app
-and the benchmarks on everything. Read from every module's imports (function-level ones too), so it cannot drift."""
+input (`inputs/`) sits on it; interpretability on those; the model directory on interpretability too (its per-head
+tables have the shape of `interpretability.kinds.head_grid`); training and serving on the model directory (training
+also on interpretability: its snapshots and head importance look inside the model); the app and the benchmarks on
+everything. Read from every module's imports (function-level ones too), so it cannot drift."""
 
 import ast
 from pathlib import Path
@@ -13,7 +14,7 @@ BELOW = {  # package -> the project packages it may import, besides itself
     "transformer": set(),
     "inputs": {"transformer"},
     "interpretability": {"transformer", "inputs"},
-    "modeldir": {"transformer", "inputs"},
+    "modeldir": {"transformer", "inputs", "interpretability"},
     "training": {"transformer", "inputs", "modeldir", "interpretability"},
     "serving": {"transformer", "inputs", "modeldir"},
     "webapp": {"transformer", "inputs", "modeldir", "interpretability", "serving"},

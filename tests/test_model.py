@@ -9,14 +9,13 @@ import torch
 import torch.nn.functional as F
 
 from helpers import make_model, random_sequences, tiny_config
+from interpretability.kinds import ATTENTION_KINDS, head_grid
 from transformer.model import (
-    ATTENTION_KINDS,
     InputEmbedding,
     MultiHeadAttention,
     PositionalEncoding,
     TransformerConfig,
     causal_mask,
-    head_grid,
     padding_mask,
     recording_attention,
     sinusoidal_positional_encoding,

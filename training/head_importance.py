@@ -21,7 +21,7 @@ from tqdm import tqdm
 from interpretability.ablation import ablated, every_head
 from modeldir.directory import open_model
 from modeldir.files import HEAD_IMPORTANCE, decoding_name, write_atomic
-from transformer.model import head_grid
+from interpretability.kinds import head_grid
 
 from .cli import check_writable, command_line, positive_int, run_cli
 from .evaluate import pairs_to_score, score

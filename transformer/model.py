@@ -23,12 +23,6 @@ import torch.nn.functional as F
 
 from .tokenizer import PAD_ID
 
-# The model's three kinds of attention (3.2.3), each with the sequence its queries and its keys come from: the
-# encoder's self-attention, the decoder's masked self-attention, and the decoder's attention over the encoder's
-# output (cross-attention). Every table of attention maps or heads is keyed by them, in this order.
-ATTENTION_KINDS = {"encoder": ("source", "source"), "decoder": ("target", "target"), "cross": ("target", "source")}
-
-
 @dataclass
 class TransformerConfig:
     vocab_size: int = 8000  # one vocabulary shared by English and Italian: set from the tokenizer (transformer/tokenizer.py)
@@ -64,12 +58,6 @@ class TransformerConfig:
         if unknown:
             raise ValueError(f"unknown config keys: {', '.join(unknown)}")
         return cls(**values)
-
-
-def head_grid(cfg):
-    """{kind: (layers, heads)} of each of the ATTENTION_KINDS: the shape of any per-head table of a model."""
-    return {kind: (cfg.n_encoder_layers if kind == "encoder" else cfg.n_decoder_layers, cfg.n_heads)
-            for kind in ATTENTION_KINDS}
 
 
 class InputEmbedding(nn.Module):
@@ -321,8 +309,8 @@ class Transformer(nn.Module):
         return self.decode(tgt, memory, src_mask)
 
     def attention_layers(self):
-        """Every MultiHeadAttention by kind (ATTENTION_KINDS): {"encoder": [...], "decoder": [...], "cross": [...]},
-        one per layer, first layer first."""
+        """Every MultiHeadAttention by kind: {"encoder": [...], "decoder": [...], "cross": [...]} (the encoder's
+        self-attention, the decoder's masked self-attention, its cross-attention), one per layer, first layer first."""
         return {"encoder": [layer.self_attention for layer in self.encoder.layers],
                 "decoder": [layer.self_attention for layer in self.decoder.layers],
                 "cross": [layer.cross_attention for layer in self.decoder.layers]}
@@ -336,7 +324,7 @@ class RecordedAttention(dict):
         self.model = model
 
     def maps(self, kind):
-        """The weights of every layer of one kind (ATTENTION_KINDS), first layer first."""
+        """The weights of every layer of one kind ("encoder", "decoder" or "cross"), first layer first."""
         return [self[attn] for attn in self.model.attention_layers()[kind]]
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 
-from .decoding import generate
+from .decoding import BEAM_ALPHA, generate
 from .model import Transformer, TransformerConfig
 from .tokenizer import EOS_ID, decode, encode_batch, load_tokenizer, pad_sequences
 
@@ -101,8 +101,7 @@ def warn_of_non_finite_weights(model, path, dtype):
 # Decoding never repeats an n-gram of this many tokens (0: no such rule). Chosen on dev-news:
 # docs/training-log.md#decoding-long-unfamiliar-inputs.
 NO_REPEAT_NGRAM = 4
-# Beam search's GNMT length penalty exponent: larger favours longer outputs. Chosen on dev-news: same section.
-BEAM_ALPHA = 1.0
+
 
 class Translator:
     def __init__(self, model, tokenizer, no_repeat_ngram=NO_REPEAT_NGRAM):

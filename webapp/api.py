@@ -28,7 +28,7 @@ from inputs.checks import MAX_SEED, MAX_TEMPERATURE, MIN_TEMPERATURE, check_whol
 from interpretability import input_report
 from interpretability.inspection import MAX_CANDIDATES
 from transformer import Sampling
-from transformer.model import head_grid
+from interpretability.kinds import head_grid
 
 from .events import Refusal, answer_json, read_body
 from .payload import candidates, input_json, rounded

@@ -23,7 +23,7 @@ from interpretability.ablation import ablated
 from interpretability.attribution import float32_model, source_attribution
 from interpretability.inspection import LONG_INPUT_TOKENS
 from serving.batching import Busy, DeadlineExceeded, Lane, batched_decoder, stop_at_deadline
-from transformer.model import head_grid
+from interpretability.kinds import head_grid
 
 from .events import Refusal
 
