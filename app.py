@@ -71,7 +71,7 @@ import gradio as gr  # noqa: E402 (after the environment it reads)
 from starlette.middleware import Middleware  # noqa: E402
 
 from modeldir.directory import open_model  # noqa: E402
-from transformer import ModelLoadError  # noqa: E402
+from modeldir.loading import ModelLoadError  # noqa: E402
 from webapp import api, no_model, translation  # noqa: E402
 from webapp.events import (BodyLimit, PreparedAnswers, PublicRoutesOnly, check_inputs, compression,  # noqa: E402
                            make_private)

@@ -10,7 +10,7 @@ import torch
 from modeldir.device import fast_cpu_dtype
 from training.data import read_tsv
 from transformer.tokenizer import load_tokenizer, train_tokenizer
-from transformer.translator import DTYPES
+from modeldir.loading import DTYPES
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository
 DATA_DIR = ROOT / "data" / "en-it"  # what `python -m training.prepare_data` writes

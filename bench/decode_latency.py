@@ -33,7 +33,7 @@ from bench.common import (DATA_DIR, ROOT, add_sentence_timing_arguments, default
 from training.configs import load_config, model_config
 from transformer import Translator
 from transformer.model import Transformer
-from transformer.translator import DTYPES, WEIGHTS
+from modeldir.loading import DTYPES, WEIGHTS
 
 GOAL_GREEDY_P50_MS = 20.0  # the shipped model's budget, with at most 60 MB on disk (bench.model_shapes)
 

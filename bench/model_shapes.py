@@ -23,7 +23,7 @@ wider and deeper models. A few seconds a shape on 2 cores. The last line of the 
 import argparse
 import tempfile
 import time
-from dataclasses import asdict, fields, replace
+from dataclasses import asdict, fields
 from pathlib import Path
 
 import torch
@@ -36,7 +36,7 @@ from transformer import Translator
 from transformer.decoding import decode_token_by_token
 from transformer.model import Transformer, TransformerConfig
 from transformer.tokenizer import EOS_ID, pad_sequences
-from transformer.translator import DTYPES, WEIGHTS
+from modeldir.loading import DTYPES, WEIGHTS, checked_config
 
 GOAL_SIZE_MB = 60.0
 
@@ -95,7 +95,7 @@ def shape_configs(reference, shapes):
     for shape in shapes:
         written = ",".join(f"{k}={v}" for k, v in shape.items())
         try:
-            configs.append((written, replace(reference, **shape)))
+            configs.append((written, checked_config({**asdict(reference), **shape})))
         except ValueError as e:
             raise SystemExit(f"python -m bench.model_shapes: --shape {written}: {e}") from None
     return configs

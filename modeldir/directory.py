@@ -10,10 +10,10 @@ from safetensors.torch import save_file
 
 from inputs.checks import echo
 from inputs.text import CheckedTranslator
-from transformer.translator import CONFIG, DTYPES, TOKENIZER, WEIGHTS, tied_weight_names
 
 from .card import write_model_card
 from .device import fast_dtype, pick_device
+from .loading import CONFIG, DTYPES, TOKENIZER, WEIGHTS, load_checked, tied_weight_names
 from .files import (HEAD_IMPORTANCE, LOSS_CURVE, METRICS, NOTES, REFERENCE_SNAPSHOTS, SNAPSHOTS, find_model_dir,
                     read_head_importance, read_history, read_loss_curve, read_metrics, read_notes, write_metrics)
 
@@ -73,7 +73,7 @@ def open_model(name, dtype=None, device=None):
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {echo(dtype)}")
     path = find_model_dir(name)
-    directory = ModelDirectory(CheckedTranslator.load(path, dtype, device), path)
+    directory = ModelDirectory(load_checked(CheckedTranslator, path, dtype, device), path)
     directory.metrics = directory.read_optional(METRICS, lambda path: read_metrics(path / METRICS), {})
     directory.notes = directory.read_optional(NOTES, read_notes, "")
     directory.head_importance = directory.read_optional(HEAD_IMPORTANCE, read_head_importance)

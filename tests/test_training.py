@@ -467,7 +467,7 @@ def test_a_name_that_is_neither_file_nor_dataset_says_so(tmp_path, toy_corpus, m
 
 
 def test_a_bad_init_from_fails_before_reading_data_or_creating_the_output(tmp_path, toy_corpus):
-    from transformer.translator import ModelLoadError
+    from modeldir.loading import ModelLoadError
 
     with pytest.raises(ModelLoadError, match="no-model"):
         train_main(["--train", str(toy_corpus[0]), "--dev", str(toy_corpus[1]), "--out", str(tmp_path / "run"),

@@ -35,7 +35,7 @@ from modeldir.directory import ModelDirectory, open_model, save_model_dir
 from modeldir.files import LOSS_CURVE, SNAPSHOTS, Score, add_score
 from transformer.model import Transformer, TransformerConfig
 from transformer.tokenizer import PAD_ID, load_tokenizer
-from transformer.translator import DTYPES, TOKENIZER, tied_weight_names
+from modeldir.loading import DTYPES, TOKENIZER, tied_weight_names
 
 from .cli import check_writable, command_line, non_negative_float, non_negative_int, positive_float, run_cli
 from .configs import (TrainConfig, config_dict, load_config, model_config, model_settings, parse_overrides,

@@ -12,10 +12,9 @@ the explicit softmax path, which computes the same thing and records the weights
 
 import json
 import math
-import numbers
 import threading
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 
 import torch
 import torch.nn as nn
@@ -37,27 +36,9 @@ class TransformerConfig:
     tie_embeddings: bool = True  # source embedding = target embedding = output projection (paper, section 3.4)
     pad_id: int = PAD_ID
 
-    def __post_init__(self):
-        for name in ("vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if self.d_model % self.n_heads:
-            raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
-        if self.d_model % 2:
-            raise ValueError(f"d_model ({self.d_model}) must be even: the positional encoding pairs sin and cos")
-
     def to_json(self, path):
         with open(path, "w", encoding="utf-8") as f:
             json.dump(asdict(self), f, indent=2)
-
-    @classmethod
-    def from_dict(cls, values):
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"unknown config keys: {', '.join(unknown)}")
-        return cls(**values)
 
 
 class InputEmbedding(nn.Module):

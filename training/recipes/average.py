@@ -22,7 +22,7 @@ from safetensors.torch import load_file
 
 from modeldir.directory import open_model, save_model_dir
 from modeldir.files import METRICS, NOTES, SNAPSHOTS
-from transformer.translator import DTYPES
+from modeldir.loading import DTYPES
 
 from ..cli import check_writable, command_line, run_cli
 from ..snapshots import History
