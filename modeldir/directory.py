@@ -13,6 +13,7 @@ from inputs.text import CheckedTranslator
 
 from .card import write_model_card
 from .device import fast_dtype, pick_device
+from .seen import WORD_COUNTS, WordCounts, read_word_counts
 from .loading import CONFIG, DTYPES, TOKENIZER, WEIGHTS, load_checked, tied_weight_names
 from .files import (HEAD_IMPORTANCE, LOSS_CURVE, METRICS, NOTES, REFERENCE_SNAPSHOTS, SNAPSHOTS, find_model_dir,
                     read_head_importance, read_history, read_loss_curve, read_metrics, read_notes, write_metrics)
@@ -51,6 +52,7 @@ class ModelDirectory:
     history: dict | None = None  # its own training history (training_snapshots.json)
     reference_history: dict | None = None  # a from-scratch run of the same architecture (from_scratch_snapshots.json)
     loss_curve: Path | None = None
+    word_counts: WordCounts | None = None  # how many training pairs held each word (word_counts.json.gz)
     problems: list = field(default_factory=list)
 
     def read_optional(self, name, reader, empty=None):
@@ -81,4 +83,5 @@ def open_model(name, dtype=None, device=None):
     directory.reference_history = directory.read_optional(
         REFERENCE_SNAPSHOTS, lambda path: read_history(path, REFERENCE_SNAPSHOTS))
     directory.loss_curve = directory.read_optional(LOSS_CURVE, read_loss_curve)
+    directory.word_counts = directory.read_optional(WORD_COUNTS, read_word_counts)
     return directory

@@ -33,6 +33,7 @@ from tqdm import tqdm
 from inputs.text import CheckedTranslator
 from modeldir.directory import ModelDirectory, open_model, save_model_dir
 from modeldir.files import LOSS_CURVE, SNAPSHOTS, Score, add_score
+from modeldir.seen import WordCounts, read_word_counts, write_word_counts
 from transformer.model import Transformer, TransformerConfig
 from transformer.tokenizer import PAD_ID, load_tokenizer
 from modeldir.loading import DTYPES, TOKENIZER, tied_weight_names
@@ -181,6 +182,7 @@ class Data:
     dev_pairs: list
     tokenizer: object
     training: TrainingData
+    word_counts: WordCounts  # how many training pairs hold each word, written beside the model at export
 
 
 def set_up_run(args, command):
@@ -285,7 +287,16 @@ def build_data(run):
             f"tokens dropped; {cfg.retype_share:.0%} re-typed, {cfg.join_share:.0%} joined into longer pairs; "
             f"pairs of {cfg.long_words}+ English words seen {cfg.long_weight:g}x as often"
             + (f"; BPE-dropout {cfg.bpe_dropout:g}" if cfg.bpe_dropout else ""))
-    return Data(sources, dev_pairs[: cfg.eval_limit or None], tokenizer, training)
+    return Data(sources, dev_pairs[: cfg.eval_limit or None], tokenizer, training, training_word_counts(run, sources))
+
+
+def training_word_counts(run, sources):
+    """How many of the --train pairs hold each word, at least as many as the --init-from model had seen."""
+    counts = WordCounts(0, sources=[str(spec) for spec, _, _ in sources])
+    for _, _, pairs in sources:
+        counts.add(pairs)
+    earlier = read_word_counts(run.args.init_from) if run.args.init_from else None
+    return counts.at_least(earlier) if earlier else counts
 
 
 def build_model(run):
@@ -364,6 +375,7 @@ def export(run, data, model, state, dev_result, n_batches):
     if (run.out / LOSS_CURVE).is_file():  # first, so the model card (README.md) shows it
         shutil.copyfile(run.out / LOSS_CURVE, tmp / LOSS_CURVE)
     shutil.copyfile(run.out / SNAPSHOTS, tmp / SNAPSHOTS)
+    write_word_counts(tmp, data.word_counts)
     save_model_dir(model, data.tokenizer, tmp, dtype=DTYPES[run.args.export_dtype], metrics=metrics)
     if final.exists():
         os.replace(final, run.out / "model.old")

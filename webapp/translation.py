@@ -19,6 +19,7 @@ import gradio as gr
 from inputs.checks import MAX_BEAM as LIBRARY_MAX_BEAM
 from inputs.checks import check_sampling, check_whole_number, echo
 from interpretability import input_report
+from modeldir.seen import seen_words
 from inputs.language import check_language
 from transformer import Sampling
 from transformer.tokenizer import EOS
@@ -117,12 +118,14 @@ def one_line(text):
     return " ".join(lines), len(lines)
 
 
-def translation_status(seconds, decoding, report, italian_tokens, max_tokens, joined_lines=1, not_english=None):
+def translation_status(seconds, decoding, report, italian_tokens, max_tokens, joined_lines=1, not_english=None,
+                       rarely_seen=None):
     """The status line under a translation (`decoding`: `decoding_label`; tokens counted without the closing </s>, as
     the truncation note does), then the warning `not_english` when the input does not look English (the line of
     `inputs.language.check_language`), a note when the input's `joined_lines` were read as one
-    (`one_line`) and a warning for each thing in the input the model may not have read
-    (`interpretability.input_report`)."""
+    (`one_line`), a warning for each thing in the input the model may not have read
+    (`interpretability.input_report`), and the line naming the words its training pairs held a handful of times or
+    never (`rarely_seen`: `modeldir.seen.SeenWords.warning`)."""
     lines = [f"Translated in {seconds:.2f} s · {decoding} · {report.tokens} English → {italian_tokens} Italian tokens "
              f"(not counting `{EOS}`)"]
     if not_english:
@@ -136,6 +139,8 @@ def translation_status(seconds, decoding, report, italian_tokens, max_tokens, jo
         lines.append(f"**⚠️ {strength}: {report.unreadable} of the {report.tokens} English tokens "
                      f"({report.unreadable_share:.0%}) are characters this model never learnt (emoji, other scripts, "
                      "symbols), read as unknown or byte by byte: the translation of those parts is a guess.**")
+    if rarely_seen:
+        lines.append(f"**ℹ️ Rarely seen in training: {rarely_seen}**")
     if report.truncated:
         lines.append(f"**⚠️ Note: your text is longer than the model reads ({max_tokens} tokens): only the beginning "
                      "was translated.**")
@@ -207,9 +212,12 @@ def translate(served, text, decoding, beam, temperature, top_k, seed):
     beam, sampling = decoding_settings(*settings)
     decoding = decoding_label(beam, sampling)
     text, lines = one_line(text)
+    counts = served.directory.word_counts
+    seen = seen_words(inspection.source_tokens, counts) if counts else None
     status = translation_status(seconds, decoding, input_report(inspection), len(outputs) - 1,
-                                served.translator.max_source_tokens, lines, check_language(text).warning)
-    chips = token_chips(inspection.source_tokens, "English") + token_chips(outputs, "Italian")
+                                served.translator.max_source_tokens, lines, check_language(text).warning,
+                                seen.warning() if seen else None)
+    chips = token_chips(inspection.source_tokens, "English", seen=seen) + token_chips(outputs, "Italian")
     return inspection.translation, status, chips, sent_payload(served, shown_payload(served.translator, inspection,
                                                                                       text, beam, sampling))
 
