@@ -286,13 +286,6 @@ def test_a_range_that_drifted_from_the_benchmarks_is_found():
     assert not in_benchmarks("14–18", benchmarks) and not in_benchmarks("105", benchmarks)
 
 
-if __name__ == "__main__":
-    synced = synced_reading_order(README.read_text(encoding="utf-8"))
-    if sys.argv[1:] == ["--write"]:
-        README.write_text(synced, encoding="utf-8")
-    for line, _, _ in reading_order_rows(synced):
-        print(line)
-
 
 # ---- The translations the docs' code examples promise ----
 
@@ -318,3 +311,11 @@ def test_the_docs_translation_examples_say_what_the_shipped_model_writes():
     for doc, code, said in examples:
         code = re.sub(r'Translator\.load\("assets/model"\)', "tr", code)
         assert eval(code, {"tr": tr}) == ast.literal_eval(said), f"{doc}: {code}"
+
+
+if __name__ == "__main__":
+    synced = synced_reading_order(README.read_text(encoding="utf-8"))
+    if sys.argv[1:] == ["--write"]:
+        README.write_text(synced, encoding="utf-8")
+    for line, _, _ in reading_order_rows(synced):
+        print(line)
