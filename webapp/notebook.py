@@ -26,7 +26,7 @@ from .attention_kinds import ATTENTION_KINDS
 from .style import CSS as PAGE_CSS
 from .tabs import attention, inside_head, model_map
 from .translation import one_line, shown_payload
-from .page_script import bundle, name_of, view_css
+from .page_script import bundle, bundled, view_css
 from .views import MOUNT
 
 HOST = Path(__file__).with_name("notebook.js")
@@ -72,7 +72,7 @@ def view_document(title, module_file, setup):
 <body><div id="view">{MOUNT}</div><p id="view-note" class="view-note" hidden></p>
 <script>
 {bundle([HOST, script])}
-modules[{json.dumps(name_of(HOST))}].showView({data}, modules[{json.dumps(name_of(script))}]);
+{bundled(HOST)}.showView({data}, {bundled(script)});
 </script></body></html>"""
 
 

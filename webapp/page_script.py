@@ -87,19 +87,23 @@ def bundle(paths):
     for path in dependency_order(paths):
         source = path.read_text(encoding="utf-8")
         exported = EXPORT.findall(source)
-        body = IMPORT.sub(lambda m: f"const {{{m.group(1)}}} = modules[{json.dumps(name_of(path.parent / m.group(2)))}];\n",
-                          source)
+        body = IMPORT.sub(lambda m: f"const {{{m.group(1)}}} = {bundled(path.parent / m.group(2))};\n", source)
         body = re.sub(r"^export ", "", body, flags=re.MULTILINE)
         if re.search(r"^\s*(import|export)\b", body, re.MULTILINE):
             raise ValueError(f"{name_of(path)}: an import or export other than `import {{...}} from \"./x.js\";` or "
                              "`export <declaration>`, which `bundle` cannot write as a script")
-        parts.append(f"modules[{json.dumps(name_of(path))}] = (() => {{\n{body}\nreturn {{{', '.join(exported)}}};\n}})();")
+        parts.append(f"{bundled(path)} = (() => {{\n{body}\nreturn {{{', '.join(exported)}}};\n}})();")
     return "\n".join(parts)
 
 
 def name_of(path):
     """A module's name in a bundle: its path relative to this folder."""
     return Path(path).resolve().relative_to(HERE).as_posix()
+
+
+def bundled(path):
+    """A JavaScript expression: the exports of the module `path` in a `bundle`."""
+    return f"modules[{json.dumps(name_of(path))}]"
 
 
 def view_css(path):

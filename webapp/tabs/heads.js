@@ -1,4 +1,4 @@
-// The heads tab's two views, drawn in the page (after views.js and step_panel.js; heads.py builds them):
+// The heads tab's two views, drawn in the page (heads.py builds them; the result draws its steps with step_panel.js):
 // - the diagnostics: one kind's heads as a layers × heads grid, each cell its number for the measure chosen and its
 //   plain-words pattern, from the payload (kind and measure answered here, no request); a head clicked opens it in the
 //   Attention tab (the store's "attention" and "tab");

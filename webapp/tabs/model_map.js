@@ -1,8 +1,8 @@
 // "Model map": the paper's Figure 1 drawn for the loaded model (model_map.py), each box opening its live numbers and
 // its code. The map and every box's first view are drawn from the translation's payload (payload.map_json; the
 // store's "translation"); a box's vectors (embedding rows, a norm's input and output, the feed-forward's hidden units)
-// come in one request the first time it is opened for a translation (the custom event "map_numbers", answered into this
-// view's value). The output box's temperature, top-k and top-p are redrawn here, with no request.
+// come in one request the first time it is opened for a translation (ask("map_numbers"), answered by model_map.py).
+// The output box's temperature, top-k and top-p are redrawn here, with no request.
 // Root's data-open (the box shown) and data-state ("drawn" once its numbers are on screen) say what is shown; for the
 // tests only (exposeForTests), data-draw-ms and the panel's canvases' `__rows` (the vectors drawn).
 import {store, exposeForTests} from "../store.js";

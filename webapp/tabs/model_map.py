@@ -3,11 +3,11 @@ the model is (pre-norm: Norm → sublayer → Add), each arrow carrying its tens
 Every box opens its live numbers and the code that computes them: the class or function of `transformer/`, with its
 file and line numbers, read from the source when the app starts (`code_panels`), never a copy that can drift.
 
-One view drawn in the browser (`model_map.js`, styled by `model_map.css`), from the setup `setup_json` gives it. What a box shows at once comes in the translation's payload
-(`webapp.payload.map_json`: lengths, ratios, statistics, the output layer's top logits); the vectors themselves (a
-token's embedding row, a norm's input and output, the feed-forward's hidden units) come in one request when a box is
-first opened for a translation (the view's custom event `map_numbers`, answered by `map_numbers` for the translation
-the page shows, as "Inside one head" asks for a head). The attention boxes open the Attention and Inside one head
+One view drawn in the browser (`model_map.js`, styled by `model_map.css`), from the setup `setup_json` gives it.
+What a box shows at once comes in the translation's payload (`webapp.payload.map_json`: lengths, ratios, statistics,
+the output layer's top logits); the vectors themselves (a token's embedding row, a norm's input and output, the
+feed-forward's hidden units) come in one request when a box is first opened for a translation (the view's question
+`map_numbers`, answered by `map_numbers` for the translation the page shows, as "Inside one head" asks for a head). The attention boxes open the Attention and Inside one head
 tabs.
 """
 
