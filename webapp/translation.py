@@ -8,11 +8,11 @@ Laid out for a projector: at 1024×768, after Translate, the tab bar and the top
 screen (the decoding settings are an accordion whose title names the decoding, the examples one row of small buttons).
 """
 
-import json
 import re
 import secrets
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import gradio as gr
 
@@ -25,6 +25,7 @@ from transformer import Sampling
 from transformer.tokenizer import EOS
 
 from .events import Refusal
+from .page_script import module_call
 from .payload import translation_payload
 from .texts import EMPTY_MESSAGE
 from .tokens import output_tokens, token_chips
@@ -40,29 +41,12 @@ EXAMPLES = [  # short enough to fit one row on a projector (1024 px)
     "The cat is sleeping.",
 ]
 DECODINGS = {"greedy": "Greedy", "beam": "Beam search", "sampling": "Sampling"}
-# The page's load, in the browser: the box and the decoding controls as the URL's query string says (page.js writes
-# it: text, decoding, beam, temperature, top_k, seed), else as they are.
-FROM_URL = """(text, decoding, beam, temperature, topK, seed) => {
-  const query = new URLSearchParams(location.search), number = (name, value) => {
-    const given = Number(query.get(name));
-    return query.has(name) && Number.isFinite(given) ? given : value;
-  };
-  return [query.get("text") ?? text, query.get("decoding") ?? decoding, number("beam", beam),
-          number("temperature", temperature), number("top_k", topK), number("seed", seed)];
-}"""
-# An experiment's inputs, in the browser (every experiment event's js=): the sentence and decoding settings of the
-# translation the page shows (the store's, webapp/store.js), not the box or controls changed since; "" (nothing to
-# run on) before a translation. The controls a decoding does not use keep their values (in range for the sliders).
-SHOWN_TRANSLATION = """(text, decoding, beam, temperature, topK, seed, ...rest) => {
-  const shown = globalThis.translatorStore?.get("translation")?.request;
-  if (!shown) return ["", decoding, beam, temperature, topK, seed, ...rest];
-  const sampled = shown.decoding === "sampling";
-  return [shown.text, shown.decoding, shown.decoding === "beam" ? shown.beam : beam,
-          sampled ? shown.temperature : temperature, sampled ? shown.top_k : topK, sampled ? shown.seed : seed,
-          ...rest];
-}"""
-# Translate pressed once the box shows what Gradio was given (a tick later).
-PRESS_TRANSLATE = "setTimeout(() => document.getElementById('translate')?.click(), 50);"
+# What the box's events run in the browser first (translation.js): the page's load reads the URL's sentence and
+# settings (`fromUrl`); every experiment sends the shown translation's sentence and settings, not the box's
+# (`shownTranslation`); an example clicked goes into the box and presses Translate (`pressTranslate`).
+SCRIPT = Path(__file__).with_name("translation.js")
+FROM_URL = module_call(SCRIPT, "fromUrl")
+SHOWN_TRANSLATION = module_call(SCRIPT, "shownTranslation")
 LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 
 
@@ -281,13 +265,11 @@ def build(served, demo):
     gr.on([button.click, text.submit], api_name="translate", trigger_mode="always_last", **io)
     # An example clicked: the browser puts its sentence in the box, then presses Translate (the one event above).
     for example, sentence in zip(examples, EXAMPLES):
-        example.click(None, None, text, js=f"() => {{ {PRESS_TRANSLATE} return {json.dumps(sentence)}; }}",
-                      api_visibility="private")
+        example.click(None, None, text, js=module_call(SCRIPT, "pressTranslate", sentence), api_visibility="private")
     show_controls = dict(fn=decoding_controls_for, inputs=controls[0], outputs=[settings, *controls[1:]],
                          api_visibility="private", show_progress="hidden")
     controls[0].input(**show_controls)
     # The page's load: the sentence and decoding settings in the URL, if any (page.js writes them), then translate.
     demo.load(None, [text, *controls], [text, *controls], js=FROM_URL, api_visibility="private").then(
         **show_controls).then(api_visibility="private", **io)
-    return TranslationBox(text, controls)
     return TranslationBox(text, controls)
