@@ -8,6 +8,7 @@ import json
 import os
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -87,7 +88,8 @@ def test_the_warning_names_the_three_rarest_and_counts_the_rest():
 def test_the_trainer_writes_the_counts_of_its_training_pairs(tiny_model_dir, toy_corpus):
     counts = read_word_counts(tiny_model_dir)
     pairs = toy_pairs()
-    assert counts.pairs == len(pairs) and counts.sources == [str(toy_corpus[0])]
+    # the other test process may have trained it, on its own copy of the toy corpus
+    assert counts.pairs == len(pairs) and [Path(s).name for s in counts.sources] == [toy_corpus[0].name]
     assert counts.english["cat"] == sum("cat" in words(en) for en, _ in pairs) > 0
     assert counts.italian["gatto"] == sum("gatto" in words(it) for _, it in pairs) > 0
     assert open_model(tiny_model_dir).word_counts.english == counts.english
