@@ -57,9 +57,9 @@ try:  # On a Hugging Face Space: imported before torch places the model, so that
 except ImportError:  # not on a Space
     on_gpu = lambda fn: fn  # noqa: E731
 
-import torch  # noqa: E402
+import torch
 
-from webapp.settings import MEGABYTE, SettingError, Settings  # noqa: E402
+from webapp.settings import MEGABYTE, SettingError, Settings
 
 try:  # every environment variable read and checked here (webapp.settings), before Gradio is imported (3 s): one line
     SETTINGS = Settings.from_environment(default_model_dir=Path(__file__).parent / "assets" / "model")
@@ -67,20 +67,18 @@ except SettingError as e:  # and exit code 2 if one is wrong
     print(f"app.py: {e}", file=sys.stderr)
     sys.exit(2)
 
-import gradio as gr  # noqa: E402 (after the environment it reads)
-from starlette.middleware import Middleware  # noqa: E402
+import gradio as gr  # after the environment it reads
+from starlette.middleware import Middleware
 
-from modeldir.directory import open_model  # noqa: E402
-from modeldir.loading import ModelLoadError  # noqa: E402
-from webapp import api, no_model, translation  # noqa: E402
-from webapp.events import (BodyLimit, PreparedAnswers, PublicRoutesOnly, check_inputs, compression,  # noqa: E402
-                           make_private)
-from webapp.page_script import PAGE_SCRIPT  # noqa: E402
-from webapp.served import ServedModel  # noqa: E402
-from webapp.style import CSS  # noqa: E402
-from webapp.tabs import (attention, heads, how_it_learned, inside_head, model_card, model_map,  # noqa: E402
-                         positions, steps)
-from webapp.texts import INTRO  # noqa: E402
+from modeldir.directory import open_model
+from modeldir.loading import ModelLoadError
+from webapp import api, no_model, translation
+from webapp.events import BodyLimit, PreparedAnswers, PublicRoutesOnly, check_inputs, compression, make_private
+from webapp.page_script import PAGE_SCRIPT
+from webapp.served import ServedModel
+from webapp.style import CSS
+from webapp.tabs import attention, heads, how_it_learned, inside_head, model_card, model_map, positions, steps
+from webapp.texts import INTRO
 
 MODEL_DIR = SETTINGS.model_dir  # a directory, or a Hub id, user/name
 # Torch threads per operation. The server runs a batch of light requests, a heavy one and Gradio's event loop at once:

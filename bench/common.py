@@ -8,9 +8,9 @@ import numpy as np
 import torch
 
 from modeldir.device import fast_cpu_dtype
+from modeldir.loading import DTYPES
 from training.data import read_tsv
 from transformer.tokenizer import load_tokenizer, train_tokenizer
-from modeldir.loading import DTYPES
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository
 DATA_DIR = ROOT / "data" / "en-it"  # what `python -m training.prepare_data` writes

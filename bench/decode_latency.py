@@ -28,12 +28,23 @@ import time
 
 import torch
 
-from bench.common import (DATA_DIR, ROOT, add_sentence_timing_arguments, default_path, get_tokenizer,
-                          parse_timing_args, percentile, print_json, print_table, read_pairs, set_threads)
+from bench.common import (
+    DATA_DIR,
+    ROOT,
+    add_sentence_timing_arguments,
+    default_path,
+    get_tokenizer,
+    parse_timing_args,
+    percentile,
+    print_json,
+    print_table,
+    read_pairs,
+    set_threads,
+)
+from modeldir.loading import DTYPES, WEIGHTS
 from training.configs import load_config, model_config
 from transformer import Translator
 from transformer.model import Transformer
-from modeldir.loading import DTYPES, WEIGHTS
 
 GOAL_GREEDY_P50_MS = 20.0  # the shipped model's budget, with at most 60 MB on disk (bench.model_shapes)
 

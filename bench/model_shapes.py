@@ -28,15 +28,22 @@ from pathlib import Path
 
 import torch
 
-from bench.common import (add_sentence_timing_arguments, parse_timing_args, percentile, print_json, print_table,
-                          refuse_missing, set_threads)
+from bench.common import (
+    add_sentence_timing_arguments,
+    parse_timing_args,
+    percentile,
+    print_json,
+    print_table,
+    refuse_missing,
+    set_threads,
+)
 from bench.decode_latency import GOAL_GREEDY_P50_MS, select_sentences
 from modeldir.directory import save_model_dir
+from modeldir.loading import DTYPES, WEIGHTS, checked_config
 from transformer import Translator
 from transformer.decoding import decode_token_by_token
 from transformer.model import Transformer, TransformerConfig
 from transformer.tokenizer import EOS_ID, pad_sequences
-from modeldir.loading import DTYPES, WEIGHTS, checked_config
 
 GOAL_SIZE_MB = 60.0
 

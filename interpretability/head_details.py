@@ -22,9 +22,8 @@ import torch.nn.functional as F
 from inputs.checks import check_whole_number, echo
 from transformer.model import causal_mask, padding_mask
 
-from .kinds import ATTENTION_KINDS
-
 from .inspection import token_ids
+from .kinds import ATTENTION_KINDS
 
 ALL_QUERIES = "all"  # head_details' query for every query token at once
 

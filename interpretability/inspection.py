@@ -99,7 +99,7 @@ def inspect(translator, text, beam=1, top_k=5, generated=None, sampling=None):
         memory, src_mask = translator.model.encode(src)
         logits = translator.model.decode(tgt, memory, src_mask)
     logits = teacher_forced_logits(logits, tgt, translator.no_repeat_ngram)  # (T, V): what decoding chose from
-    tempered = [] if sampling is None else candidates(translator.tokenizer, 
+    tempered = [] if sampling is None else candidates(translator.tokenizer,
         tempered_distribution(logits, sampling.temperature, sampling.top_k), top_k)
     stack = lambda kind: torch.stack([m[0] for m in recorded.maps(kind)]).float().cpu().numpy()  # (layers, heads, Tq, Tk)
     return Inspection(

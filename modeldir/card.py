@@ -12,7 +12,6 @@ metadata.
 """
 
 import argparse
-import json
 import re
 from numbers import Real
 from pathlib import Path
@@ -20,9 +19,22 @@ from pathlib import Path
 from inputs.command_line import run_cli
 from transformer.model import Transformer
 
+from .files import (
+    ALL_LENGTHS,
+    AS_GIVEN,
+    LOSS_CURVE,
+    METRICS,
+    MODEL_CARD,
+    REFERENCE_SNAPSHOTS,
+    SNAPSHOTS,
+    is_hub_repo_id,
+    read_history,
+    read_metrics,
+    read_notes,
+    scores,
+    write_atomic,
+)
 from .loading import read_config
-from .files import (ALL_LENGTHS, AS_GIVEN, LOSS_CURVE, METRICS, MODEL_CARD, REFERENCE_SNAPSHOTS, SNAPSHOTS,
-                    is_hub_repo_id, read_history, read_metrics, read_notes, scores, write_atomic)
 
 UNKNOWN = "?"
 # The trained weights' licence: share-alike, as the training data that asks for it (OLDI Seed, MT-GenEval, CoCoA-MT,

@@ -13,10 +13,23 @@ from inputs.text import CheckedTranslator
 
 from .card import write_model_card
 from .device import fast_dtype, pick_device
-from .seen import WORD_COUNTS, WordCounts, read_word_counts
+from .files import (
+    HEAD_IMPORTANCE,
+    LOSS_CURVE,
+    METRICS,
+    NOTES,
+    REFERENCE_SNAPSHOTS,
+    SNAPSHOTS,
+    find_model_dir,
+    read_head_importance,
+    read_history,
+    read_loss_curve,
+    read_metrics,
+    read_notes,
+    write_metrics,
+)
 from .loading import CONFIG, DTYPES, TOKENIZER, WEIGHTS, load_checked, tied_weight_names
-from .files import (HEAD_IMPORTANCE, LOSS_CURVE, METRICS, NOTES, REFERENCE_SNAPSHOTS, SNAPSHOTS, find_model_dir,
-                    read_head_importance, read_history, read_loss_curve, read_metrics, read_notes, write_metrics)
+from .seen import WORD_COUNTS, WordCounts, read_word_counts
 
 
 def save_model_dir(model, tokenizer, model_dir, dtype=torch.float16, metrics=None):

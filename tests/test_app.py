@@ -8,9 +8,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
+
 from app_helpers import start_app
 from helpers import hub_cache, toy_pairs
-
 from webapp.texts import PAYLOAD_MISSING
 
 gradio_client = pytest.importorskip("gradio_client")
@@ -24,8 +24,8 @@ def connect(url):
 @pytest.fixture(scope="module")
 def translator(tiny_model_dir):
     """The library's translator as the app runs it, on the app's default MODEL_DEVICE in its default MODEL_DTYPE."""
-    from modeldir.device import pick_device
     from inputs.text import CheckedTranslator
+    from modeldir.device import pick_device
     from webapp.settings import serving_dtype
 
     return CheckedTranslator.load(tiny_model_dir, dtype=serving_dtype(pick_device(), 16))

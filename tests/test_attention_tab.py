@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 
 import gradio as gr
-from web_helpers import mounted, served_translator, translator_in_each_precision  # noqa: F401
 
+from web_helpers import mounted, served_translator, translator_in_each_precision  # noqa: F401
 from webapp.attention_kinds import ATTENTION_KINDS
 from webapp.tabs import attention
 from webapp.views import MOUNT

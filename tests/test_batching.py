@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 
 from helpers import toy_pairs
-from serving.batching import (Batcher, Busy, DeadlineExceeded, Lane, batched_decoder,
-                              deadline_at, stop_at_deadline)
 from interpretability import inspect
+from serving.batching import Batcher, Busy, DeadlineExceeded, Lane, batched_decoder, deadline_at, stop_at_deadline
 from transformer import Sampling
 
 

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from browser_helpers import (
     WAIT,
     at_tab,
@@ -23,7 +24,6 @@ from browser_helpers import (
     title,
     translate,
 )
-
 from interpretability import inspect
 from interpretability.kinds import head_grid
 

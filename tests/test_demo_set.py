@@ -7,11 +7,20 @@ import json
 import re
 
 import pytest
-from helpers import toy_pairs
 
 from bench.common import DATA_DIR
-from training.demo_set import (SETS, DemoSentence, changes, contains_words, main, missing_requirements,
-                               parse_required, read_demo_set, score_demo_set)
+from helpers import toy_pairs
+from training.demo_set import (
+    SETS,
+    DemoSentence,
+    changes,
+    contains_words,
+    main,
+    missing_requirements,
+    parse_required,
+    read_demo_set,
+    score_demo_set,
+)
 
 DEMO_DIR = SETS["demo"].parent
 KINDS = {"greeting", "ml", "nlp", "numbers", "travel", "food", "news"}

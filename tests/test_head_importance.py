@@ -7,12 +7,12 @@ import shutil
 import pytest
 import sacrebleu
 
-from training.data import read_tsv
-from training.head_importance import main
-from transformer import Translator
 from interpretability.ablation import ablated
 from modeldir.files import HEAD_IMPORTANCE, read_head_importance
 from modeldir.loading import read_config
+from training.data import read_tsv
+from training.head_importance import main
+from transformer import Translator
 
 LIMIT = 20
 

@@ -12,8 +12,16 @@ import torch
 from safetensors.torch import load_file
 
 from modeldir.directory import open_model, save_model_dir
-from modeldir.files import (HEAD_IMPORTANCE, LOSS_CURVE, METRICS, NOTES, REFERENCE_SNAPSHOTS, SNAPSHOTS, write_atomic,
-                            write_metrics)
+from modeldir.files import (
+    HEAD_IMPORTANCE,
+    LOSS_CURVE,
+    METRICS,
+    NOTES,
+    REFERENCE_SNAPSHOTS,
+    SNAPSHOTS,
+    write_atomic,
+    write_metrics,
+)
 from modeldir.loading import CONFIG, WEIGHTS, ModelLoadError
 
 

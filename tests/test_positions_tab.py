@@ -8,9 +8,9 @@ from types import SimpleNamespace
 
 import gradio as gr
 import numpy as np
-from web_helpers import mounted, served_translator, translator_in_each_precision  # noqa: F401
 
 from interpretability import positional_encoding
+from web_helpers import mounted, served_translator, translator_in_each_precision  # noqa: F401
 from webapp.payload import dequantized
 from webapp.tabs import positions
 

@@ -14,8 +14,7 @@ import pytest
 
 from helpers import toy_pairs, write_tsv
 from modeldir.directory import open_model
-from modeldir.seen import (RARELY_SEEN, WORD_COUNTS, WordCounts, read_word_counts, seen_words, words,
-                           write_word_counts)
+from modeldir.seen import RARELY_SEEN, WORD_COUNTS, WordCounts, read_word_counts, seen_words, words, write_word_counts
 from training.word_counts import main as word_counts_main
 from web_helpers import served_translator  # noqa: F401 (fixture: served)
 from webapp import translation

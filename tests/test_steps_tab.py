@@ -13,8 +13,7 @@ import pytest
 from interpretability import inspect
 from interpretability.attribution import source_attribution
 from transformer import Translator
-from web_helpers import (PRECISIONS, answered, decoding_steps, mounted, plain, question,  # noqa: F401 (fixture)
-                         served_translator, step_tokens)
+from web_helpers import PRECISIONS, answered, decoding_steps, mounted, plain, question, served_translator, step_tokens  # noqa: F401 (fixture)
 from webapp import translation
 from webapp.tabs import steps
 

@@ -10,17 +10,17 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from helpers import REPO, free_port, make_model, random_sequences, run_command, run_module, toy_pairs, write_tsv
 from bench.model_shapes import GOAL_SIZE_MB
-from training.configs import CONFIGS, TrainConfig, load_config, model_config, parse_overrides
-from training.data import BPEDropout, TokenBatcher, TrainingData, load_pairs, read_tsv
-from training.train import learning_rate, main as train_main
-from transformer.decoding import greedy_decode
-from transformer.model import Transformer
+from helpers import REPO, free_port, make_model, random_sequences, run_command, run_module, toy_pairs, write_tsv
 from modeldir.directory import open_model
 from modeldir.files import scores
+from training.configs import CONFIGS, TrainConfig, load_config, model_config, parse_overrides
+from training.data import BPEDropout, TokenBatcher, TrainingData, load_pairs, read_tsv
+from training.train import learning_rate
+from training.train import main as train_main
+from transformer.decoding import greedy_decode
+from transformer.model import Transformer
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, load_tokenizer, pad_sequences
-
 
 
 def reversal_batch(sequences):

@@ -16,15 +16,14 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from helpers import toy_pairs
-from interpretability import Inspection
+from inputs.text import unshout
+from interpretability import Inspection, embedding_norms, input_report, inspect, positional_encoding
+from modeldir.device import fast_cpu_dtype
+from modeldir.files import scores
 from modeldir.loading import ModelLoadError, check_model_dir, load_checked
 from transformer import Translator
 from transformer.model import sinusoidal_positional_encoding
-from modeldir.files import scores
 from transformer.tokenizer import EOS_ID
-from modeldir.device import fast_cpu_dtype
-from inputs.text import unshout
-from interpretability import embedding_norms, input_report, inspect, positional_encoding
 
 ODD_INPUTS = ["", "   ", "😀🐱", "e\u0301 cafe\u0301", "שלום עולם", "مرحبا بالعالم", "\u200b", "Ünïcödé ✓ “quotes”",
               "I\tlove\nthe cat."]

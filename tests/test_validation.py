@@ -9,14 +9,14 @@ import warnings
 import pytest
 from safetensors.torch import load_file, save_file
 
+from inputs.checks import MAX_BEAM, as_whole_number, check_whole_number
 from interpretability import embedding_norms, head_details, inspect
 from interpretability.beam_trace import beam_trace
 from interpretability.inspection import MAX_CANDIDATES
+from modeldir.loading import load_checked
 from training import evaluate, head_importance, train
 from training.cli import run_cli
-from modeldir.loading import load_checked
 from transformer import Translator
-from inputs.checks import MAX_BEAM, as_whole_number, check_whole_number
 
 # ---- The library ----
 

@@ -11,8 +11,7 @@ import pytest
 
 from interpretability import inspect
 from transformer import Sampling
-from web_helpers import (answered, changed_indices, chips, question, served_translator,  # noqa: F401 (fixture)
-                         translated)
+from web_helpers import answered, changed_indices, chips, question, served_translator, translated  # noqa: F401 (fixture)
 from webapp import texts, translation
 from webapp.page_script import PAGE_SCRIPT
 from webapp.tokens import output_tokens, token_chips

@@ -28,8 +28,8 @@ from tqdm import tqdm
 from modeldir.card import write_model_card
 from modeldir.directory import open_model
 from modeldir.files import METRICS, Score, add_score, decoding_name, read_metrics, write_metrics
-from transformer.tokenizer import PAD_ID, encode_batch
 from modeldir.loading import DTYPES
+from transformer.tokenizer import PAD_ID, encode_batch
 
 from .cli import check_writable, command_line, non_negative_int, positive_int, run_cli
 from .data import load_pairs, retype, teacher_forced_batch

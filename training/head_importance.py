@@ -19,9 +19,9 @@ import torch
 from tqdm import tqdm
 
 from interpretability.ablation import ablated, every_head
+from interpretability.kinds import head_grid
 from modeldir.directory import open_model
 from modeldir.files import HEAD_IMPORTANCE, decoding_name, write_atomic
-from interpretability.kinds import head_grid
 
 from .cli import check_writable, command_line, positive_int, run_cli
 from .evaluate import pairs_to_score, score

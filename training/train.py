@@ -33,19 +33,18 @@ from tqdm import tqdm
 from inputs.text import CheckedTranslator
 from modeldir.directory import ModelDirectory, open_model, save_model_dir
 from modeldir.files import LOSS_CURVE, SNAPSHOTS, Score, add_score
+from modeldir.loading import DTYPES, TOKENIZER, tied_weight_names
 from modeldir.seen import WordCounts, read_word_counts, write_word_counts
 from transformer.model import Transformer, TransformerConfig
 from transformer.tokenizer import PAD_ID, load_tokenizer
-from modeldir.loading import DTYPES, TOKENIZER, tied_weight_names
 
 from .cli import check_writable, command_line, non_negative_float, non_negative_int, positive_float, run_cli
-from .configs import (TrainConfig, config_dict, load_config, model_config, model_settings, parse_overrides,
-                      train_config)
+from .configs import TrainConfig, config_dict, load_config, model_config, model_settings, parse_overrides, train_config
 from .curve import plot_curve
 from .data import TokenBatcher, TrainingData, build_tokenizer, load_pairs
 from .evaluate import score
-from .snapshots import History
 from .runtime import Distributed, autocast_context, hardware_description, rng_state, save_atomic, set_rng_state
+from .snapshots import History
 
 CHECKPOINT = "checkpoint.pt"
 WEIGHTS_KEPT = "weights"  # the last evaluations' weights (`keep_weights`)

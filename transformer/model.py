@@ -22,6 +22,7 @@ import torch.nn.functional as F
 
 from .tokenizer import PAD_ID
 
+
 @dataclass
 class TransformerConfig:
     vocab_size: int = 8000  # one vocabulary shared by English and Italian: set from the tokenizer (transformer/tokenizer.py)

@@ -27,12 +27,12 @@ import gradio as gr
 from inputs.checks import MAX_SEED, MAX_TEMPERATURE, MIN_TEMPERATURE, check_whole_number, echo
 from interpretability import input_report
 from interpretability.inspection import MAX_CANDIDATES
-from transformer import Sampling
 from interpretability.kinds import head_grid
+from transformer import Sampling
 
+from . import translation
 from .events import Refusal, answer_json, read_body
 from .payload import candidates, input_json, rounded
-from . import translation
 from .tabs import heads, inside_head, steps
 from .tabs.heads import parse_head_name
 from .translation import MAX_BEAM, decoding_label, one_line

@@ -23,10 +23,10 @@ from interpretability.head_details import ALL_QUERIES
 from interpretability.internals import STACKS
 
 from .attention_kinds import ATTENTION_KINDS
+from .page_script import bundle, bundled, view_css
 from .style import CSS as PAGE_CSS
 from .tabs import attention, inside_head, model_map
 from .translation import one_line, shown_payload
-from .page_script import bundle, bundled, view_css
 from .views import MOUNT
 
 HOST = Path(__file__).with_name("notebook.js")

@@ -22,8 +22,8 @@ from interpretability import embedding_norms, head_details, inspect
 from interpretability.ablation import ablated
 from interpretability.attribution import float32_model, source_attribution
 from interpretability.inspection import LONG_INPUT_TOKENS
-from serving.batching import Busy, DeadlineExceeded, Lane, batched_decoder, stop_at_deadline
 from interpretability.kinds import head_grid
+from serving.batching import Busy, DeadlineExceeded, Lane, batched_decoder, stop_at_deadline
 
 from .events import Refusal
 

@@ -18,9 +18,9 @@ import gradio as gr
 
 from inputs.checks import MAX_BEAM as LIBRARY_MAX_BEAM
 from inputs.checks import check_sampling, check_whole_number, echo
+from inputs.language import check_language
 from interpretability import input_report
 from modeldir.seen import seen_words
-from inputs.language import check_language
 from transformer import Sampling
 from transformer.tokenizer import EOS
 

@@ -16,7 +16,6 @@ from pathlib import Path
 from ..attention_kinds import ATTENTION_KINDS
 from ..views import browser_view
 
-
 # The kind radio's order: cross-attention first, the kind a translator's alignment is read from.
 RADIO_ORDER = sorted(ATTENTION_KINDS, key=lambda kind: kind != "cross")
 

@@ -15,6 +15,7 @@ it is shown; a click on another query token is then drawn in the page with no re
 from pathlib import Path
 
 import gradio as gr
+
 from interpretability.head_details import ALL_QUERIES
 
 from ..attention_kinds import ATTENTION_KINDS, clamp_layer, whole_number
