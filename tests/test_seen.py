@@ -43,10 +43,10 @@ def test_counts_round_trip_through_the_model_directory(tmp_path):
 
 @pytest.mark.parametrize("content, problem", [
     (b"not gzip", "cannot read it"),
-    (gzip.compress(b"{oops"), "cannot read it"),
-    (gzip.compress(json.dumps({"pairs": 2, "en": {"a": "x"}, "it": {}}).encode()), "expected"),
-    (gzip.compress(json.dumps([1, 2]).encode()), "expected"),
-])
+    (gzip.compress(b"{oops", mtime=0), "cannot read it"),
+    (gzip.compress(json.dumps({"pairs": 2, "en": {"a": "x"}, "it": {}}).encode(), mtime=0), "expected"),
+    (gzip.compress(json.dumps([1, 2]).encode(), mtime=0), "expected"),
+], ids=["not gzip", "not JSON", "a count not a number", "not an object"])
 def test_a_malformed_counts_file_is_a_clear_error(tmp_path, content, problem):
     (tmp_path / WORD_COUNTS).write_bytes(content)
     with pytest.raises(ValueError, match=f"{WORD_COUNTS}: {problem}"):
