@@ -65,7 +65,7 @@ def domain():
 
 def test_the_domain_set_is_well_formed_large_enough_and_its_english_unique(domain):
     english = [words(en) for pairs in domain.values() for en, _ in pairs]
-    assert len(english) >= 800
+    assert len(english) >= 1500
     assert len(set(english)) == len(english), "an English sentence twice (ignoring case and punctuation)"
     assert all(len(pairs) >= 100 for pairs in domain.values())
 
