@@ -87,3 +87,21 @@ def test_the_overlap_check_finds_a_demo_sentence_and_a_shared_sequence(tmp_path)
                                        encoding="utf-8")
     (tmp_path / "other.tsv").write_text("language\tsentence\nFrench\tBonjour.\n", encoding="utf-8")
     assert demo_sentences(tmp_path) == ["Hi.", "Ciao.", "Bonjour."]
+
+
+def test_the_readme_counts_are_the_files(domain):
+    table = dict(re.findall(r"^\| `?([\w.-]+?)`? \| (\d+) \|", (DOMAIN_DIR / "README.md").read_text(encoding="utf-8"),
+                            re.M))
+    assert table == {**{name: str(len(pairs)) for name, pairs in domain.items()},
+                     "all": str(sum(map(len, domain.values())))}
+
+
+# What a user tried in issue 48 and the round-5 model is to be tested on: training on them would make those tests
+# measure nothing.
+ISSUE_SENTENCES = ["Attention is all you need.", "Good morning.", "Good night, see you tomorrow.",
+                   "Stock markets fall as inflation fears grow in Europe", "My grandmother is eighty years old."]
+
+
+def test_the_sentences_the_model_is_tested_on_are_not_in_it(domain):
+    english = {words(en) for pairs in domain.values() for en, _ in pairs}
+    assert not english & {words(sentence) for sentence in ISSUE_SENTENCES}
