@@ -8,7 +8,6 @@ from pathlib import Path
 import torch
 from safetensors.torch import save_file
 
-from inputs.checks import echo
 from inputs.text import CheckedTranslator
 
 from .card import write_model_card
@@ -28,7 +27,7 @@ from .files import (
     read_notes,
     write_metrics,
 )
-from .loading import CONFIG, DTYPES, TOKENIZER, WEIGHTS, load_checked, tied_weight_names
+from .loading import CONFIG, TOKENIZER, WEIGHTS, check_dtype, load_checked, tied_weight_names
 from .seen import WORD_COUNTS, WordCounts, read_word_counts
 
 
@@ -85,8 +84,7 @@ def open_model(name, dtype=None, device=None):
     default float32 on a CPU, the fastest precision on a GPU), with its optional files."""
     device = pick_device(device)
     dtype = dtype or ("float32" if device.type == "cpu" else fast_dtype(device))
-    if dtype not in DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {echo(dtype)}")
+    check_dtype(dtype)  # before a Hub repository is fetched
     path = find_model_dir(name)
     directory = ModelDirectory(load_checked(CheckedTranslator, path, dtype, device), path)
     directory.metrics = directory.read_optional(METRICS, lambda path: read_metrics(path / METRICS), {})

@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 from safetensors import safe_open
 
+from inputs.checks import echo
 from transformer.model import Transformer, TransformerConfig
 from transformer.tokenizer import load_tokenizer
 
@@ -112,11 +113,16 @@ def check_model_dir(model_dir):
             raise ModelLoadError(f"{model_dir}: weight {name} has shape {stored[name]}, config.json implies {shape}")
 
 
+def check_dtype(dtype):
+    """A ValueError unless `dtype` names one of DTYPES."""
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {echo(dtype)}")
+
+
 def load_checked(translator_class, model_dir, dtype="float32", device="cpu"):
     """`translator_class.load(model_dir, dtype, device)` once `check_model_dir` passes, with a warning when the
     weights hold NaN or infinity in `dtype`."""
-    if dtype not in DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    check_dtype(dtype)
     check_model_dir(model_dir)
     translator = translator_class.load(model_dir, dtype, device)
     warn_of_non_finite_weights(translator.model, Path(model_dir) / WEIGHTS, dtype)
