@@ -16,8 +16,10 @@ import pytest
 
 from helpers import run_command, run_module, toy_pairs, write_tsv
 from bench import docs_rebuild
-from training import data_sources, doc_pairs, prepare_data
-from training.prepare_data import DownloadError, SourceChanged, main
+from training import data_sources, doc_pairs, pinned, prepare_data
+from training.pinned import DownloadError, SourceChanged
+from training.prepare_data import main
+from training.sentences import normalise
 
 ATTRIBUTION = "CC-BY 2.0 (France) Attribution: tatoeba.org #1 (someone) & #2 (someone else)"
 CLEAN = toy_pairs()[:40]
@@ -117,7 +119,7 @@ class StandIn:
 @pytest.fixture
 def network(monkeypatch):
     stand_in = StandIn(served_files())
-    monkeypatch.setattr(prepare_data.urllib.request, "urlopen", stand_in)
+    monkeypatch.setattr(pinned.urllib.request, "urlopen", stand_in)
     return stand_in
 
 
@@ -258,7 +260,7 @@ def test_a_source_changed_since_its_first_download_is_refused(network, tmp_path)
     lock = json.loads((tmp_path / "cache" / "sources.lock.json").read_text())
     source = data_sources.EXTRA_SETS[1].italian
     assert lock[source.name]["sha256"] == hashlib.sha256(network.files[source.url]).hexdigest()
-    prepare_data.cache_path(source.url, tmp_path / "cache").write_bytes(b"changed\nfile\n")
+    pinned.cache_path(source.url, tmp_path / "cache").write_bytes(b"changed\nfile\n")
     with pytest.raises(SourceChanged, match=f"^{source.name}: .* pinned on first download for {source.url}; "
                                             "delete the file to download it again$"):
         prepare(tmp_path, "again")
@@ -290,9 +292,9 @@ def test_a_failed_download_names_the_url_and_where_to_put_the_file(tmp_path, mon
     def no_network(request, timeout):
         raise urllib.error.URLError("no network")
 
-    monkeypatch.setattr(prepare_data.urllib.request, "urlopen", no_network)
+    monkeypatch.setattr(pinned.urllib.request, "urlopen", no_network)
     url = data_sources.TEST_SETS[0].english.url
-    expected = prepare_data.cache_path(url, tmp_path / "cache")
+    expected = pinned.cache_path(url, tmp_path / "cache")
     with pytest.raises(DownloadError, match=f"{url} .*no network.*save it as {expected}$"):
         prepare(tmp_path)
     assert isinstance(DownloadError("x"), FileNotFoundError)  # so run_cli prints it as one `error:` line
@@ -325,7 +327,7 @@ def test_a_wrong_cached_source_is_one_error_line(tmp_path):
     """The real command, offline: the benchmark's English file in the cache is a later release (it begins "Look."),
     not the v2020-07-28 file whose sha256 is in the code."""
     source = data_sources.TEST_SETS[0].english
-    path = prepare_data.cache_path(source.url, tmp_path / "cache")
+    path = pinned.cache_path(source.url, tmp_path / "cache")
     path.parent.mkdir(parents=True)
     path.write_text("Look. My house is cleaner than yours.\n", encoding="utf-8")
     proc = run_module("training.prepare_data", "--out", tmp_path / "out", "--cache", tmp_path / "cache")
@@ -341,9 +343,9 @@ def test_treebank_sentences_are_the_text_lines_and_a_file_without_them_is_refuse
     good, bad = data_sources.UD_PUD  # trusted on first use: no sha256 in the code
     for source, text in ((good, "# sent_id = 1\n# text = The  Cat sat.\n1\tThe\n\n# text = A dog.\n"),
                          (bad, "<html>Not Found</html>\n")):
-        prepare_data.cache_path(source.url, cache).parent.mkdir(parents=True, exist_ok=True)
-        prepare_data.cache_path(source.url, cache).write_text(text, encoding="utf-8")
-    lock = prepare_data.Lock(cache)
+        pinned.cache_path(source.url, cache).parent.mkdir(parents=True, exist_ok=True)
+        pinned.cache_path(source.url, cache).write_text(text, encoding="utf-8")
+    lock = pinned.Lock(cache)
     sentences, entries = prepare_data.treebank_sentences((good,), cache, lock)
     assert sentences == {"the cat sat.", "a dog."} and entries[0]["sentences"] == 2
     with pytest.raises(ValueError, match=f"^{bad.name}: .* has no '# text = ' lines; is it a CoNLL-U file\\?$"):
@@ -510,7 +512,7 @@ def test_doc_pairs_lose_shared_numbers_repeats_and_test_sentences_ignoring_punct
     pairs = [("Figure 17.11. The Curves tool", "Figura 17.11. Lo strumento Curve"),
              ("2.1. Saving files", "2.1. Salvare i file"), ("2.1. Saving files", "2.1. Salvare i file"),
              ("Where are you?", "Dove sei")]
-    kept, removed = doc_pairs.filter_doc_pairs(pairs, {prepare_data.normalise("Dove sei?")})
+    kept, removed = doc_pairs.filter_doc_pairs(pairs, {normalise("Dove sei?")})
     assert kept == [("The Curves tool", "Lo strumento Curve"), ("Saving files", "Salvare i file")]
     assert removed["duplicates"] == 1 and removed["test_overlap"] == 1
     assert doc_pairs.strip_leading_numbers("3. Three steps", "4. Tre passi") == ("3. Three steps", "4. Tre passi")
