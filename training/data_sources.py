@@ -199,6 +199,7 @@ PROJECT_OUTPUTS = {
     "train.tsv": "c2b207589321f3bd38117def3a676d1ee6591c806d2cc552bf268df58e42421e",
     "dev.tsv": "3c05e483c0c33bd9b7bc1f940e80ba6b2fccb3cb2c9a00531b9674a7e5cd3b11",
     "train-docs.tsv": "4ab6e235bb7ec53d605c09843e6cea3d481b2fbf355b17b0436b758c9f0f75ec",
+    "train-europarl.tsv.gz": "97e145362d12f9f0c89e98c81730faf2d089cea1ba1b5c6470541940983503f2",  # uncompressed
 }
 MUST_MATCH = ("test-tatoeba.tsv", "dev-news.tsv")
 
