@@ -3,6 +3,7 @@ pinned URLs by a stand-in for urllib (no test touches the network): the test set
 public test set kept out of training data, pinned and first-download hashes enforced, reproducible output, errors."""
 
 import dataclasses
+import gzip
 import hashlib
 import io
 import json
@@ -11,12 +12,13 @@ import re
 import unicodedata
 import urllib.error
 import zipfile
+from pathlib import Path
 
 import pytest
 
 from helpers import run_command, run_module, toy_pairs, write_tsv
 from bench import docs_rebuild
-from training import data_sources, doc_pairs, pinned, prepare_data
+from training import data_sources, doc_pairs, europarl, pinned, prepare_data
 from training.pinned import DownloadError, SourceChanged
 from training.prepare_data import main
 from training.sentences import normalise
@@ -604,3 +606,131 @@ def test_the_docs_rebuild_bench_counts_the_file_lines_it_rebuilds_and_the_differ
                                                                                      ("A manual", 4, 2)]
     assert (summary["rebuilt"], summary["in_file"], summary["not_in_file"], summary["not_rebuilt"]) == (7, 2, 5, 1)
     assert "not rebuilt: A line no manual gives.\tUna riga che nessun manuale dà." in out
+
+
+# --- train-europarl.tsv.gz: tokenised ISO-8859-1 session files written here, through the --europarl step ---
+
+EUROPARL_SESSIONS = {  # session file -> (English lines, Italian lines), as the release writes them
+    "ep-00-01-17.al": (
+        ["Resumption of the session ",
+         "You have requested a debate on this subject during this part - session , in 1999 / 2000 . ",
+         "The Commission 's report on the Member States ' interests ( COM ( 1999 ) 10 ) . ",
+         "That is why we would recommen. and it is my impression that the Commission is open to this ide. that we hold "
+         "the debate . ",
+         "( Applause ) ",
+         "We fell asleep ! ",
+         "It costs USD 72 . 750 million . ",
+         "Resumption of the session "],
+        ["Ripresa della sessione ",
+         "Avete chiesto una discussione su questo tema nel corso della presente tornata , nel 1999 / 2000 . ",
+         "La relazione della Commissione sugli interessi degli Stati membri ( COM ( 1999 ) 10 ) . ",
+         "Per questo raccomandiamo che si tenga la discussione , e credo che la Commissione sia d ' accordo . ",
+         "( Applausi ) ",
+         "Ci siamo addormentati . ",
+         "Costa 72 . 750 milioni di dollari . ",
+         "Ripresa della sessione "]),
+    "ep-00-01-18.al": (
+        ["Mr President , the European Union 's role is clear . ",
+         "", "Chechnya ", "Why should we , in the name of all our citizens , support this ? ", "Good morning ! "],
+        ["Signor Presidente , il ruolo dell ' Unione è « chiaro » , almeno un po ' , il 1 º maggio . ",
+         "Sì . ", "Situazione in Cecenia ", "Perché ? ", "Buongiorno ! "]),
+}
+EXPECTED_EUROPARL = [
+    ("Resumption of the session", "Ripresa della sessione"),
+    ("You have requested a debate on this subject during this part-session, in 1999/2000.",
+     "Avete chiesto una discussione su questo tema nel corso della presente tornata, nel 1999/2000."),
+    ("The Commission's report on the Member States' interests (COM (1999) 10).",
+     "La relazione della Commissione sugli interessi degli Stati membri (COM (1999) 10)."),
+    ("It costs USD 72.750 million.", "Costa 72.750 milioni di dollari."),
+    ("Mr President, the European Union's role is clear.",
+     "Signor Presidente, il ruolo dell'Unione è «chiaro», almeno un po', il 1º maggio."),
+    ("Chechnya", "Situazione in Cecenia"),  # a short pair is not dropped for its length ratio
+]
+
+
+@pytest.fixture
+def europarl_copy(tmp_path, monkeypatch):
+    """A copy of the Europarl repository holding EUROPARL_SESSIONS, with their sha256 pinned in place of the real
+    ones: -> the copy's folder."""
+    folder = tmp_path / "Sin-r"
+    table = {}
+    for name, sides in EUROPARL_SESSIONS.items():
+        for language, side in zip(europarl.LANGUAGES, sides):
+            path = folder / "it-en" / language / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes("".join(f"{line}\n" for line in side).encode("latin-1"))
+            table.setdefault(name, []).append(hashlib.sha256(path.read_bytes()).hexdigest())
+    monkeypatch.setattr(europarl, "SHA256", table)
+    return folder
+
+
+def read_gzip_pairs(path):
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [tuple(line.split("\t")) for line in f.read().splitlines()]
+
+
+def test_europarl_step_cleans_filters_and_decontaminates_the_sessions(network, tmp_path, europarl_copy):
+    out = prepare(tmp_path, "out", "--europarl-from", europarl_copy)
+    assert read_gzip_pairs(out / "train-europarl.tsv.gz") == EXPECTED_EUROPARL
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["removed"]["europarl"] == {"empty": 1, "dash_artefact": 1, "stage_direction": 1,
+                                               "length_mismatch": 1, "duplicates": 1, "test_overlap": 2}
+    # "We fell asleep !" shares its English with the benchmark, "Good morning !" with the demo set
+    entry = next(entry for entry in manifest["sources"] if entry["name"] == "europarl-it-en")
+    assert entry["files"] == 4 and entry["pairs"] == len(EXPECTED_EUROPARL)
+    assert "Philipp Koehn, MT Summit 2005" in entry["credit"] and europarl.COMMIT in entry["url"]
+    assert manifest["outputs"]["train-europarl.tsv.gz"]["sha256"] == tsv_sha256(EXPECTED_EUROPARL)  # uncompressed
+    first = (out / "train-europarl.tsv.gz").read_bytes()
+    assert (prepare(tmp_path, "again", "--europarl-from", europarl_copy) / "train-europarl.tsv.gz").read_bytes() == first
+    assert "train-europarl.tsv.gz" not in os.listdir(prepare(tmp_path, "again"))  # without --europarl: removed
+
+
+def test_europarl_sessions_are_downloaded_at_the_pinned_commit(network, tmp_path, europarl_copy):
+    for name in EUROPARL_SESSIONS:
+        for language in europarl.LANGUAGES:
+            url = data_sources.github(europarl.REPOSITORY, europarl.COMMIT, f"it-en/{language}/{name}")
+            network.files[url] = (europarl_copy / "it-en" / language / name).read_bytes()
+    out = prepare(tmp_path, "out", "--europarl")
+    assert read_gzip_pairs(out / "train-europarl.tsv.gz") == EXPECTED_EUROPARL
+
+
+def test_a_europarl_file_with_another_sha256_is_refused(network, tmp_path, europarl_copy, monkeypatch):
+    changed = europarl_copy / "it-en" / "it" / "ep-00-01-18.al"
+    changed.write_bytes(changed.read_bytes().replace(b"Buongiorno", b"Buonasera"))
+    with pytest.raises(SourceChanged, match=r"^europarl-it/ep-00-01-18.al: .*ep-00-01-18.al has sha256 [0-9a-f]{64}, "
+                                            r"not the [0-9a-f]{64} pinned in the code for https://raw.githubusercontent"
+                                            r".com/Martingeek4life/Sin-r/e8471c43b9812223f0d9d561625d8c6131b893ce/"
+                                            r"it-en/it/ep-00-01-18.al"):
+        prepare(tmp_path, "out", "--europarl-from", europarl_copy)
+    assert not (tmp_path / "out").exists()
+
+
+def test_every_europarl_session_is_pinned_at_one_commit():
+    sources = europarl.session_sources()
+    assert len(sources) == 387 and all(re.fullmatch("ep-\\d\\d-\\d\\d-\\d\\d.al", Path(en.url).name) for en, _ in sources)
+    assert all(re.fullmatch("[0-9a-f]{64}", source.sha256) for pair in sources for source in pair)
+    assert {source.url.split("/")[5] for pair in sources for source in pair} == {europarl.COMMIT}
+
+
+@pytest.mark.parametrize("tokenised, reason", [
+    (("Thank you . ", " "), "empty"),
+    (("That is why we would recommen. and I agree . ", "Per questo lo raccomandiamo . "), "dash_artefact"),
+    (("( Applause ) ", "( Applausi ) "), "stage_direction"),
+    (("Sitting closed . ", "( La seduta termina alle 19.15 ) "), "stage_direction"),
+    (("I am booking my seat today ! ", "Mi prenoto ! "), "length_mismatch"),
+    (("and ", "e "), "length_mismatch"),
+])
+def test_each_europarl_filter_drops_what_it_names(tmp_path, tokenised, reason):
+    english, italian = tmp_path / "en.al", tmp_path / "it.al"
+    english.write_bytes(f"{tokenised[0]}\nAt 10 a.m. , etc. and so on . \n".encode("latin-1"))
+    italian.write_bytes(f"{tokenised[1]}\nAlle 10 , ecc. e così via . \n".encode("latin-1"))
+    kept, removed = europarl.europarl_pairs([(english, italian)])
+    assert kept == [("At 10 a.m., etc. and so on.", "Alle 10, ecc. e così via.")]
+    assert removed[reason] == 1 and sum(removed.values()) == 1
+
+
+def test_session_files_of_different_lengths_are_refused(tmp_path):
+    (tmp_path / "en.al").write_bytes(b"One .\nTwo .\n")
+    (tmp_path / "it.al").write_bytes(b"Uno .\n")
+    with pytest.raises(ValueError, match="^en.al: 2 English lines but 1 Italian lines$"):
+        europarl.europarl_pairs([(tmp_path / "en.al", tmp_path / "it.al")])
