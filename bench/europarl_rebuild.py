@@ -25,7 +25,8 @@ def parse_args(argv=None):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--against", default=str(DATA_DIR / "train-europarl.tsv.gz"), help="the file to compare with")
     p.add_argument("--dev", default=str(DATA_DIR / "dev.tsv"), help="the dev.tsv the rebuild is kept clear of")
-    p.add_argument("--europarl-from", type=Path, metavar="DIR", help="a copy of the Europarl repository (else download)")
+    p.add_argument("--europarl-from", type=Path, metavar="DIR",
+                   help="a copy of the Europarl repository (else the files are downloaded)")
     p.add_argument("--cache", type=Path, default=Path("data/downloads"), help="prepare_data's download folder")
     p.add_argument("--show", type=int, default=0, metavar="N", help="also print N lines of each difference")
     args = p.parse_args(argv)

@@ -615,8 +615,8 @@ EUROPARL_SESSIONS = {  # session file -> (English lines, Italian lines), as the 
         ["Resumption of the session ",
          "You have requested a debate on this subject during this part - session , in 1999 / 2000 . ",
          "The Commission 's report on the Member States ' interests ( COM ( 1999 ) 10 ) . ",
-         "That is why we would recommen. and it is my impression that the Commission is open to this ide. that we hold "
-         "the debate . ",
+         ("That is why we would recommen. and it is my impression that the Commission is open to this ide. that we "
+          "hold the debate . "),
          "( Applause ) ",
          "We fell asleep ! ",
          "It costs USD 72 . 750 million . ",
@@ -681,7 +681,8 @@ def test_europarl_step_cleans_filters_and_decontaminates_the_sessions(network, t
     assert "Philipp Koehn, MT Summit 2005" in entry["credit"] and europarl.COMMIT in entry["url"]
     assert manifest["outputs"]["train-europarl.tsv.gz"]["sha256"] == tsv_sha256(EXPECTED_EUROPARL)  # uncompressed
     first = (out / "train-europarl.tsv.gz").read_bytes()
-    assert (prepare(tmp_path, "again", "--europarl-from", europarl_copy) / "train-europarl.tsv.gz").read_bytes() == first
+    again = prepare(tmp_path, "again", "--europarl-from", europarl_copy)
+    assert (again / "train-europarl.tsv.gz").read_bytes() == first
     assert "train-europarl.tsv.gz" not in os.listdir(prepare(tmp_path, "again"))  # without --europarl: removed
 
 
@@ -707,7 +708,8 @@ def test_a_europarl_file_with_another_sha256_is_refused(network, tmp_path, europ
 
 def test_every_europarl_session_is_pinned_at_one_commit():
     sources = europarl.session_sources()
-    assert len(sources) == 387 and all(re.fullmatch("ep-\\d\\d-\\d\\d-\\d\\d.al", Path(en.url).name) for en, _ in sources)
+    assert len(sources) == 387
+    assert all(re.fullmatch(r"ep-\d\d-\d\d-\d\d\.al", Path(source.url).name) for pair in sources for source in pair)
     assert all(re.fullmatch("[0-9a-f]{64}", source.sha256) for pair in sources for source in pair)
     assert {source.url.split("/")[5] for pair in sources for source in pair} == {europarl.COMMIT}
 

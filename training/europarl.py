@@ -32,7 +32,8 @@ from .pinned import checked_source, verified
 REPOSITORY, COMMIT = "Martingeek4life/Sin-r", "e8471c43b9812223f0d9d561625d8c6131b893ce"
 FOLDER = "it-en"  # it-en/en/ep-YY-MM-DD.al and it-en/it/ep-YY-MM-DD.al
 LANGUAGES = ("en", "it")
-LICENCE = "no known copyright restrictions (statmt.org: \"We are not aware of any copyright restrictions of the material\")"
+LICENCE = ("no known copyright restrictions (statmt.org: \"We are not aware of any copyright restrictions of the "
+           "material\")")
 CREDIT = "Europarl: A Parallel Corpus for Statistical Machine Translation, Philipp Koehn, MT Summit 2005"
 # {session file name: [sha256 of its English file, of its Italian file]}, read from the repository at COMMIT.
 SHA256 = json.loads(Path(__file__).with_name("europarl_sha256.json").read_text(encoding="utf-8"))
@@ -61,7 +62,7 @@ DETOKENISERS = {language: MosesDetokenizer(lang=language) for language in LANGUA
 # two letters or more with a full stop attached, before a lower-case word, is that artefact (etc. and ecc. aside).
 DASH_ARTEFACT = re.compile(r"(?<![\w.])(?!etc\.|ecc\.)[A-Za-zàèéìòù]{2,}\. [a-zàèéìòù]")
 STAGE_DIRECTION = re.compile(r"^\(.*\)$")  # "(Applause)", "(The sitting was closed at 7.15 p.m)"
-MIN_LENGTH_DIFFERENCE = 15  # characters: a short pair is not dropped for its ratio ("Chechnya" / "Situazione in Cecenia")
+MIN_LENGTH_DIFFERENCE = 15  # characters: a short pair keeps its ratio ("Chechnya" / "Situazione in Cecenia")
 
 
 def length_mismatch(en, it):

@@ -10,16 +10,18 @@ in the code, or else against the one recorded in CACHE/sources.lock.json on its 
 an error that names it. The one source that cannot be pinned, manythings.org's ita-eng.zip (republished as Tatoeba
 grows), gives a warning with the pair counts when it differs from the recorded one.
 
-Writes OUT/test-tatoeba.tsv (the Tatoeba MT Challenge eng-ita test set v2020-07-28, as scored), OUT/dev-news.tsv
-(WMT newssyscomb2009), OUT/train.tsv (shuffled) and OUT/dev.tsv (the Tatoeba pairs), OUT/train-extra.tsv (OLDI Seed,
-MT-GenEval, CoCoA-MT), with --docs OUT/train-docs.tsv, with --europarl OUT/train-europarl.tsv.gz, and OUT/manifest.json: each source's URL, sha256, licence and
-credit, each output's pair count and sha256 (and whether it is the project's file), what each filter removed.
-test-tatoeba.tsv and dev-news.tsv must be byte-identical to the files the scores are on, or nothing is written.
+Writes OUT/test-tatoeba.tsv (the Tatoeba MT Challenge eng-ita test set v2020-07-28, as scored), OUT/dev-news.tsv (WMT
+newssyscomb2009), OUT/train.tsv (shuffled) and OUT/dev.tsv (the Tatoeba pairs), OUT/train-extra.tsv (OLDI Seed,
+MT-GenEval, CoCoA-MT), with --docs OUT/train-docs.tsv, with --europarl OUT/train-europarl.tsv.gz, and OUT/manifest.json:
+each source's URL, sha256, licence and credit, each output's pair count and sha256 (and whether it is the project's
+file), what each filter removed. test-tatoeba.tsv and dev-news.tsv must be byte-identical to the files the scores are
+on, or nothing is written.
 
 Every pair whose English or Italian side occurs on either side of any public test set (the three Tatoeba releases,
 FLORES-200 devtest, newstest2009, newssyscomb2009, NTREX-128) or of an `--exclude` file is removed from train, dev,
-extra, docs and Europarl, ignoring case, spacing and Unicode composition; docs also loses every pair sharing a side with
-dev or the UD PUD treebanks, Europarl every pair sharing a side with dev or the demo sets (data/demo). The same inputs and `--seed` give byte-identical files.
+extra, docs and Europarl, ignoring case, spacing and Unicode composition; docs also loses every pair sharing a side
+with dev or the UD PUD treebanks, Europarl every pair sharing a side with dev or the demo sets (data/demo). The same
+inputs and `--seed` give byte-identical files.
 """
 
 import argparse
@@ -266,7 +268,8 @@ def tsv_bytes(pairs):
 
 
 def as_written(name, data):
-    """A file's bytes as written: a .gz one gzip-compressed with no time stamp, so the same pairs give the same bytes."""
+    """A file's bytes as written: a .gz one gzip-compressed without a time stamp, so the same pairs give the same
+    bytes."""
     return gzip.compress(data, mtime=0) if name.endswith(".gz") else data
 
 
@@ -317,8 +320,8 @@ def parse_args(argv):
     parser.add_argument("--europarl", action="store_true",
                         help="also build train-europarl.tsv.gz from Europarl's it-en release (774 files, 232 MB)")
     parser.add_argument("--europarl-from", metavar="DIR", type=Path,
-                        help="read Europarl's files from DIR, a copy of the repository at its pinned commit, instead of "
-                             "downloading them (still checked by sha256); implies --europarl")
+                        help="read Europarl's files from DIR, a copy of the repository at its pinned commit, "
+                             "instead of downloading them (still checked by sha256); implies --europarl")
     parser.add_argument("--cache", metavar="DIR", type=Path, default=Path("data/downloads"),
                         help="folder downloads and the lock file of their hashes are kept in (default: data/downloads)")
     parser.add_argument("--dev-size", metavar="N", type=positive_int, default=2000,
