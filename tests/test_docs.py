@@ -5,7 +5,8 @@ training histories; the benchmark numbers the README and the design notes quote 
 bench/results/ (`python -m bench.NAME --save NAME`), each read from its entry; and the shipped model card is what `modeldir.card` makes of its directory.
 
 After files change length, `python tests/test_docs.py` prints the README's reading-order table with today's line
-counts, and `python tests/test_docs.py --write` puts it into README.md.
+counts, and `python tests/test_docs.py --write` puts it into README.md, with the table of the page's clicks made
+from bench/results/app_latency.json.
 """
 
 import ast
@@ -329,6 +330,16 @@ def test_a_number_quoted_outside_the_saved_runs_is_found():
     assert unsourced_bench_numbers(doc, ["The payload is 40.5 kB.", "Decoding takes 9 ms"]) == ["12", "14"]
 
 
+# ---- What the docs list ----
+
+def test_api_md_names_every_training_config():
+    from training.configs import CONFIGS
+
+    api = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    listed = re.search(r"`configs\.py` \(([^)]*)\)", api).group(1)
+    assert re.findall(r"`(\w+)`", listed) == list(CONFIGS)
+
+
 # ---- The translations the docs' code examples promise ----
 
 TRANSLATE_EXAMPLE = re.compile(r"^(?P<code>.*\.translate\(.*\))\s+# (?P<said>['\"\[].*)$")
@@ -355,8 +366,16 @@ def test_the_docs_translation_examples_say_what_the_shipped_model_writes():
         assert eval(code, {"tr": tr}) == ast.literal_eval(said), f"{doc}: {code}"
 
 
+def synced_latency_table(readme_text):
+    """The README with its table of the page's clicks made from bench/results/app_latency.json."""
+    header = "| click → figure on the page |"
+    before, rest = readme_text.split(header, 1)
+    after = rest.split("\n\n", 1)[1]
+    return f"{before}{latency_table(bench_result('app_latency'))}\n\n{after}"
+
+
 if __name__ == "__main__":
-    synced = synced_reading_order(README.read_text(encoding="utf-8"))
+    synced = synced_latency_table(synced_reading_order(README.read_text(encoding="utf-8")))
     if sys.argv[1:] == ["--write"]:
         README.write_text(synced, encoding="utf-8")
     for line, _, _ in reading_order_rows(synced):
