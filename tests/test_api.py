@@ -11,12 +11,12 @@ import gradio as gr
 import numpy as np
 import pytest
 
+from deploy.routes import check_inputs, make_private
 from interpretability import inspect
 from interpretability.ablation import ablated
 from transformer import Sampling
 from web_helpers import served_translator  # noqa: F401 (fixture: served)
 from webapp import api, translation
-from webapp.events import check_inputs, make_private
 
 ROOT = Path(__file__).resolve().parents[1]
 LONG = "I see the cat and we love the dog. " * 12  # more than the light lane's 40 tokens

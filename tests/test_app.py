@@ -26,7 +26,7 @@ def translator(tiny_model_dir):
     """The library's translator as the app runs it, on the app's default MODEL_DEVICE in its default MODEL_DTYPE."""
     from modeldir.device import pick_device
     from inputs.text import CheckedTranslator
-    from webapp.settings import serving_dtype
+    from deploy.settings import serving_dtype
 
     return CheckedTranslator.load(tiny_model_dir, dtype=serving_dtype(pick_device(), 16))
 

@@ -25,14 +25,15 @@ from interpretability import inspect
 from interpretability.attribution import source_attribution
 from interpretability.head_details import attention_module, head_attention
 from interpretability.inspection import source_ids
+from deploy.admission import ARRIVAL_S, HeavyAdmission
+from deploy.lane import Busy, DeadlineExceeded, Lane, check_deadline
+from deploy.routes import BodyLimit, PreparedAnswers, PublicRoutesOnly, Refusal, compression
+from deploy.settings import SettingError, Settings
 from modeldir.device import pick_device
 from modeldir.directory import ModelDirectory, open_model
-from serving.batching import Busy, DeadlineExceeded, Lane, check_deadline
 from transformer import Sampling, Translator
 from webapp import api, translation
-from webapp.events import BodyLimit, PreparedAnswers, PublicRoutesOnly, Refusal, compression
 from webapp.served import Recent, ServedModel, inspection_bytes
-from webapp.settings import SettingError, Settings
 from webapp.tabs import heads
 from webapp.tabs.heads import parse_head_name
 from webapp.texts import PAYLOAD_MISSING
@@ -180,7 +181,7 @@ def test_heavy_api_calls_are_refused_at_the_door_while_the_lane_is_full(translat
     with gr.Blocks() as demo:
         api.register(served)
     demo.queue()
-    app = fastapi.FastAPI(middleware=[Middleware(api.HeavyAdmission, served=served)])
+    app = fastapi.FastAPI(middleware=[Middleware(HeavyAdmission, served=served, blocks=demo)])
     release = threading.Event()
     holder = threading.Thread(target=served.heavy, args=(lambda: release.wait(10),))
     with TestClient(gr.mount_gradio_app(app, demo, path="")) as client:
@@ -215,7 +216,7 @@ def test_heavy_page_events_are_refused_at_the_door_while_the_lane_is_full(transl
     def inputs(name, *first):
         return [*first, *[[] for _ in events[name][1].inputs[len(first):]]]
 
-    app = fastapi.FastAPI(middleware=[Middleware(api.HeavyAdmission, served=served, blocks=demo)])
+    app = fastapi.FastAPI(middleware=[Middleware(HeavyAdmission, served=served, blocks=demo)])
     release = threading.Event()
     holder = threading.Thread(target=served.heavy, args=(lambda: release.wait(10),))
     with TestClient(gr.mount_gradio_app(app, demo, path="")) as client:
@@ -237,9 +238,9 @@ def test_heavy_page_events_are_refused_at_the_door_while_the_lane_is_full(transl
         finally:
             release.set()
             holder.join(10)
-    assert served.lane.admit(api.ARRIVAL_S) and not served.lane.admit(api.ARRIVAL_S)  # one place: now taken
+    assert served.lane.admit(ARRIVAL_S) and not served.lane.admit(ARRIVAL_S)  # one place: now taken
     events["translate"][1].fn(SENTENCE, "beam", 2, 1.0, 0, 0)  # the event let in comes: its place is free again
-    assert served.lane.admit(api.ARRIVAL_S)
+    assert served.lane.admit(ARRIVAL_S)
 
 
 def test_attribution_stops_at_the_budget_in_its_float32_copy(translator, tiny_model_dir):

@@ -1,7 +1,8 @@
 """No package imports one above it: the lesson (`transformer/`) imports nothing of the project; what checks people's
-input (`inputs/`) sits on it; interpretability and the model directory sit on those; training and serving on the
-model directory (training also on interpretability: its snapshots and head importance look inside the model); the app
-and the benchmarks on everything. Read from every module's imports (function-level ones too), so it cannot drift."""
+input (`inputs/`) sits on it; interpretability and the model directory sit on those; what makes the app safe as a
+public Space (`deploy/`: settings, lanes, routes, admission) on the model directory; training on the model directory
+and interpretability (its snapshots and head importance look inside the model); serving on `deploy/` (a batch runs
+with no deadline); the app and the benchmarks on everything. Read from every module's imports (function-level ones too), so it cannot drift."""
 
 import ast
 from pathlib import Path
@@ -15,10 +16,12 @@ BELOW = {  # package -> the project packages it may import, besides itself
     "interpretability": {"transformer", "inputs"},
     "modeldir": {"transformer", "inputs"},
     "training": {"transformer", "inputs", "modeldir", "interpretability"},
-    "serving": {"transformer", "inputs", "modeldir"},
-    "webapp": {"transformer", "inputs", "modeldir", "interpretability", "serving"},
-    "app": {"transformer", "inputs", "modeldir", "interpretability", "serving", "webapp"},
-    "bench": {"transformer", "inputs", "modeldir", "interpretability", "serving", "training", "webapp", "app"},
+    "deploy": {"transformer", "inputs", "modeldir"},
+    "serving": {"transformer", "inputs", "modeldir", "deploy"},
+    "webapp": {"transformer", "inputs", "modeldir", "interpretability", "deploy", "serving"},
+    "app": {"transformer", "inputs", "modeldir", "interpretability", "deploy", "serving", "webapp"},
+    "bench": {"transformer", "inputs", "modeldir", "interpretability", "deploy", "serving", "training", "webapp",
+              "app"},
 }
 
 
