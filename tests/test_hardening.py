@@ -5,6 +5,7 @@ refusal one line. The whole app's limits on uploads and bodies are met in test_a
 ones)."""
 
 import json
+import math
 import subprocess
 import sys
 import threading
@@ -20,7 +21,8 @@ from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from inputs.checks import ECHO_CHARACTERS, check_sampling, check_whole_number, echo
+from inputs.checks import ECHO_CHARACTERS, MAX_BEAM, SERVER_MAX_BEAM, check_sampling, check_whole_number, echo
+from inputs.request import Request, parse_request
 from interpretability import inspect
 from interpretability.attribution import source_attribution
 from interpretability.head_details import attention_module, head_attention
@@ -389,3 +391,20 @@ def test_a_named_call_missing_an_argument_is_told_what_it_takes(translator, tiny
         "/ablate needs heads: it takes text, heads, beam=1")
     assert PublicRoutesOnly.wrong_named("ablate", fn, ["hi"]).startswith("/ablate takes a JSON object")
     assert PublicRoutesOnly.wrong_named("ablate", fn, {"text": "hi", "heads": []}) is None
+
+
+# --- One request type, parsed at the door --------------------------------------------------------------------------
+
+
+def test_the_page_and_the_api_parse_one_request_type_alike(translator, tiny_model_dir):
+    """A sentence and its decoding settings become one `Request` wherever they come in, with the same limits (one
+    beam width for a shared server, derived from the library's) and the same words for what is wrong."""
+    served = serve(translator, tiny_model_dir)
+    sent = ("I see\nthe cat.", "sampling", math.nan, 0.5, 4.0, 2)  # a beam width sampling does not read
+    expected = Request("I see the cat.", 1, Sampling(0.5, 4, 2), joined_lines=2)
+    assert parse_request(*sent) == translation.page_request(*sent) == api.request_argument(served, *sent) == expected
+    assert expected.decoding == "sampling" and parse_request("a", "beam", 3).decoding == "beam"
+    assert SERVER_MAX_BEAM == MAX_BEAM // 2
+    for refuse in (translation.page_request, lambda *sent: api.request_argument(served, *sent)):
+        with pytest.raises(gr.Error, match=f"beam must be a whole number in 1..{SERVER_MAX_BEAM}, got 9"):
+            refuse("I see.", "beam", 9, 1.0, 0, 0)

@@ -16,71 +16,42 @@ Gradio opens a session for every API call made without one (each REST call); how
 """
 
 import inspect as inspect_module
-import math
-import numbers
 
 import gradio as gr
 
 from deploy.admission import admitted
 from deploy.routes import Refusal
-from inputs.checks import MAX_SEED, MAX_TEMPERATURE, MIN_TEMPERATURE, check_whole_number, echo
+from inputs.checks import echo
+from inputs.request import one_line, parse_request, whole
 from interpretability import input_report
 from interpretability.inspection import MAX_CANDIDATES
-from transformer import Sampling
 from transformer.model import head_grid
 
 from .payload import candidates, input_json, rounded
 from . import translation
 from .tabs import heads, inside_head, steps
 from .tabs.heads import parse_head_name
-from .translation import MAX_BEAM, decoding_label, one_line
-
-DECODINGS = ("greedy", "beam", "sampling")
+from .translation import decoding_label
 
 
 # --- Arguments -------------------------------------------------------------------------------------------------------
 
 
-def text_argument(text, name="text"):
-    """`text` as the page reads it (its lines as one: `translation.one_line`); a gr.Error unless it is a string."""
-    if not isinstance(text, str):
-        raise Refusal(f"{name} must be a string, got {type(text).__name__} {echo(text)}")
-    return one_line(text)[0]
+def request_argument(served, text, decoding="greedy", beam=4, temperature=1.0, top_k=0, seed=0):
+    """The `Request` of an endpoint's arguments (`inputs.request.parse_request`: only those its decoding uses are
+    read); a gr.Error naming the first one wrong, with its range."""
+    try:
+        return parse_request(text, decoding, beam, temperature, top_k, seed, vocab_size=served.cfg.vocab_size)
+    except ValueError as e:
+        raise Refusal(str(e)) from e
 
 
 def whole_argument(name, value, low, high):
-    """`value` as an int (a float with no fraction counts: 4.0 is 4); a gr.Error naming `name` and low..high
-    otherwise (NaN, infinity, a fraction, a bool, a string, out of range)."""
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        value = int(value)
+    """`value` as an int (4.0 is 4); a gr.Error naming `name` and low..high otherwise."""
     try:
-        check_whole_number(name, value, low, high)
+        return whole(name, value, low, high)
     except ValueError as e:
         raise Refusal(str(e)) from e
-    return value
-
-
-def number_argument(name, value, low, high):
-    """`value` as a float; a gr.Error naming `name` and low..high unless it is a finite number in that range."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not low <= value <= high:
-        raise Refusal(f"{name} must be a number in {low:g}..{high:g}, got {echo(value)}")
-    return float(value)
-
-
-def decoding_arguments(served, decoding="greedy", beam=4, temperature=1.0, top_k=0, seed=0):
-    """(beam width, Sampling or None) of the page's decoding settings, each checked (only those the decoding uses,
-    as on the page); a gr.Error naming the first one wrong."""
-    if decoding not in DECODINGS:
-        raise Refusal(f"decoding must be one of {', '.join(map(repr, DECODINGS))}, got {echo(decoding)}")
-    if decoding == "sampling":
-        return 1, sampling_argument(temperature, top_k, seed, served.cfg.vocab_size)
-    return (whole_argument("beam", beam, 1, MAX_BEAM) if decoding == "beam" else 1), None
-
-
-def sampling_argument(temperature, top_k, seed, vocab_size):
-    """A Sampling of checked arguments (top_k up to the vocabulary's size: more would keep them all too)."""
-    return Sampling(number_argument("temperature", temperature, MIN_TEMPERATURE, MAX_TEMPERATURE),
-                    whole_argument("top_k", top_k, 0, vocab_size), whole_argument("seed", seed, 0, MAX_SEED))
 
 
 def heads_argument(served, heads):
@@ -108,33 +79,30 @@ def translate(served, text: str, decoding: str = "greedy", beam: int = 4, temper
     """English -> Italian, the translation only (the page's translation of the same text and settings). `decoding`:
     "greedy", "beam" (with `beam`, the width, 1-8) or "sampling" (with `temperature` 0.01-100, `top_k` (0: all
     tokens) and `seed`: the same seed gives the same translation)."""
-    text = text_argument(text)
-    beam, sampling = decoding_arguments(served, decoding, beam, temperature, top_k, seed)
-    if not text.strip():
+    request = request_argument(served, text, decoding, beam, temperature, top_k, seed)
+    if not request.text.strip():
         return ""
-    return served.translate(text, beam, sampling)
+    return served.translate(request.text, request.beam, request.sampling)
 
 
 def sample(served, text: str, temperature: float = 1.0, top_k: int = 0, seed: int = 0) -> str:
     """English -> Italian by sampling: each token drawn from the model's distribution at `temperature` (0.01-100)
     among the `top_k` most probable (0: all); the same seed gives the same translation."""
-    text = text_argument(text)
-    sampling = sampling_argument(temperature, top_k, seed, served.cfg.vocab_size)
-    if not text.strip():
+    request = request_argument(served, text, "sampling", 1, temperature, top_k, seed)
+    if not request.text.strip():
         return ""
-    return served.translate(text, 1, sampling)
+    return served.translate(request.text, 1, request.sampling)
 
 
 def ablate(served, text: str, heads: list[str], beam: int = 1) -> str:
     """English -> Italian with the attention heads `heads` switched off (their output zeroed before W_O), each named
     "<kind> L<layer> H<head>", kind encoder, decoder or cross, e.g. ["cross L2 H3", "encoder L1 H1"]; `beam`: the
     beam width, 1-8 (1: greedy)."""
-    text = text_argument(text)
+    request = request_argument(served, text, "beam", beam)
     chosen = heads_argument(served, heads)
-    beam = whole_argument("beam", beam, 1, MAX_BEAM)
-    if not text.strip():
+    if not request.text.strip():
         return ""
-    return served.translate(text, beam, None, chosen)
+    return served.translate(request.text, request.beam, None, chosen)
 
 
 def inspect(served, text: str, decoding: str = "greedy", beam: int = 4, temperature: float = 1.0, top_k: int = 0,
@@ -144,12 +112,13 @@ def inspect(served, text: str, decoding: str = "greedy", beam: int = 4, temperat
     each layers x heads x queries x keys, rows adding up to 1, rounded to 4 decimals), the `candidates` most probable
     next tokens at each step ([token, probability]; 1-100) and what of the input the model may not read well
     (`input`). Decoding settings as for /translate."""
-    text = text_argument(text)
-    beam, sampling = decoding_arguments(served, decoding, beam, temperature, top_k, seed)
+    request = request_argument(served, text, decoding, beam, temperature, top_k, seed)
     candidates = whole_argument("candidates", candidates, 1, MAX_CANDIDATES)
-    if not text.strip():
+    if not request.text.strip():
         raise Refusal("text is empty: there is nothing to inspect")
-    return served.heavy(lambda: inspection_json(served.inspect_alone(text, beam, sampling, candidates), beam, sampling))
+    beam, sampling = request.beam, request.sampling
+    return served.heavy(lambda: inspection_json(served.inspect_alone(request.text, beam, sampling, candidates), beam,
+                                                sampling))
 
 
 def inspection_json(inspection, beam=1, sampling=None):
