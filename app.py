@@ -83,7 +83,7 @@ if served:
 else:
     demo = no_model.build_page(why_not, SETTINGS.model_dir)
     launch_arguments = harden(demo, None, SETTINGS)
-demo.queue(default_concurrency_limit=4, max_size=128)
+demo.queue(default_concurrency_limit=4, max_size=128, api_open=False)  # no event run outside the queue
 
 
 def launch(**options):

@@ -11,6 +11,7 @@ import logging
 import math
 import numbers
 import re
+from dataclasses import dataclass
 
 import gradio as gr
 from starlette.middleware import Middleware
@@ -109,90 +110,147 @@ def _checked(fn, checks):
     return checked
 
 
-class PublicRoutesOnly:
-    """ASGI middleware: the routes that call an event by name (POST /gradio_api/call/NAME, call/v2/NAME, run/NAME,
-    api/NAME) answer for the public endpoints of `blocks` only, 404 otherwise. Gradio's api_visibility="private"
-    hides an event from the API's description and from gradio_client, but these routes call it all the same; the
-    page calls its events through the queue (/gradio_api/queue/join), by number. A call that leaves arguments out,
-    or names one the endpoint lacks, is told what the endpoint takes: Gradio answers a bare HTTP 500 on
-    /gradio_api/call/v2/NAME, a bare "error" on /gradio_api/call/NAME, and `{"error": null}` to a queued event sent
-    fewer inputs than it has (its message hidden, as every unexpected error's is, by launch's show_error=False)."""
+class CallRefused(Exception):
+    """A call refused at the door: its HTTP status and its one-line reason."""
 
-    ROUTE = re.compile(r"/gradio_api/(call/v2|call|run|api)/([^/]+)/?$")
-    QUEUE = re.compile(r"/gradio_api/queue/join/?$")
+    def __init__(self, status, reason):
+        super().__init__(reason)
+        self.status, self.reason = status, reason
+
+
+@dataclass
+class EventCall:
+    """A call of an event as Gradio will run it, read once at the door (`event_call`): the route it came by (call,
+    call/v2, run, api or join), the event's index and its `BlockFunction`, and its arguments in order."""
+
+    route: str
+    index: int
+    fn: object
+    arguments: list
+
+
+NAMED_ROUTE = re.compile(r"/gradio_api/(call/v2|call|run|api)/([^/]+)/?$")
+QUEUE_JOIN = re.compile(r"/gradio_api/queue/join/?$")
+
+
+def event_call(blocks, path, body):
+    """The `EventCall` of a POST to `path` with `body`, None when the route runs no event; a `CallRefused` for a call
+    that is not one of the public endpoints (`make_private`) or that Gradio would answer with a bare 500 or
+    `{"error": null}`: a body that is not a JSON object (or nested too deep to read), an event index that names no
+    event or (on a named route) not the endpoint named, arguments left out or unknown. Every route that runs an event
+    comes here: named routes run the event their body's fn_index names, if any, and Gradio reads "3" and 3.0 as 3."""
+    named, joins = NAMED_ROUTE.search(path), QUEUE_JOIN.search(path)
+    if not (named or joins):
+        return None
+    try:
+        sent = json.loads(body)
+    except RecursionError:
+        raise CallRefused(400, "the request body is nested too deeply to read") from None
+    except ValueError:
+        sent = None
+    if joins:
+        if not isinstance(sent, dict):
+            raise CallRefused(422, f"the request body must be a JSON object, got {echo(body[:20])}")
+        index = event_index(sent.get("fn_index"))
+        if index not in blocks.fns:
+            raise CallRefused(404, f"no event {echo(sent.get('fn_index'))}")
+        fn = blocks.fns[index]
+        return EventCall("join", index, fn, queued_arguments(index, fn, sent))
+    route, name = named.groups()
+    public = {fn.api_name: (index, fn) for index, fn in blocks.fns.items() if fn.api_visibility == "public" and fn.fn}
+    if name not in public:
+        raise CallRefused(404, f"no endpoint named {echo(name)}: the API has {', '.join(sorted(public))}")
+    index, fn = public[name]
+    if route == "call/v2":
+        return EventCall(route, index, fn, named_arguments(name, fn, sent))
+    if not isinstance(sent, dict):
+        raise CallRefused(422, f"/{name} takes a JSON object {{\"data\": [its arguments]}}, got {echo(body[:20])}")
+    if route != "call" and sent.get("fn_index") is not None and event_index(sent["fn_index"]) != index:
+        raise CallRefused(404, f"/{route}/{name} runs /{name} only, not event {echo(sent['fn_index'])}")
+    return EventCall(route, index, fn, positional_arguments(name, fn, sent))
+
+
+def event_index(value):
+    """An event's index as Gradio reads it from a body (an int, or a string or float that is one); None otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+        return int(value)
+    return value if isinstance(value, int) else None
+
+
+def queued_arguments(index, fn, sent):
+    """The inputs of a page event joining the queue (the page sends them all, by number)."""
+    data = sent.get("data")
+    if not isinstance(data, list):
+        raise CallRefused(422, f"event {index} ({fn.api_name}) takes a list of its {len(fn.inputs)} inputs as data, "
+                               f"got {echo(data)}")
+    if len(data) < len(fn.inputs):
+        raise CallRefused(422, f"event {index} ({fn.api_name}) takes {len(fn.inputs)} inputs, got {len(data)}")
+    return data
+
+
+def positional_arguments(name, fn, sent):
+    """The arguments of a call to /gradio_api/call/NAME ({"data": [arguments in order]})."""
+    data = sent.get("data")
+    names = fn.input_parameter_names or [f"argument {i + 1}" for i in range(len(fn.inputs))]
+    if not isinstance(data, list):
+        raise CallRefused(422, f"/{name} takes {{\"data\": [{', '.join(names)}]}}, got data {echo(data)}")
+    if len(data) < len(names):
+        raise CallRefused(422, f"/{name} takes {len(names)} arguments, in order: {', '.join(names)}; got "
+                               f"{len(data)}. Send them all, or name those you send in a call to "
+                               f"/gradio_api/call/v2/{name} (the others take their defaults).")
+    return data
+
+
+def named_arguments(name, fn, sent):
+    """The arguments, in order, of a call to /gradio_api/call/v2/NAME ({"argument": value, ...}), those left out
+    taking their defaults: Gradio answers a bare HTTP 500 to an unknown argument or one left out."""
+    parameters = [p for p in inspect.signature(fn.fn).parameters.values() if p.name != "request"]
+    takes = ", ".join(p.name if p.default is p.empty else f"{p.name}={p.default!r}" for p in parameters)
+    if not isinstance(sent, dict):
+        raise CallRefused(422, f"/{name} takes a JSON object of named arguments ({takes}), got {echo(sent)}")
+    unknown = [key for key in sent if key not in {p.name for p in parameters}]
+    missing = [p.name for p in parameters if p.default is p.empty and p.name not in sent]
+    if unknown:
+        raise CallRefused(422, f"/{name} has no argument {echo(unknown[0])}: it takes {takes}")
+    if missing:
+        raise CallRefused(422, f"/{name} needs {', '.join(missing)}: it takes {takes}")
+    return [sent.get(p.name, p.default) for p in parameters]
+
+
+async def read_event_call(scope, receive, blocks):
+    """(the `EventCall` of an ASGI request, or None, and a `receive` that gives its body again), read once per
+    request: the middlewares after the first find it in the scope. A `CallRefused` as `event_call`."""
+    if "event_call" in scope:
+        return scope["event_call"], receive
+    if not (scope["type"] == "http" and scope["method"] == "POST"
+            and (NAMED_ROUTE.search(scope["path"]) or QUEUE_JOIN.search(scope["path"]))):
+        return None, receive
+    body, receive = await read_body(receive)
+    scope["event_call"] = event_call(blocks, scope["path"], body)
+    return scope["event_call"], receive
+
+
+class PublicRoutesOnly:
+    """ASGI middleware: every route that runs an event (POST /gradio_api/call/NAME, call/v2/NAME, run/NAME, api/NAME,
+    queue/join) is read once (`event_call`), and a call that is not of a public endpoint of `blocks` or that Gradio
+    would answer with a bare error is refused with its one-line reason. Gradio's api_visibility="private" hides an
+    event from the API's description and from gradio_client, but the named routes call it all the same (by name, or
+    by the fn_index of their body); the page calls its events through the queue, by number."""
 
     def __init__(self, app, blocks):
         self.app, self.blocks = app, blocks
 
-    def public(self):
-        """{name: the event} of the public endpoints."""
-        return {fn.api_name: fn for fn in self.blocks.fns.values() if fn.api_visibility == "public" and fn.fn}
-
     async def __call__(self, scope, receive, send):
-        post = scope["type"] == "http" and scope["method"] == "POST"
-        if post and self.QUEUE.search(scope["path"]):
-            return await self.queued(scope, receive, send)
-        route = post and self.ROUTE.search(scope["path"])
-        if not route:
-            return await self.app(scope, receive, send)
-        kind, name = route.groups()
-        public = self.public()
-        if name not in public:
-            return await answer_json(scope, receive, send, 404, f"no endpoint named {echo(name)}: the API has "
-                                                            f"{', '.join(sorted(public))}")
-        if kind not in ("call", "call/v2"):
-            return await self.app(scope, receive, send)
-        body, receive = await read_body(receive)
         try:
-            sent = json.loads(body)
-        except ValueError:
-            sent = None
-        wrong = (self.wrong_positional if kind == "call" else self.wrong_named)(name, public[name], sent)
-        if wrong:
-            return await answer_json(scope, receive, send, 422, wrong)
+            _, receive = await read_event_call(scope, receive, self.blocks)
+        except CallRefused as refused:
+            log.warning("refused: %s", refused.reason)
+            return await answer_json(scope, receive, send, refused.status, refused.reason)
         await self.app(scope, receive, send)
-
-    async def queued(self, scope, receive, send):
-        """A queued event (the page's, by number) sent fewer inputs than it has: refused, saying how many it takes."""
-        body, receive = await read_body(receive)
-        try:
-            sent = json.loads(body)
-            fn = self.blocks.fns.get(sent.get("fn_index"))
-        except (ValueError, AttributeError, TypeError):
-            return await self.app(scope, receive, send)  # Gradio says what is wrong with it
-        data = sent.get("data")
-        if fn is not None and isinstance(data, list) and len(data) < len(fn.inputs):
-            return await answer_json(scope, receive, send, 422, f"event {sent['fn_index']} ({fn.api_name}) takes "
-                                                            f"{len(fn.inputs)} inputs, got {len(data)}")
-        await self.app(scope, receive, send)
-
-    @staticmethod
-    def wrong_positional(name, fn, sent):
-        """What is wrong with the body of a call to /gradio_api/call/NAME ({"data": [arguments in order]}), or None
-        (a body Gradio itself explains)."""
-        data = sent.get("data") if isinstance(sent, dict) else None
-        names = fn.input_parameter_names or [f"argument {i + 1}" for i in range(len(fn.inputs))]
-        if isinstance(data, list) and len(data) < len(names):
-            return (f"/{name} takes {len(names)} arguments, in order: {', '.join(names)}; got {len(data)}. Send them "
-                    f"all, or name those you send in a call to /gradio_api/call/v2/{name} (the others take their "
-                    "defaults).")
-        return None
-
-    @staticmethod
-    def wrong_named(name, fn, sent):
-        """What is wrong with the body of a call to /gradio_api/call/v2/NAME ({"argument": value, ...}), or None:
-        Gradio answers a bare HTTP 500 to a body that is not an object, an unknown argument or one left out."""
-        parameters = [p for p in inspect.signature(fn.fn).parameters.values() if p.name != "request"]
-        takes = ", ".join(p.name if p.default is p.empty else f"{p.name}={p.default!r}" for p in parameters)
-        if not isinstance(sent, dict):
-            return f"/{name} takes a JSON object of named arguments ({takes}), got {echo(sent)}"
-        unknown = [key for key in sent if key not in {p.name for p in parameters}]
-        missing = [p.name for p in parameters if p.default is p.empty and p.name not in sent]
-        if unknown:
-            return f"/{name} has no argument {echo(unknown[0])}: it takes {takes}"
-        if missing:
-            return f"/{name} needs {', '.join(missing)}: it takes {takes}"
-        return None
 
 
 class PreparedAnswers:

@@ -190,6 +190,9 @@ def test_only_the_api_is_public(client, app_url):
             response = httpx.post(f"{app_url}gradio_api/{route}", json={"data": [[0] * 20_000]}, timeout=30)
             assert response.status_code == 404, (route, response.text)
     assert "the API has ablate, inspect, sample, translate" in response.json()["error"]
+    direct = httpx.post(f"{app_url}gradio_api/run/translate", json={"data": ["I see.", "greedy", 1, 1.0, 0, 0]},
+                        timeout=30)
+    assert direct.status_code == 404 and "join the queue" in direct.text  # queue(api_open=False): no run outside it
 
 
 TEXT = '"I see the cat."'

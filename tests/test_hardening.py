@@ -28,8 +28,9 @@ from interpretability.attribution import source_attribution
 from interpretability.head_details import attention_module, head_attention
 from interpretability.inspection import source_ids
 from deploy.admission import ARRIVAL_S, HeavyAdmission
+from deploy.harden import harden
 from deploy.lane import Busy, DeadlineExceeded, Lane, check_deadline
-from deploy.routes import BodyLimit, PreparedAnswers, PublicRoutesOnly, Refusal, compression
+from deploy.routes import BodyLimit, CallRefused, PreparedAnswers, Refusal, compression, event_call
 from deploy.settings import SettingError, Settings
 from modeldir.device import pick_device
 from modeldir.directory import ModelDirectory, open_model
@@ -386,11 +387,17 @@ def test_a_named_call_missing_an_argument_is_told_what_it_takes(translator, tiny
     served = serve(translator, tiny_model_dir)
     with gr.Blocks() as demo:
         api.register(served)
-    fn = next(fn for fn in demo.fns.values() if fn.api_name == "ablate")
-    assert PublicRoutesOnly.wrong_named("ablate", fn, {"text": "hi"}) == (
-        "/ablate needs heads: it takes text, heads, beam=1")
-    assert PublicRoutesOnly.wrong_named("ablate", fn, ["hi"]).startswith("/ablate takes a JSON object")
-    assert PublicRoutesOnly.wrong_named("ablate", fn, {"text": "hi", "heads": []}) is None
+
+    def call(body, route="call/v2/ablate"):
+        return event_call(demo, f"/gradio_api/{route}", json.dumps(body))
+
+    with pytest.raises(CallRefused, match="/ablate needs heads: it takes text, heads, beam=1"):
+        call({"text": "hi"})
+    with pytest.raises(CallRefused, match="/ablate takes a JSON object of named arguments"):
+        call(["hi"])
+    assert call({"text": "hi", "heads": []}).arguments == ["hi", [], 1]
+    with pytest.raises(CallRefused, match="/ablate takes 3 arguments, in order: text, heads, beam; got 1"):
+        call({"data": ["hi"]}, "call/ablate")
 
 
 # --- One request type, parsed at the door --------------------------------------------------------------------------
@@ -408,3 +415,64 @@ def test_the_page_and_the_api_parse_one_request_type_alike(translator, tiny_mode
     for refuse in (translation.page_request, lambda *sent: api.request_argument(served, *sent)):
         with pytest.raises(gr.Error, match=f"beam must be a whole number in 1..{SERVER_MAX_BEAM}, got 9"):
             refuse("I see.", "beam", 9, 1.0, 0, 0)
+
+
+# --- One door for every route (issue 51) ----------------------------------------------------------------------------
+
+
+def page_and_api(served):
+    """The translation box, the heads tab and the API, hardened as app.py hardens them (`deploy.harden`)."""
+    with gr.Blocks() as demo:
+        box = translation.build(served, demo)
+        heads.build(served, box.text, box.decoding_controls)
+        arguments = harden(demo, served, Settings.from_environment({}), public=api.ENDPOINTS)
+        api.admit_page_events(demo, served)
+        api.register(served)
+    demo.queue()
+    events = {fn.api_name: index for index, fn in demo.fns.items()}
+    return demo, events, fastapi.FastAPI(middleware=arguments["app_kwargs"]["middleware"])
+
+
+def test_heavy_work_is_admitted_or_refused_at_the_door_by_every_route_and_counted_once(translator, tiny_model_dir):
+    """A beam search asked for by name (call, call/v2, run, api) or joining the queue by the public /translate's
+    index (an int, or a string Gradio reads as one) meets the same door: refused at once while the lane is full; once
+    let in, its place is counted once, when it reaches its handler."""
+    served = serve(translator, tiny_model_dir, heavy_waiting=0)
+    demo, events, app = page_and_api(served)
+    beam = [SENTENCE, "beam", 4, 1.0, 0, 0]
+    routes = [("call/translate", {"data": beam}), ("call/v2/translate", {"text": SENTENCE, "decoding": "beam"}),
+              ("run/translate", {"data": beam}), ("api/translate", {"data": beam})]
+    routes += [("queue/join", {"data": beam, "fn_index": index, "session_hash": "s"})
+               for index in (events["translate"], str(events["translate"]), float(events["translate"]))]
+    release = threading.Event()
+    holder = threading.Thread(target=served.heavy, args=(lambda: release.wait(10),))
+    with TestClient(gr.mount_gradio_app(app, demo, path="")) as client:
+        holder.start()
+        time.sleep(0.05)
+        try:
+            for route, body in routes:
+                refused = client.post(f"/gradio_api/{route}", json=body)
+                assert refused.status_code in (429, 503), (route, refused.text)
+                assert "The server is busy with heavy requests" in refused.json()["error"]
+        finally:
+            release.set()
+            holder.join(10)
+        answer = client.post("/gradio_api/run/translate", json={"data": beam})  # let in, run, its place given back
+        assert answer.status_code == 200 and answer.json()["data"] == [translator.translate(SENTENCE, beam=4)]
+    assert served.lane.admit(ARRIVAL_S) and not served.lane.admit(ARRIVAL_S)  # one place, free again, now taken
+
+
+def test_private_events_are_not_run_by_index_on_a_named_route(translator, tiny_model_dir):
+    """The named routes run their endpoint only: a body's fn_index naming a page event is refused (Gradio would run
+    that event, outside the queue), and so is an index that names no event. (The app's queue takes no direct runs at
+    all, `api_open=False`: test_app.py.)"""
+    served = serve(translator, tiny_model_dir)
+    demo, events, app = page_and_api(served)
+    with TestClient(gr.mount_gradio_app(app, demo, path="")) as client:
+        for route in ("run/translate", "api/sample"):
+            for index in (events["page_translate"], str(events["switch_heads_off"]), 9999, -1):
+                refused = client.post(f"/gradio_api/{route}", json={"data": [SENTENCE], "fn_index": index})
+                assert refused.status_code == 404 and "only, not event" in refused.json()["error"], refused.text
+        for index in (9999, -1, "x", None):
+            refused = client.post("/gradio_api/queue/join", json={"data": [], "fn_index": index, "session_hash": "s"})
+            assert refused.status_code == 404 and refused.json()["error"].startswith("no event"), refused.text
