@@ -5,6 +5,7 @@ answer of some size compressed (`compression`: Starlette's GZipMiddleware). A re
 (`Refusal`)."""
 
 import functools
+import html
 import inspect
 import json
 import logging
@@ -25,9 +26,11 @@ log = logging.getLogger(__name__)
 
 class Refusal(gr.Error):
     """A request refused, with its one-line reason for the client: logged as that one line (WARNING), never as a
-    traceback (Gradio prints one for every other error). Quote what the client sent with `inputs.checks.echo`."""
+    traceback (Gradio prints one for every other error). Quote what the client sent with `inputs.checks.echo`: its
+    "<" and "&" are escaped, since the page renders a message as HTML (a quoted link would be a link)."""
 
     def __init__(self, message):
+        message = html.escape(message, quote=False)
         super().__init__(message, print_exception=False)
         log.warning("refused: %s", message)
 

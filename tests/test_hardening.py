@@ -6,10 +6,12 @@ ones)."""
 
 import json
 import math
+import shutil
 import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 from pathlib import Path
 
 import fastapi
@@ -476,3 +478,32 @@ def test_private_events_are_not_run_by_index_on_a_named_route(translator, tiny_m
         for index in (9999, -1, "x", None):
             refused = client.post("/gradio_api/queue/join", json={"data": [], "fn_index": index, "session_hash": "s"})
             assert refused.status_code == 404 and refused.json()["error"].startswith("no event"), refused.text
+
+
+# --- Nothing from the address rendered on the page (issue 51) -------------------------------------------------------
+
+
+LINK = '<a href="https://evil.example/login" style="font-size:40px">Session expired: sign in again</a>'
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page's script")
+def test_the_urls_settings_reach_the_controls_only_as_values_they_offer():
+    """The page's load reads the sentence and settings from the address (`translation.FROM_URL`): a decoding that is
+    not a choice, or a number out of its control's range, leaves the control as it is, so Gradio never answers with a
+    message quoting it (which the page would render as HTML)."""
+    defaults = ["I love reading books.", "greedy", 4, 1.0, 0, 0]
+    script = (f"const fromUrl = new Function('location', 'return ' + {json.dumps(translation.FROM_URL)});"
+              "for (const search of JSON.parse(process.argv[1])) "
+              f"console.log(JSON.stringify(fromUrl({{search}})(...{json.dumps(defaults)})));")
+    searches = ["?" + urllib.parse.urlencode({"decoding": LINK}), "?beam=99&temperature=-1&top_k=2.5&seed=-3",
+                "?text=%3Cb%3Ehi%3C%2Fb%3E&decoding=beam&beam=8&temperature=0.5&top_k=50&seed=7"]
+    answers = subprocess.run(["node", "-e", script, json.dumps(searches)], capture_output=True, text=True, check=True,
+                             timeout=60).stdout.splitlines()
+    assert [json.loads(answer) for answer in answers] == [defaults, defaults, ["<b>hi</b>", "beam", 8, 0.5, 50, 7]]
+
+
+def test_a_refusal_quoting_html_shows_it_as_text(caplog):
+    """A refusal quotes what was sent; the page renders a message as HTML, so its tags are escaped."""
+    with pytest.raises(gr.Error) as refused:
+        translation.page_request("I see.", LINK, 4, 1.0, 0, 0)
+    assert "<a" not in refused.value.message and "&lt;a href=" in refused.value.message

@@ -34,16 +34,23 @@ EXAMPLES = [  # short enough to fit one row on a projector (1024 px)
     "The cat is sleeping.",
 ]
 DECODINGS = {"greedy": "Greedy", "beam": "Beam search", "sampling": "Sampling"}
+# What each decoding control takes: (lowest, highest, whole numbers only); the controls and the URL's values alike.
+CONTROL_RANGES = {"beam": (2, SERVER_MAX_BEAM, True), "temperature": (0.1, 3.0, False), "top_k": (0, 50, True),
+                  "seed": (0, 2**53 - 1, True)}
 # The page's load, in the browser: the box and the decoding controls as the URL's query string says (page.js writes
-# it: text, decoding, beam, temperature, top_k, seed), else as they are.
+# it: text, decoding, beam, temperature, top_k, seed), each value one its control offers, else as they are: a value
+# Gradio refuses comes back as a message the page renders as HTML.
 FROM_URL = """(text, decoding, beam, temperature, topK, seed) => {
-  const query = new URLSearchParams(location.search), number = (name, value) => {
-    const given = Number(query.get(name));
-    return query.has(name) && Number.isFinite(given) ? given : value;
+  const choices = CHOICES, ranges = RANGES, query = new URLSearchParams(location.search);
+  const number = (name, value) => {
+    const given = Number(query.get(name)), [low, high, whole] = ranges[name];
+    const offered = Number.isFinite(given) && low <= given && given <= high && (!whole || Number.isInteger(given));
+    return query.has(name) && offered ? given : value;
   };
-  return [query.get("text") ?? text, query.get("decoding") ?? decoding, number("beam", beam),
+  const chosen = query.get("decoding");
+  return [query.get("text") ?? text, choices.includes(chosen) ? chosen : decoding, number("beam", beam),
           number("temperature", temperature), number("top_k", topK), number("seed", seed)];
-}"""
+}""".replace("CHOICES", json.dumps(list(DECODINGS))).replace("RANGES", json.dumps(CONTROL_RANGES))
 # An experiment's inputs, in the browser (every experiment event's js=): the sentence and decoding settings of the
 # translation the page shows (the store's, webapp/store.js), not the box or controls changed since; "" (nothing to
 # run on) before a translation. The controls a decoding does not use keep their values (in range for the sliders).
@@ -210,13 +217,14 @@ def decoding_controls():
     with gr.Row(equal_height=False):
         decoding = gr.Radio([(name, value) for value, name in DECODINGS.items()], value="greedy", label="Decoding",
                             elem_id="decoding", scale=1)
-        beam = gr.Slider(2, SERVER_MAX_BEAM, value=4, step=1, label="Beam width (for beam search)", interactive=False,
-                         visible=False, elem_id="beam", scale=1)
+        beam = gr.Slider(*CONTROL_RANGES["beam"][:2], value=4, step=1, label="Beam width (for beam search)",
+                         interactive=False, visible=False, elem_id="beam", scale=1)
     with gr.Row(equal_height=False):
-        temperature = gr.Slider(0.1, 3.0, value=1.0, step=0.1, label="Temperature (for sampling)", interactive=False,
-                                visible=False, elem_id="temperature")
-        top_k = gr.Slider(0, 50, value=0, step=1, label="Top-k (for sampling; 0: all tokens)", interactive=False,
-                          visible=False, elem_id="top-k-sampling")
+        temperature = gr.Slider(*CONTROL_RANGES["temperature"][:2], value=1.0, step=0.1,
+                                label="Temperature (for sampling)", interactive=False, visible=False,
+                                elem_id="temperature")
+        top_k = gr.Slider(*CONTROL_RANGES["top_k"][:2], value=0, step=1, label="Top-k (for sampling; 0: all tokens)",
+                          interactive=False, visible=False, elem_id="top-k-sampling")
         seed = gr.Number(0, precision=0, minimum=0, label="Seed (for sampling)", interactive=False, visible=False,
                          elem_id="seed")
     return [decoding, beam, temperature, top_k, seed]
