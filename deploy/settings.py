@@ -73,7 +73,6 @@ class Settings:
     inspections_mb: int  # memory of the recent translations kept for the experiments (`webapp.served`)
     payloads_mb: int  # memory of the translations' payloads kept until their pages fetch them (gzip JSON)
     body_mb: int  # the largest request body accepted
-    upload_mb: int  # the largest file Gradio's upload route accepts (the app takes none)
 
     def serving(self):
         """The arguments of `webapp.served.ServedModel` these settings give."""
@@ -101,7 +100,7 @@ class Settings:
                    sessions=_whole(environ, "MAX_SESSIONS", 256, MIN_SESSIONS),
                    inspections_mb=_whole(environ, "INSPECTIONS_MB", 32, 1),
                    payloads_mb=_whole(environ, "PAYLOADS_MB", 8, 1),
-                   body_mb=_whole(environ, "MAX_BODY_MB", 1, 1), upload_mb=_whole(environ, "MAX_UPLOAD_MB", 1, 0))
+                   body_mb=_whole(environ, "MAX_BODY_MB", 1, 1))
 
 
 def settings_or_exit(default_model_dir, program="app.py"):

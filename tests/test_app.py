@@ -33,9 +33,9 @@ def translator(tiny_model_dir):
 
 @pytest.fixture(scope="module")
 def app(tiny_model_dir):
-    """`python app.py` on the tiny model, with small upload and body limits (test_the_app_refuses_uploads...), stopped
-    as a service manager stops it: a clean stop, and no traceback printed in all the module's tests."""
-    with start_app(tiny_model_dir, MAX_UPLOAD_MB="1", MAX_BODY_MB="2") as app:
+    """`python app.py` on the tiny model, with a small body limit (test_the_app_refuses_uploads_and_large_bodies...),
+    stopped as a service manager stops it: a clean stop, and no traceback printed in all the module's tests."""
+    with start_app(tiny_model_dir, MAX_BODY_MB="2") as app:
         yield app
     assert app.returncode == 0 and "Traceback" not in app.output, app.output[-3000:]  # SIGTERM: a clean stop
 
@@ -243,11 +243,11 @@ def test_inspect_answers_json(client, translator):
     assert all(len(step) <= 3 for step in answer["candidates"])
 
 
-def test_the_app_refuses_uploads_over_its_limit_and_compresses_its_answers(app):
-    """The module's app runs with MAX_UPLOAD_MB=1 and MAX_BODY_MB=2 (the `app` fixture)."""
-    big = httpx.post(app.url + "gradio_api/upload", files={"files": ("a.txt", b"x" * 1_500_000)}, timeout=60)
-    assert big.status_code == 413  # Gradio's max_file_size
-    huge = httpx.post(app.url + "gradio_api/upload", content=b"x" * 3_000_000, timeout=60)
+def test_the_app_refuses_uploads_and_large_bodies_and_compresses_its_answers(app):
+    """The module's app runs with MAX_BODY_MB=2 (the `app` fixture)."""
+    small = httpx.post(app.url + "gradio_api/upload", files={"files": ("a.txt", b"x")}, timeout=60)
+    assert small.status_code == 404 and "takes no files" in small.text  # NoUploads: the app takes none
+    huge = httpx.post(app.url + "gradio_api/call/v2/translate", content=b"x" * 3_000_000, timeout=60)
     assert huge.status_code == 413 and "request body over 2 MB" in huge.text  # BodyLimit, before Gradio reads it
     config = httpx.get(app.url + "config", headers={"Accept-Encoding": "gzip"}, timeout=60)
     assert config.headers.get("content-encoding") == "gzip"

@@ -337,7 +337,7 @@ def test_a_wrong_setting_is_one_line_naming_it(environ, message):
 def test_the_settings_default_to_the_documented_limits():
     settings = Settings.from_environment({"MODEL_DEVICE": "cpu"})
     assert (settings.batch_size, settings.heavy_slots, settings.heavy_budget, settings.heavy_waiting) == (16, 1, 30, 4)
-    assert (settings.body_mb, settings.upload_mb, settings.sessions, settings.inspections_mb) == (1, 1, 256, 32)
+    assert (settings.body_mb, settings.sessions, settings.inspections_mb) == (1, 256, 32)
     assert settings.payloads_mb == 8 and Settings.from_environment({"PAYLOADS_MB": "2"}).payloads_mb == 2
 
 
@@ -507,3 +507,29 @@ def test_a_refusal_quoting_html_shows_it_as_text(caplog):
     with pytest.raises(gr.Error) as refused:
         translation.page_request("I see.", LINK, 4, 1.0, 0, 0)
     assert "<a" not in refused.value.message and "&lt;a href=" in refused.value.message
+
+
+# --- No uploads (issue 51) ------------------------------------------------------------------------------------------
+
+
+def test_no_file_comes_in_at_any_size_and_none_is_left_on_disk(translator, tiny_model_dir, tmp_path, monkeypatch):
+    """The app takes no files: every upload (Gradio's upload route, a multipart body to a server function, a
+    chunked one) is refused before it is read, so none waits on disk for Gradio's hourly cleanup."""
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path))
+    served = serve(translator, tiny_model_dir)
+    demo, _, app = page_and_api(served)
+
+    def chunks():
+        yield b"--x\r\nContent-Disposition: form-data; name=\"files\"; filename=\"a.txt\"\r\n\r\n"
+        yield b"x" * 500_000
+
+    with TestClient(gr.mount_gradio_app(app, demo, path="")) as client:
+        for size in (0, 1, 900_000):
+            refused = client.post("/gradio_api/upload", files={"files": ("a.txt", b"x" * size)})
+            assert refused.status_code == 404 and refused.json() == {"error": "this app takes no files"}
+        refused = client.post("/gradio_api/component_server", files={"data": ("a.txt", b"x")})
+        assert refused.status_code == 404
+        refused = client.post("/gradio_api/upload", content=chunks(),
+                              headers={"content-type": "multipart/form-data; boundary=x"})
+        assert refused.status_code == 404
+    assert not [path for path in tmp_path.rglob("*") if path.is_file()]
