@@ -3,8 +3,11 @@
 there at once (`HeavyAdmission`), and gives the place back to the lane when it reaches its handler."""
 
 import functools
+import logging
 
 from .routes import CallRefused, answer_json, read_event_call
+
+log = logging.getLogger(__name__)
 
 ARRIVAL_S = 5.0  # a call let in at the door is expected at its handler within this (Gradio's queue, a loaded machine)
 
@@ -42,8 +45,9 @@ class HeavyAdmission:
         except CallRefused:
             call = None  # what is wrong with it, `routes.PublicRoutesOnly` says
         if call is not None and self.heavy(call) and not self.served.lane.admit(ARRIVAL_S):
-            status = 429 if call.route == "join" else 503
-            return await answer_json(scope, receive, send, status, self.served.busy_message("the heavy lane is full"))
+            status, reason = 429 if call.route == "join" else 503, self.served.busy_message("the heavy lane is full")
+            log.warning("refused: %s", reason)
+            return await answer_json(scope, receive, send, status, reason)
         await self.app(scope, receive, send)
 
     @staticmethod

@@ -56,61 +56,49 @@ def make_private(demo, reserved=()):
 
 
 def check_inputs(demo):
-    """Each private event of `demo` refuses what its page never sends, before its handler runs: a number that is not
-    finite (Gradio's bounds let NaN through), and a list of choices naming one twice (Gradio checks that each is a
-    choice, not how many: 20,000 copies of one dimension cost 14 s of CPU to draw). Returns how many it guards."""
+    """Each private event of `demo` answers an error its inputs cause in its handler (a TypeError, ValueError,
+    LookupError or AttributeError: a value of the wrong shape that the door's checks, `input_refusal`, let through)
+    with a one-line `Refusal`, not Gradio's `{"error": null}` and a traceback in the log. Returns how many it
+    guards."""
     guarded = 0
     for fn in demo.fns.values():
-        checks = [_check_for(component) for component in fn.inputs]
-        if fn.fn is None or fn.api_visibility == "public" or not any(checks) or _has_special_arguments(fn.fn):
-            continue
-        fn.fn = _checked(fn.fn, checks)
-        guarded += 1
+        if fn.fn is not None and fn.api_visibility != "public":
+            fn.fn = _refusing(fn.fn, fn.api_name)
+            guarded += 1
     return guarded
 
 
-def _check_for(component):
-    label = getattr(component, "label", None) or getattr(component, "elem_id", None) or type(component).__name__
-    if isinstance(component, (gr.Number, gr.Slider)):
-        return functools.partial(_finite, label)
-    if isinstance(component, gr.CheckboxGroup) or (isinstance(component, gr.Dropdown) and component.multiselect):
-        return functools.partial(_each_once, label)
-    return None
-
-
-def _finite(label, value):
-    if isinstance(value, numbers.Real) and not isinstance(value, bool) and not math.isfinite(value):
-        raise Refusal(f"{label}: must be a finite number, got {echo(value)}")
-
-
-def _each_once(label, value):
-    if isinstance(value, (list, tuple)) and len(set(map(repr, value))) != len(value):
-        raise Refusal(f"{label}: each choice at most once, got {len(value)} with repeats")
-
-
-def _has_special_arguments(fn):
-    """Whether Gradio fills some argument of `fn` itself (a gr.Request, event data, progress): then the inputs do
-    not line up with the arguments one to one, and `_checked` would check the wrong ones."""
-    try:
-        parameters = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return True
-    special = (gr.Request, gr.EventData, gr.Progress)
-    return any(isinstance(p.default, gr.Progress)
-               or (isinstance(p.annotation, type) and issubclass(p.annotation, special))
-               or (isinstance(p.annotation, str) and re.search(r"Request|Data|Progress", p.annotation))
-               for p in parameters)
-
-
-def _checked(fn, checks):
+def _refusing(fn, name):
     @functools.wraps(fn)  # Gradio reads the signature: __wrapped__ keeps it
-    def checked(*args):
-        for check, value in zip(checks, args):
-            if check is not None:
-                check(value)
-        return fn(*args)
+    def refusing(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (TypeError, ValueError, LookupError, AttributeError) as e:
+            raise Refusal(f"{name} cannot use what was sent: {type(e).__name__}: {echo(str(e), 80)}") from e
 
-    return checked
+    return refusing
+
+
+OFFERED = (gr.Radio, gr.Dropdown, gr.CheckboxGroup, gr.Slider, gr.Number)  # components whose values Gradio checks
+
+
+def input_refusal(component, value):
+    """Why the page's `component` would not take `value`, or None: a number that is not finite (Gradio's bounds let
+    NaN through), a list of choices naming one twice (Gradio checks that each is a choice, not how many: 20,000
+    copies of one dimension cost 14 s of CPU to draw), or a value Gradio itself refuses (not a choice, out of range),
+    said here in one line rather than by Gradio with a traceback in the log."""
+    label = getattr(component, "label", None) or getattr(component, "elem_id", None) or type(component).__name__
+    if not isinstance(component, OFFERED):
+        return None
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and not math.isfinite(value):
+        return f"{label}: must be a finite number, got {echo(value)}"
+    if isinstance(value, (list, tuple)) and len(set(map(repr, value))) != len(value):
+        return f"{label}: each choice at most once, got {len(value)} with repeats"
+    try:
+        component.preprocess(value)
+    except Exception:  # Gradio's words quote the value unescaped, with its type
+        return f"{label}: not a value it offers, got {echo(value)}"
+    return None
 
 
 class CallRefused(Exception):
@@ -145,12 +133,7 @@ def event_call(blocks, path, body):
     named, joins = NAMED_ROUTE.search(path), QUEUE_JOIN.search(path)
     if not (named or joins):
         return None
-    try:
-        sent = json.loads(body)
-    except RecursionError:
-        raise CallRefused(400, "the request body is nested too deeply to read") from None
-    except ValueError:
-        sent = None
+    sent = read_json(body)
     if joins:
         if not isinstance(sent, dict):
             raise CallRefused(422, f"the request body must be a JSON object, got {echo(body[:20])}")
@@ -173,6 +156,17 @@ def event_call(blocks, path, body):
     return EventCall(route, index, fn, positional_arguments(name, fn, sent))
 
 
+def read_json(body):
+    """The JSON value of a request's body, None for one that is not JSON; a `CallRefused` (400) for one nested too
+    deeply for Python to read (json.loads raises RecursionError, which Gradio answered with a bare 500)."""
+    try:
+        return json.loads(body)
+    except RecursionError:
+        raise CallRefused(400, "the request body is nested too deeply to read") from None
+    except ValueError:
+        return None
+
+
 def event_index(value):
     """An event's index as Gradio reads it from a body (an int, or a string or float that is one); None otherwise."""
     if isinstance(value, bool):
@@ -192,6 +186,9 @@ def queued_arguments(index, fn, sent):
                                f"got {echo(data)}")
     if len(data) < len(fn.inputs):
         raise CallRefused(422, f"event {index} ({fn.api_name}) takes {len(fn.inputs)} inputs, got {len(data)}")
+    for component, value in zip(fn.inputs, data):
+        if refusal := input_refusal(component, value):
+            raise CallRefused(422, html.escape(f"event {index} ({fn.api_name}): {refusal}", quote=False))
     return data
 
 
@@ -273,13 +270,20 @@ class PreparedAnswers:
             return await self.app(scope, receive, send)
         body, receive = await read_body(receive)
         try:
-            asked = json.loads(body)
-            block = self.blocks.blocks.get(asked.get("component_id"))
-            answer = getattr(getattr(block, str(asked.get("fn_name")), None), "answer", None)
-        except (ValueError, AttributeError, TypeError):
-            answer = None
+            asked = read_json(body)
+            block = self.blocks.blocks.get(asked.get("component_id")) if isinstance(asked, dict) else None
+            server_function = getattr(block, str(asked.get("fn_name")), None) if block else None
+        except (CallRefused, TypeError) as e:  # an id JSON has but a dict cannot hold (a list)
+            server_function = e
+        if not getattr(server_function, "_is_server_fn", False):
+            reason = (server_function.reason if isinstance(server_function, CallRefused) else
+                      "component_server takes a JSON object naming a component_id and the fn_name of its server "
+                      "function: no such function")
+            log.warning("refused: %s", reason)
+            return await answer_json(scope, receive, send, 404, reason)
+        answer = getattr(server_function, "answer", None)
         if answer is None:
-            return await self.app(scope, receive, send)  # another server function, or Gradio says what is wrong
+            return await self.app(scope, receive, send)  # another server function: Gradio runs it
         accepted = dict(scope["headers"]).get(b"accept-encoding", b"").decode("latin-1")
         await answer(asked.get("data"), accepted)(scope, receive, send)
 

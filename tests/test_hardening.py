@@ -533,3 +533,34 @@ def test_no_file_comes_in_at_any_size_and_none_is_left_on_disk(translator, tiny_
                               headers={"content-type": "multipart/form-data; boundary=x"})
         assert refused.status_code == 404
     assert not [path for path in tmp_path.rglob("*") if path.is_file()]
+
+
+# --- Malformed bodies and events: 4xx and one line (issue 51) -------------------------------------------------------
+
+
+def test_a_malformed_body_or_event_gets_a_4xx_and_one_line(translator, tiny_model_dir, caplog):
+    """A body nested 100,000 deep (RecursionError in json.loads: a bare 500 before), a value the page's control does
+    not offer (Gradio refused it with a traceback in the log and its words, HTML included, in a toast), an unknown
+    component: each a 4xx with one line. A handler meeting a value of the wrong shape refuses it in one line."""
+    served = serve(translator, tiny_model_dir)
+    demo, events, app = page_and_api(served)
+    nested = "[" * 100_000 + "]" * 100_000
+    with TestClient(gr.mount_gradio_app(app, demo, path="")) as client:
+        for route, body in [("call/translate", '{"data": ' + nested + "}"), ("call/v2/translate", nested),
+                            ("queue/join", '{"fn_index": 0, "data": ' + nested + "}"),
+                            ("component_server", '{"data": ' + nested + "}")]:
+            refused = client.post(f"/gradio_api/{route}", content=body, headers={"content-type": "application/json"})
+            assert 400 <= refused.status_code < 500 and "\n" not in refused.json()["error"], (route, refused.text)
+        join = {"data": [SENTENCE, LINK, 4, 1.0, 0, 0], "fn_index": events["page_translate"], "session_hash": "s"}
+        refused = client.post("/gradio_api/queue/join", json=join)
+        assert refused.status_code == 422 and "Decoding: not a value it offers" in refused.json()["error"]
+        assert "<a" not in refused.json()["error"]
+        refused = client.post("/gradio_api/component_server", json={"component_id": 10**6, "fn_name": "payload",
+                                                                   "session_hash": "s", "data": None})
+        assert refused.status_code == 404 and "no such function" in refused.json()["error"]
+    controls_for = next(fn.fn for fn in demo.fns.values() if fn.api_name == "decoding_controls_for")
+    with pytest.raises(gr.Error) as wrong_shape:
+        controls_for(None)
+    assert wrong_shape.value.print_exception is False
+    assert wrong_shape.value.message.startswith("decoding_controls_for cannot use what was sent: KeyError")
+    assert all(record.exc_info is None for record in caplog.records)
