@@ -328,6 +328,7 @@ def test_starts_without_a_model_and_says_how_to_train_one(tmp_path):
         url = app.url
         page_config = httpx.get(url + "config", timeout=10).text
         assert "No model loaded" in page_config and "python -m training.train" in page_config
+        assert str(tmp_path) not in page_config and "no_model: no such model directory" in page_config
         italian, status = connect(url).predict("Hello", api_name="/translate")
         assert italian == "" and "No model loaded" in status
     assert f"{tmp_path / 'no_model'}: no such model directory" in app.output

@@ -78,7 +78,8 @@ def translate(served, text: str, decoding: str = "greedy", beam: int = 4, temper
               seed: int = 0) -> str:
     """English -> Italian, the translation only (the page's translation of the same text and settings). `decoding`:
     "greedy", "beam" (with `beam`, the width, 1-8) or "sampling" (with `temperature` 0.01-100, `top_k` (0: all
-    tokens) and `seed`: the same seed gives the same translation)."""
+    tokens) and `seed`: the same seed gives the same translation). A text longer than the model reads is translated
+    from its beginning, as on the page; /inspect's `input.truncated` says whether it was cut."""
     request = request_argument(served, text, decoding, beam, temperature, top_k, seed)
     if not request.text.strip():
         return ""
