@@ -4,6 +4,7 @@ full and stopped at its budget (attribution's float32 copy too), nothing kept pe
 refusal one line. The whole app's limits on uploads and bodies are met in test_app.py (its app runs with small
 ones)."""
 
+import contextlib
 import json
 import math
 import shutil
@@ -423,6 +424,20 @@ def test_the_page_and_the_api_parse_one_request_type_alike(translator, tiny_mode
 # --- One door for every route (issue 51) ----------------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def heavy_lane_held(served):
+    """The heavy lane's slot taken, until the block ends, by a request that waits for it."""
+    release = threading.Event()
+    holder = threading.Thread(target=served.heavy, args=(lambda: release.wait(10),))
+    holder.start()
+    time.sleep(0.05)
+    try:
+        yield
+    finally:
+        release.set()
+        holder.join(10)
+
+
 def page_and_api(served):
     """The translation box, the heads tab and the API, hardened as app.py hardens them (`deploy.harden`)."""
     with gr.Blocks() as demo:
@@ -447,19 +462,12 @@ def test_heavy_work_is_admitted_or_refused_at_the_door_by_every_route_and_counte
               ("run/translate", {"data": beam}), ("api/translate", {"data": beam})]
     routes += [("queue/join", {"data": beam, "fn_index": index, "session_hash": "s"})
                for index in (events["translate"], str(events["translate"]), float(events["translate"]))]
-    release = threading.Event()
-    holder = threading.Thread(target=served.heavy, args=(lambda: release.wait(10),))
     with TestClient(gr.mount_gradio_app(app, demo, path="")) as client:
-        holder.start()
-        time.sleep(0.05)
-        try:
+        with heavy_lane_held(served):
             for route, body in routes:
                 refused = client.post(f"/gradio_api/{route}", json=body)
                 assert refused.status_code in (429, 503), (route, refused.text)
                 assert "The server is busy with heavy requests" in refused.json()["error"]
-        finally:
-            release.set()
-            holder.join(10)
         answer = client.post("/gradio_api/run/translate", json={"data": beam})  # let in, run, its place given back
         assert answer.status_code == 200 and answer.json()["data"] == [translator.translate(SENTENCE, beam=4)]
     assert served.lane.admit(ARRIVAL_S) and not served.lane.admit(ARRIVAL_S)  # one place, free again, now taken
