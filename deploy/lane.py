@@ -67,8 +67,9 @@ class Lane:
     arrival (each freed slot goes to the longest waiting). `lane.run(fn, budget)` runs `fn()` once a slot is free,
     with a deadline `budget` seconds after the call (waiting included): `Busy` at once if the line is full or the
     lane is closed (`close`), `Busy` if no slot freed within the budget, `DeadlineExceeded` from inside the model if
-    `fn` runs past it (`stop_at_deadline`), `Busy` if the lane is closed while `fn` runs. A full line refused at once keeps a burst of heavy requests from holding
-    the threads (and the Gradio concurrency slots) that light requests need."""
+    `fn` runs past it (`stop_at_deadline`), `Busy` if the lane is closed while `fn` runs. A full line refused at
+    once keeps a burst of heavy requests from holding the threads (and the Gradio concurrency slots) that light
+    requests need."""
 
     def __init__(self, slots=1, max_waiting=None):
         if slots < 1:

@@ -32,7 +32,7 @@ from interpretability.head_details import attention_module, head_attention
 from interpretability.inspection import source_ids
 from deploy.admission import ARRIVAL_S, HeavyAdmission
 from deploy.harden import harden
-from deploy.lane import Busy, DeadlineExceeded, Lane, check_deadline
+from deploy.lane import Busy, Lane, check_deadline
 from deploy.routes import BodyLimit, CallRefused, PreparedAnswers, Refusal, compression, event_call
 from deploy.settings import SettingError, Settings
 from modeldir.device import pick_device

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from inputs.checks import SERVER_MAX_BEAM
-from inputs.request import one_line, parse_request  # one_line: the tabs and the notebook read text as the box does
+from inputs.request import one_line, parse_request  # noqa: F401 (one_line: the tabs read text as the box does)
 from interpretability import input_report
 from inputs.language import check_language
 from transformer.tokenizer import EOS
