@@ -573,3 +573,21 @@ def test_a_malformed_body_or_event_gets_a_4xx_and_one_line(translator, tiny_mode
     assert wrong_shape.value.print_exception is False
     assert wrong_shape.value.message.startswith("decoding_controls_for cannot use what was sent: KeyError")
     assert all(record.exc_info is None for record in caplog.records)
+
+
+# --- The GPU path, prepared (issue 51) ------------------------------------------------------------------------------
+
+
+def test_the_gpu_check_runs_its_steps_on_the_cpu_with_dry_run(tiny_model_dir, toy_corpus, tmp_path):
+    """bench.gpu_check, which measures the GPU path on a lent GPU, runs every step on the CPU with --dry-run: the app
+    started, its translations compared with the CPU's, latencies, throughput, the trainer; its JSON says it is a dry
+    run."""
+    out = tmp_path / "gpu_check.json"
+    subprocess.run([sys.executable, "-m", "bench.gpu_check", "--dry-run", "--model", str(tiny_model_dir), "--data",
+                    str(toy_corpus[1]), "--out", str(out)], cwd=ROOT, check=True, capture_output=True, timeout=300)
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert result["dry_run"] is True and result["device"] == "cpu"
+    assert result["agreement"] == {"sentences": 6, "equal": 6, "near_tie": 0, "different": 0}  # float32 both sides
+    assert result["greedy_p50_ms"] > 0 and result["beam4_p50_ms"] > 0
+    assert [row["clients"] for row in result["throughput"]] == [1, 16]
+    assert result["trainer"]["target_tokens_per_s"] > 0 and 0 < result["trainer"]["share_of_bf16_peak"]
