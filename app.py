@@ -15,26 +15,24 @@ from deploy import process
 
 on_gpu = process.prepare()  # before torch and Gradio are imported, and before anything is allocated
 
-import torch  # noqa: E402
+import torch
 
-from deploy.settings import settings_or_exit  # noqa: E402
+from deploy.settings import settings_or_exit
 
 SETTINGS = settings_or_exit(default_model_dir=Path(__file__).parent / "assets" / "model")  # before Gradio: 3 s
 torch.set_num_threads(SETTINGS.threads)  # 1 by default: a batch, a heavy request and Gradio's loop share the cores
 
-import gradio as gr  # noqa: E402
+import gradio as gr  # after the environment it reads
 
-from deploy.harden import harden  # noqa: E402
-from modeldir.directory import open_model  # noqa: E402
-from transformer import ModelLoadError  # noqa: E402
-from webapp import api, no_model, translation  # noqa: E402
-from webapp.page_script import PAGE_SCRIPT  # noqa: E402
-from webapp.served import ServedModel  # noqa: E402
-from webapp.style import CSS  # noqa: E402
-from webapp.tabs import (attention, heads, how_it_learned, inside_head, model_card, model_map,  # noqa: E402
-                         positions, steps)
-from webapp.texts import INTRO  # noqa: E402
-
+from deploy.harden import harden
+from modeldir.directory import open_model
+from modeldir.loading import ModelLoadError
+from webapp import api, no_model, translation
+from webapp.page_script import PAGE_SCRIPT
+from webapp.served import ServedModel
+from webapp.style import CSS
+from webapp.tabs import attention, heads, how_it_learned, inside_head, model_card, model_map, positions, steps
+from webapp.texts import INTRO
 
 try:
     served = ServedModel(open_model(SETTINGS.model_dir, dtype=SETTINGS.dtype, device=SETTINGS.device),

@@ -8,12 +8,12 @@ import numpy as np
 import torch
 
 from modeldir.device import fast_cpu_dtype
+from modeldir.loading import DTYPES
 from training.data import read_tsv
 from transformer.tokenizer import load_tokenizer, train_tokenizer
-from transformer.translator import DTYPES
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository
-DATA_DIR = ROOT.parent / "shared" / "data" / "en-it"  # ../shared/data/en-it seen from the repository
+DATA_DIR = ROOT / "data" / "en-it"  # what `python -m training.prepare_data` writes
 
 
 def default_path(*candidates):
@@ -46,7 +46,8 @@ def parse_timing_args(parser, argv):
     """`parser.parse_args(argv)`, refused with one line when --data has no default here and none was given."""
     args = parser.parse_args(argv)
     if args.data is None:
-        parser.error("--data is required (no ../shared/data/en-it/test-tatoeba.tsv here)")
+        parser.error("--data is required (no data/en-it/test-tatoeba.tsv here: "
+                     "python -m training.prepare_data writes it)")
     return args
 
 

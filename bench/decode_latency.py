@@ -6,7 +6,7 @@ search, with and without the decoder's key/value cache, in one run.
 (about a minute on 2 idle cores with the cpu-config model; e.g. `--sentences 10` for a smoke run).
 
 Sentences: the first `--sentences` distinct English sentences of 6-15 words in `--data` (default
-../shared/data/en-it/test-tatoeba.tsv). Model: `--model DIR`, else assets/model, else runs/cpu/model; if none
+data/en-it/test-tatoeba.tsv). Model: `--model DIR`, else assets/model, else runs/cpu/model; if none
 exists, a randomly initialised model of `--config` (default cpu) with a tokenizer learnt quickly from the
 training data (or `--tokenizer`). A random model's outputs run to other lengths than a trained model's (often to
 the length cap), so its latencies are only indicative; the output says so. `bench.model_shapes` times untrained
@@ -28,12 +28,23 @@ import time
 
 import torch
 
-from bench.common import (DATA_DIR, ROOT, add_sentence_timing_arguments, default_path, get_tokenizer,
-                          parse_timing_args, percentile, print_json, print_table, read_pairs, set_threads)
+from bench.common import (
+    DATA_DIR,
+    ROOT,
+    add_sentence_timing_arguments,
+    default_path,
+    get_tokenizer,
+    parse_timing_args,
+    percentile,
+    print_json,
+    print_table,
+    read_pairs,
+    set_threads,
+)
+from modeldir.loading import DTYPES, WEIGHTS
 from training.configs import load_config, model_config
 from transformer import Translator
 from transformer.model import Transformer
-from transformer.translator import DTYPES, WEIGHTS
 
 GOAL_GREEDY_P50_MS = 20.0  # the shipped model's budget, with at most 60 MB on disk (bench.model_shapes)
 

@@ -4,7 +4,7 @@ each setting of the two rules that guard against it (no repeated n-grams; beam s
     python -m bench.long_inputs --threads 2
     python -m bench.long_inputs --model assets/model --no-repeat 0 3 4 6 --alpha 0.6 1.0 1.5
 
-Data: `--data` (default ../shared/data/en-it/dev-news.tsv: 502 news sentences, about four times longer than the
+Data: `--data` (default data/en-it/dev-news.tsv: 502 news sentences, about four times longer than the
 Tatoeba sentences the model learnt from). For each setting: sacreBLEU and chrF, the outputs with fewer than half
 as many words as their source ("short"), and the outputs in which some three-word sequence occurs three times or
 more ("looping": runaway repetition). Greedy runs once per `--no-repeat` value; beam search (`--beam`) once per
@@ -34,7 +34,8 @@ def parse_args(argv=None):
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = default)")
     args = p.parse_args(argv)
     if not args.data:
-        p.error("no --data given and ../shared/data/en-it/dev-news.tsv does not exist")
+        p.error("no --data given and data/en-it/dev-news.tsv does not exist "
+                "(python -m training.prepare_data writes it)")
     return args
 
 

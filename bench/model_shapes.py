@@ -23,20 +23,27 @@ wider and deeper models. A few seconds a shape on 2 cores. The last line of the 
 import argparse
 import tempfile
 import time
-from dataclasses import asdict, fields, replace
+from dataclasses import asdict, fields
 from pathlib import Path
 
 import torch
 
-from bench.common import (add_sentence_timing_arguments, parse_timing_args, percentile, print_json, print_table,
-                          refuse_missing, set_threads)
+from bench.common import (
+    add_sentence_timing_arguments,
+    parse_timing_args,
+    percentile,
+    print_json,
+    print_table,
+    refuse_missing,
+    set_threads,
+)
 from bench.decode_latency import GOAL_GREEDY_P50_MS, select_sentences
 from modeldir.directory import save_model_dir
+from modeldir.loading import DTYPES, WEIGHTS, checked_config
 from transformer import Translator
 from transformer.decoding import decode_token_by_token
 from transformer.model import Transformer, TransformerConfig
 from transformer.tokenizer import EOS_ID, pad_sequences
-from transformer.translator import DTYPES, WEIGHTS
 
 GOAL_SIZE_MB = 60.0
 
@@ -95,7 +102,7 @@ def shape_configs(reference, shapes):
     for shape in shapes:
         written = ",".join(f"{k}={v}" for k, v in shape.items())
         try:
-            configs.append((written, replace(reference, **shape)))
+            configs.append((written, checked_config({**asdict(reference), **shape})))
         except ValueError as e:
             raise SystemExit(f"python -m bench.model_shapes: --shape {written}: {e}") from None
     return configs

@@ -70,7 +70,8 @@ def parse_args(argv=None):
     p.add_argument("--quick", action="store_true", help="smoke run: 2 steps, 5,000 pairs, 1024^3 matmul")
     args = p.parse_args(argv)
     if args.data is None:
-        p.error("--data is required (no ../shared/data/en-it/train.tsv here)")
+        p.error("--data is required (no data/en-it/train.tsv here: "
+                "python -m training.prepare_data writes it)")
     if args.quick:
         args.steps = args.steps or 2
         args.limit_pairs = min(args.limit_pairs, 5_000)

@@ -9,7 +9,7 @@ where the shorter sequences would be, before any hours of training are spent on 
     python -m bench.vocab_split
     python -m bench.vocab_split --sizes 8256 16256 32256 --data D/test-tatoeba.tsv D/dev-news.tsv
 
-`--train` (default: train.tsv, train-extra.tsv and train-docs.tsv of ../shared/data/en-it) is what each new
+`--train` (default: train.tsv, train-extra.tsv and train-docs.tsv of data/en-it) is what each new
 vocabulary is learnt from, both languages together as `training.train` learns one; a size equal to the model's
 tells how much of any difference is the data rather than the size. About 25 s in all with the defaults
 (6–8 s to learn each vocabulary). The last line of the output is a JSON summary.

@@ -3,8 +3,7 @@
 from starlette.middleware import Middleware
 
 from .admission import HeavyAdmission
-from .routes import (BodyLimit, NoUploads, PreparedAnswers, PublicRoutesOnly, check_inputs, compression,
-                     make_private)
+from .routes import BodyLimit, NoUploads, PreparedAnswers, PublicRoutesOnly, check_inputs, compression, make_private
 from .settings import MEGABYTE
 
 

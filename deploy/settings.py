@@ -11,7 +11,7 @@ import torch
 
 from inputs.checks import echo
 from modeldir.device import fast_dtype, pick_device
-from transformer.translator import DTYPES
+from modeldir.loading import DTYPES
 
 MEGABYTE = 1024 * 1024
 # Gradio drops a session even while its event is queued or running, whose caller then gets no answer: keep at least
@@ -24,7 +24,7 @@ class SettingError(ValueError):
 
 
 def serving_dtype(device, batch_size):
-    """The precision to serve in on `device` (`transformer.translator.DTYPES`' names). On a CPU that decodes
+    """The precision to serve in on `device` (`modeldir.loading.DTYPES`' names). On a CPU that decodes
     concurrent requests together (`batch_size` > 1), float32: batched float16 is no faster per sentence there (no
     float16 arithmetic: 16.5 ms per sentence in batches of 16 against 13.2 alone) and a batch's answer may differ from
     the lone call's (1 test sentence of 160), while batched float32 takes 5.3 ms per sentence against 14.1 alone,
@@ -64,7 +64,7 @@ class Settings:
     model_dir: Path | str  # a directory, or a Hub id user/name
     device: object  # a torch.device
     batch_size: int  # concurrent light translations decoded together
-    dtype: str  # the model's precision, a name of transformer.translator.DTYPES
+    dtype: str  # the model's precision, a name of modeldir.loading.DTYPES
     threads: int  # torch threads per operation
     heavy_slots: int  # heavy computations at once
     heavy_budget: float  # seconds a heavy request may take from its arrival, its wait included

@@ -2,14 +2,12 @@
 
 import sys
 
-from transformer.translator import ModelLoadError
-
 
 def run_cli(main):
     """Run `main()`; a data, model or file-system error becomes `error: ...` on stderr and exit status 1."""
     try:
         main()
-    except (ModelLoadError, ValueError) as e:
+    except ValueError as e:  # modeldir.loading.ModelLoadError too
         print(f"error: {e}", file=sys.stderr)
         sys.exit(1)
     except OSError as e:  # a file that cannot be read or written: its name and why, e.g. "Read-only file system"

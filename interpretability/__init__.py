@@ -7,8 +7,8 @@ logits (`internals`).
 
 from .beam_trace import BeamTrace, beam_trace
 from .head_details import HeadDetails, head_details
+from .inspection import InputReport, Inspection, embedding_norms, input_report, inspect, positional_encoding
 from .internals import Internals
-from .inspection import Inspection, InputReport, embedding_norms, input_report, inspect, positional_encoding
 
 __all__ = ["BeamTrace", "HeadDetails", "Inspection", "InputReport", "beam_trace", "embedding_norms", "head_details",
            "input_report", "inspect", "positional_encoding", "Internals"]

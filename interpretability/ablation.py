@@ -13,9 +13,8 @@ import copy
 
 import torch
 
-from transformer.model import head_grid
-
 from .head_details import head_attention
+from .kinds import head_grid
 
 
 def every_head(cfg):

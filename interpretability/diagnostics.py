@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from transformer.model import ATTENTION_KINDS
 from transformer.tokenizer import BYTE_TOKEN, EOS
+
+from .kinds import ATTENTION_KINDS
 
 WORD_START = "▁"  # the tokenizer's mark on a token that starts a word ("▁cat"); transformer/tokenizer.py
 

@@ -20,9 +20,10 @@ import torch
 import torch.nn.functional as F
 
 from inputs.checks import check_whole_number, echo
-from transformer.model import ATTENTION_KINDS, causal_mask, padding_mask
+from transformer.model import causal_mask, padding_mask
 
 from .inspection import token_ids
+from .kinds import ATTENTION_KINDS
 
 ALL_QUERIES = "all"  # head_details' query for every query token at once
 

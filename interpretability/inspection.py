@@ -13,12 +13,13 @@ import torch
 import torch.nn.functional as F
 
 from inputs.checks import check_decoding, check_text, check_whole_number, echo
-from transformer.decoding import Sampling, teacher_forced_logits, tempered_distribution
-from transformer.model import ATTENTION_KINDS, recording_attention, sinusoidal_positional_encoding
+from transformer.decoding import Sampling, apply_decoding_rules, tempered_distribution
+from transformer.model import recording_attention, sinusoidal_positional_encoding
 from transformer.tokenizer import BOS_ID, BYTE_TOKEN, EOS, UNK, decode
 
 from .beam_trace import BeamTrace, beam_trace
 from .internals import Internals, recording_internals
+from .kinds import ATTENTION_KINDS
 
 # Inputs longer than this many tokens are far longer than the sentences the shipped model learnt from (Tatoeba's
 # English: median 7 tokens, 99% under 17, 99.9% under 35), and it translates them worse (bench/long_inputs.py).
@@ -98,7 +99,7 @@ def inspect(translator, text, beam=1, top_k=5, generated=None, sampling=None):
         memory, src_mask = translator.model.encode(src)
         logits = translator.model.decode(tgt, memory, src_mask)
     logits = teacher_forced_logits(logits, tgt, translator.no_repeat_ngram)  # (T, V): what decoding chose from
-    tempered = [] if sampling is None else candidates(translator.tokenizer, 
+    tempered = [] if sampling is None else candidates(translator.tokenizer,
         tempered_distribution(logits, sampling.temperature, sampling.top_k), top_k)
     stack = lambda kind: torch.stack([m[0] for m in recorded.maps(kind)]).float().cpu().numpy()  # (layers, heads, Tq, Tk)
     return Inspection(
@@ -115,6 +116,16 @@ def inspect(translator, text, beam=1, top_k=5, generated=None, sampling=None):
         beam_trace=trace,
         internals=internals_seen.internals(translator.tokenizer, source, target, logits),
     )
+
+
+def teacher_forced_logits(logits, tgt, no_repeat_ngram=0):
+    """The logits (1, T, V) of one teacher-forced pass over `tgt` (1, T) as decoding sees them: (T, V) float32,
+    row t with the rules of `apply_decoding_rules` for the prefix tgt[:, :t + 1], so that its distribution is the
+    one a decoder that wrote that prefix chose from."""
+    logits = logits[0].float()  # (T, V)
+    for t in range(logits.size(0)):
+        apply_decoding_rules(logits[t : t + 1], tgt[:, : t + 1], no_repeat_ngram)
+    return logits
 
 
 def candidates(tokenizer, probs, top_k):

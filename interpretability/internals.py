@@ -139,7 +139,7 @@ class RecordedInternals:
 
     def internals(self, tokenizer, source, target, logits):
         """The `Internals` of the pass over `source` and `target` (token ids, as the encoder and decoder read them);
-        `logits` (T, V): its output layer's, as decoding chose from them (`decoding.teacher_forced_logits`)."""
+        `logits` (T, V): its output layer's, as decoding chose from them (`inspection.teacher_forced_logits`)."""
         model, seen = self.model, self.seen
         passes = dict(zip(STACKS, seen[model.positional_encoding]))  # encode, then decode: (inputs, output) each
         embedded = {"encoder": model.src_embed.embedding, "decoder": model.tgt_embed.embedding}

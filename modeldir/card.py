@@ -12,17 +12,29 @@ metadata.
 """
 
 import argparse
-import json
 import re
 from numbers import Real
 from pathlib import Path
 
 from inputs.command_line import run_cli
-from transformer.model import Transformer, TransformerConfig
-from transformer.translator import CONFIG
+from transformer.model import Transformer
 
-from .files import (ALL_LENGTHS, AS_GIVEN, LOSS_CURVE, METRICS, MODEL_CARD, REFERENCE_SNAPSHOTS, SNAPSHOTS,
-                    is_hub_repo_id, read_history, read_metrics, read_notes, scores, write_atomic)
+from .files import (
+    ALL_LENGTHS,
+    AS_GIVEN,
+    LOSS_CURVE,
+    METRICS,
+    MODEL_CARD,
+    REFERENCE_SNAPSHOTS,
+    SNAPSHOTS,
+    is_hub_repo_id,
+    read_history,
+    read_metrics,
+    read_notes,
+    scores,
+    write_atomic,
+)
+from .loading import read_config
 
 UNKNOWN = "?"
 # The trained weights' licence: share-alike, as the training data that asks for it (OLDI Seed, MT-GenEval, CoCoA-MT,
@@ -329,7 +341,7 @@ def write_model_card(model_dir, repo_id=None):
     """Write the Hub model card, README.md, into `model_dir` from its config.json, metrics.json and notes.md (what
     the export and `training.evaluate --record` do, and `python -m modeldir.card DIR`); returns its path."""
     model_dir = Path(model_dir)
-    cfg = TransformerConfig.from_dict(json.loads((model_dir / CONFIG).read_text(encoding="utf-8")))
+    cfg = read_config(model_dir)
     metrics = read_metrics(model_dir / METRICS)
     parameters = metrics.get("parameters")
     if not _is_number(parameters):

@@ -3,7 +3,7 @@
 A CUDA GPU when there is one, else the CPU. On a GPU, bfloat16 where it computes in it natively (compute capability
 8.0 and later: Ampere, Hopper), float16 on older GPUs (their tensor cores have float16, and bfloat16 is emulated).
 On a CPU, one sentence at a time, float16 where PyTorch has vectorised float16 kernels, else float32
-(docs/benchmarks.md#why-float16-helps-on-this-cpu). Precisions are named as in `transformer.translator.DTYPES`.
+(docs/benchmarks.md#why-float16-helps-on-this-cpu). Precisions are named as in `modeldir.loading.DTYPES`.
 """
 
 import platform

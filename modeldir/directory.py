@@ -8,14 +8,27 @@ from pathlib import Path
 import torch
 from safetensors.torch import save_file
 
-from inputs.checks import echo
 from inputs.text import CheckedTranslator
-from transformer.translator import CONFIG, DTYPES, TOKENIZER, WEIGHTS, tied_weight_names
 
 from .card import write_model_card
 from .device import fast_dtype, pick_device
-from .files import (HEAD_IMPORTANCE, LOSS_CURVE, METRICS, NOTES, REFERENCE_SNAPSHOTS, SNAPSHOTS, find_model_dir,
-                    read_head_importance, read_history, read_loss_curve, read_metrics, read_notes, write_metrics)
+from .files import (
+    HEAD_IMPORTANCE,
+    LOSS_CURVE,
+    METRICS,
+    NOTES,
+    REFERENCE_SNAPSHOTS,
+    SNAPSHOTS,
+    find_model_dir,
+    read_head_importance,
+    read_history,
+    read_loss_curve,
+    read_metrics,
+    read_notes,
+    write_metrics,
+)
+from .loading import CONFIG, TOKENIZER, WEIGHTS, check_dtype, load_checked, tied_weight_names
+from .seen import WORD_COUNTS, WordCounts, read_word_counts
 
 
 def save_model_dir(model, tokenizer, model_dir, dtype=torch.float16, metrics=None):
@@ -51,6 +64,7 @@ class ModelDirectory:
     history: dict | None = None  # its own training history (training_snapshots.json)
     reference_history: dict | None = None  # a from-scratch run of the same architecture (from_scratch_snapshots.json)
     loss_curve: Path | None = None
+    word_counts: WordCounts | None = None  # how many training pairs held each word (word_counts.json.gz)
     problems: list = field(default_factory=list)
 
     def read_optional(self, name, reader, empty=None):
@@ -70,10 +84,9 @@ def open_model(name, dtype=None, device=None):
     default float32 on a CPU, the fastest precision on a GPU), with its optional files."""
     device = pick_device(device)
     dtype = dtype or ("float32" if device.type == "cpu" else fast_dtype(device))
-    if dtype not in DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {echo(dtype)}")
+    check_dtype(dtype)  # before a Hub repository is fetched
     path = find_model_dir(name)
-    directory = ModelDirectory(CheckedTranslator.load(path, dtype, device), path)
+    directory = ModelDirectory(load_checked(CheckedTranslator, path, dtype, device), path)
     directory.metrics = directory.read_optional(METRICS, lambda path: read_metrics(path / METRICS), {})
     directory.notes = directory.read_optional(NOTES, read_notes, "")
     directory.head_importance = directory.read_optional(HEAD_IMPORTANCE, read_head_importance)
@@ -81,4 +94,5 @@ def open_model(name, dtype=None, device=None):
     directory.reference_history = directory.read_optional(
         REFERENCE_SNAPSHOTS, lambda path: read_history(path, REFERENCE_SNAPSHOTS))
     directory.loss_curve = directory.read_optional(LOSS_CURVE, read_loss_curve)
+    directory.word_counts = directory.read_optional(WORD_COUNTS, read_word_counts)
     return directory

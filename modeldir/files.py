@@ -13,8 +13,9 @@ import re
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from transformer.model import TransformerConfig, head_grid
-from transformer.translator import CONFIG, ModelLoadError
+from interpretability.kinds import head_grid
+
+from .loading import CONFIG, ModelLoadError, read_config
 
 METRICS = "metrics.json"
 LOSS_CURVE = "loss_curve.png"
@@ -146,7 +147,7 @@ def read_head_importance(model_dir):
         return None
     try:
         importance = json.loads(path.read_text(encoding="utf-8"))
-        cfg = TransformerConfig.from_dict(json.loads((Path(model_dir) / CONFIG).read_text(encoding="utf-8")))
+        cfg = read_config(model_dir)
     except (ValueError, TypeError, OSError) as e:  # bad JSON or UTF-8 (ValueError), an unreadable config
         raise ValueError(f"{path}: cannot read it with the model's {CONFIG}: {e}") from e
     if not isinstance(importance, dict) or not isinstance(importance.get("drop"), dict):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+
 from helpers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,6 +5,7 @@ import json
 import os
 
 import pytest
+
 from helpers import toy_pairs, write_tsv
 
 
@@ -81,9 +82,9 @@ def deep_model_dir(toy_corpus, tmp_path_factory):
     """The tiny config with 2 encoder and 3 decoder layers: layer radios that change with the kind of attention. Its
     head_importance.json (distinct drops: the Heads tab's importance heatmap tells its cells apart) has made-up
     numbers, so that the page shows the heatmap without a `training.head_importance` run."""
+    from interpretability.kinds import head_grid
     from training.configs import CONFIGS
     from transformer import Translator
-    from transformer.model import head_grid
 
     model, train = CONFIGS["tiny"]
     out = tmp_path_factory.mktemp("deep_run")

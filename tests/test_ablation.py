@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from helpers import make_model
-from transformer import Translator
+from interpretability import head_details, inspect
 from interpretability.ablation import ablate_heads, ablated, every_head
 from interpretability.head_details import attention_module
-from interpretability import head_details, inspect
+from transformer import Translator
 
 TEXT = "they love the city."
 MAPS = {"encoder": "encoder_attention", "decoder": "decoder_attention", "cross": "cross_attention"}

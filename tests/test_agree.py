@@ -3,8 +3,8 @@
 import pytest
 
 from helpers import write_tsv
-from training.recipes.agree import keep_agreeing, main, references_by_english
 from training.data import read_tsv
+from training.recipes.agree import keep_agreeing, main, references_by_english
 
 REFERENCES = [
     ("Good morning.", "Buongiorno."),

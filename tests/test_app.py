@@ -8,9 +8,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
+
 from app_helpers import start_app
 from helpers import hub_cache, toy_pairs
-
 from webapp.texts import PAYLOAD_MISSING
 
 gradio_client = pytest.importorskip("gradio_client")
@@ -24,9 +24,9 @@ def connect(url):
 @pytest.fixture(scope="module")
 def translator(tiny_model_dir):
     """The library's translator as the app runs it, on the app's default MODEL_DEVICE in its default MODEL_DTYPE."""
-    from modeldir.device import pick_device
-    from inputs.text import CheckedTranslator
     from deploy.settings import serving_dtype
+    from inputs.text import CheckedTranslator
+    from modeldir.device import pick_device
 
     return CheckedTranslator.load(tiny_model_dir, dtype=serving_dtype(pick_device(), 16))
 
@@ -361,3 +361,16 @@ def test_ablate_endpoint_switches_heads_off(client, translator):
         client.predict("I see the cat.", ["cross layer 1"], api_name="/ablate")
     with pytest.raises(gradio_client.exceptions.AppError, match="its cross heads are L1..L1 H1..H2"):
         client.predict("I see the cat.", ["cross L1 H9"], api_name="/ablate")
+
+
+def test_the_pages_modules_are_served_as_javascript_and_nothing_beside_them(app_url):
+    """webapp.page_script serves the page's `.js` modules as files (the browser imports them), not the Python beside
+    them."""
+    from webapp.page_script import MODULES, module_url
+
+    for module in MODULES:
+        answer = httpx.get(app_url + module_url(module), timeout=60)
+        assert answer.status_code == 200 and "javascript" in answer.headers["content-type"], module.name
+        assert answer.text == module.read_text(encoding="utf-8")
+    beside = MODULES[0].with_name("views.py")
+    assert httpx.get(app_url + module_url(beside), timeout=60).status_code == 403

@@ -6,11 +6,11 @@ import re
 from pathlib import Path
 
 import gradio as gr
-from web_helpers import served_translator, translator_in_each_precision  # noqa: F401
 
+from web_helpers import mounted, served_translator, translator_in_each_precision  # noqa: F401
 from webapp.attention_kinds import ATTENTION_KINDS
 from webapp.tabs import attention
-from webapp.views import MOUNT, VIEWS_JS
+from webapp.views import MOUNT
 
 SCRIPT = Path(attention.__file__).with_suffix(".js").read_text(encoding="utf-8")
 
@@ -25,8 +25,7 @@ def test_the_tab_is_one_view_drawn_in_the_browser_with_no_python_event(served):
     demo, view = built(served)
     assert isinstance(view, gr.HTML) and view.elem_id == "attention-view"
     assert not demo.fns  # no event: nothing asks the server after the translation
-    assert view.js_on_load.startswith(VIEWS_JS)  # the shared helpers, then the tab's own script
-    assert view.js_on_load.endswith(SCRIPT)
+    assert mounted(view) == (Path(attention.__file__).with_suffix(".js"), [])  # the tab's module, asking nothing
     assert view.html_template == MOUNT  # the markup is the script's: one place
     for elem_id in ("attention-controls", "attention-heatmap", "attention-overview"):  # other tests find them
         assert f'id="{elem_id}"' in SCRIPT

@@ -11,12 +11,19 @@ import numpy as np
 import pytest
 import torch
 
-from transformer import Translator
-from interpretability.attribution import (METHODS, average_ranks, float32_model, path_points, raw_attributions,
-                                     source_attribution, spearman)
-from transformer.tokenizer import EOS, EOS_ID
 from interpretability import inspect
+from interpretability.attribution import (
+    METHODS,
+    average_ranks,
+    float32_model,
+    path_points,
+    raw_attributions,
+    source_attribution,
+    spearman,
+)
 from interpretability.inspection import token_ids
+from transformer import Translator
+from transformer.tokenizer import EOS, EOS_ID
 
 SENTENCE = "they love the city."
 

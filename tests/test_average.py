@@ -9,7 +9,8 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from modeldir.directory import open_model
-from training.recipes.average import average_weights, last_step, main as average_main, record_up_to
+from training.recipes.average import average_weights, last_step, record_up_to
+from training.recipes.average import main as average_main
 from training.train import main as train_main
 
 

@@ -9,10 +9,10 @@ import torch
 import torch.nn.functional as F
 
 from helpers import make_model, random_sequences, suppress_eos
+from interpretability import beam_trace, inspect
+from interpretability.beam_trace import BeamStep, BeamTrace, beam_steps
 from transformer.decoding import beam_search, length_penalty
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, decode, pad_sequences
-from interpretability.beam_trace import BeamStep, BeamTrace, beam_steps
-from interpretability import beam_trace, inspect
 
 SENTENCES = ["I see the cat.", "they want the water.", "the cat and the dog.", "I eat the house the car the water."]
 

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from browser_helpers import (
     WAIT,
     at_tab,
@@ -23,9 +24,8 @@ from browser_helpers import (
     title,
     translate,
 )
-
 from interpretability import inspect
-from transformer.model import head_grid
+from interpretability.kinds import head_grid
 
 
 @pytest.fixture(scope="module")
@@ -231,6 +231,9 @@ def test_each_group_of_choices_is_one_tab_stop_and_the_arrows_choose(page):
 
 def test_heads_to_switch_off_are_a_grid_one_row_per_layer(page):
     page.get_by_role("tab", name="Heads: switch off").click()
+    # measured once the importance view (a module, loaded as the tab opens) is drawn above the grid, not while it
+    # pushes the grid down between two measurements
+    expect(page.locator("#head-importance .importance-map canvas").first).to_be_visible(timeout=WAIT)
     boxes = {(layer, head): page.locator("#off-decoder").get_by_text(f"L{layer} H{head}", exact=True).bounding_box()
              for layer in (1, 2, 3) for head in (1, 2)}
     for layer in (1, 2, 3):

@@ -7,9 +7,9 @@ import re
 
 import numpy as np
 import pytest
-from browser_helpers import WAIT, choose, expect, no_error_shown, option, page_point, translate
 from PIL import Image
 
+from browser_helpers import WAIT, choose, expect, no_error_shown, option, page_point, translate
 from interpretability import inspect
 
 SENTENCE = "they want the book."

@@ -9,8 +9,8 @@ import re
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from browser_helpers import WAIT, expect, new_page, open_app, translate
 
+from browser_helpers import WAIT, expect, new_page, open_app, translate
 from interpretability import head_details, inspect
 from webapp.texts import PAYLOAD_MISSING
 from webapp.tokens import output_tokens

@@ -6,7 +6,6 @@ drawn in the page; a new translation clears it there."""
 import math
 
 from browser_helpers import WAIT, expect, joins, server_requests, translate
-
 from interpretability import inspect
 from interpretability.ablation import ablated
 from interpretability.diagnostics import head_diagnostics

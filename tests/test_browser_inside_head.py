@@ -8,8 +8,8 @@ import json
 import re
 
 import pytest
-from browser_helpers import WAIT, expect, new_page, no_error_shown, open_tab, translate
 
+from browser_helpers import WAIT, expect, new_page, no_error_shown, open_tab, translate
 from interpretability import head_details, inspect
 
 VIEW = "#inside-head .inside-head"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from browser_helpers import WAIT, expect, no_error_shown, open_tab, translate
 
+from browser_helpers import WAIT, expect, no_error_shown, open_tab, translate
 from interpretability import inspect
 from transformer import model as transformer_model
 

@@ -8,8 +8,8 @@ import re
 import httpx
 import numpy as np
 import pytest
-from browser_helpers import WAIT, expect, new_page, open_tab, server_requests, translate
 
+from browser_helpers import WAIT, expect, new_page, open_tab, server_requests, translate
 from interpretability import embedding_norms, inspect, positional_encoding
 
 VIEW = "#positional-encoding .positions-view"

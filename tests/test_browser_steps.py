@@ -8,8 +8,8 @@ import statistics
 
 import numpy as np
 import pytest
-from browser_helpers import WAIT, choose_decoding, expect, joins, no_error_shown, server_requests, translate
 
+from browser_helpers import WAIT, choose_decoding, expect, joins, no_error_shown, server_requests, translate
 from interpretability import beam_trace, inspect
 from interpretability.attribution import source_attribution
 from transformer import Sampling

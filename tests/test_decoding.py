@@ -7,8 +7,7 @@ import pytest
 import torch
 
 from helpers import make_model, random_sequences, suppress_eos, tiny_config, toy_pairs
-from transformer.decoding import beam_search, generate, greedy_decode, max_output_lengths
-from transformer.decoding import KVCache
+from transformer.decoding import KVCache, beam_search, generate, greedy_decode, max_output_lengths
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, pad_sequences
 
 # Toy-corpus sentences plus a few the tiny model never saw, so outputs are not all perfect copies.

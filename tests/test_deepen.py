@@ -6,12 +6,13 @@ from dataclasses import asdict
 
 import pytest
 import torch
-from helpers import make_model, run_module
 
+from helpers import make_model, run_module
 from modeldir.card import training_markdown
 from modeldir.directory import open_model
 from training.configs import load_config, model_config
-from training.recipes.deepen import deepen, main as deepen_main
+from training.recipes.deepen import deepen
+from training.recipes.deepen import main as deepen_main
 from training.train import main as train_main
 from transformer.model import Transformer
 from transformer.tokenizer import BOS_ID, EOS_ID

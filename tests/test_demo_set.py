@@ -7,11 +7,20 @@ import json
 import re
 
 import pytest
-from helpers import toy_pairs
 
 from bench.common import DATA_DIR
-from training.demo_set import (SETS, DemoSentence, changes, contains_words, main, missing_requirements,
-                               parse_required, read_demo_set, score_demo_set)
+from helpers import toy_pairs
+from training.demo_set import (
+    SETS,
+    DemoSentence,
+    changes,
+    contains_words,
+    main,
+    missing_requirements,
+    parse_required,
+    read_demo_set,
+    score_demo_set,
+)
 
 DEMO_DIR = SETS["demo"].parent
 KINDS = {"greeting", "ml", "nlp", "numbers", "travel", "food", "news"}
@@ -161,7 +170,7 @@ def comparable(text):
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
-@pytest.mark.skipif(not DATA_DIR.is_dir(), reason="needs ../shared/data/en-it")
+@pytest.mark.skipif(not DATA_DIR.is_dir(), reason="needs data/en-it (python -m training.prepare_data)")
 def test_no_demo_sentence_is_in_a_test_or_dev_set(demo_sets):
     held = set()
     for name in ("test-tatoeba.tsv", "dev.tsv", "dev-news.tsv"):

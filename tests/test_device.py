@@ -4,8 +4,8 @@ bfloat16 or float16 there, and the CPU path as it always was."""
 import pytest
 import torch
 
-from modeldir.directory import open_model
 from modeldir.device import fast_cpu_dtype, fast_dtype, pick_device
+from modeldir.directory import open_model
 from transformer.model import Transformer
 
 

@@ -4,9 +4,8 @@ numbers and names, and the real tiny model's maps give numbers in range."""
 import numpy as np
 import pytest
 
-from interpretability import Inspection
+from interpretability import Inspection, inspect
 from interpretability.diagnostics import BROAD, head_diagnostics, is_punctuation
-from interpretability import inspect
 
 SOURCE = ["▁I", "▁see", "▁the", "▁cat", ".", "</s>"]
 TARGET = ["<s>", "▁io", "▁vedo", "▁il", "▁gatto", "."]  # as many as the source: a permutation fits

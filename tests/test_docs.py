@@ -8,6 +8,7 @@ After files change length, `python tests/test_docs.py` prints the README's readi
 counts, and `python tests/test_docs.py --write` puts it into README.md.
 """
 
+import ast
 import json
 import re
 import sys
@@ -283,6 +284,33 @@ def test_a_range_that_drifted_from_the_benchmarks_is_found():
     benchmarks = "took 37–44 ms; **105.9 kB**; 8.5–9.8"
     assert in_benchmarks("37–44", benchmarks) and in_benchmarks("106", benchmarks)
     assert not in_benchmarks("14–18", benchmarks) and not in_benchmarks("105", benchmarks)
+
+
+
+# ---- The translations the docs' code examples promise ----
+
+TRANSLATE_EXAMPLE = re.compile(r"^(?P<code>.*\.translate\(.*\))\s+# (?P<said>['\"\[].*)$")
+
+
+def translation_examples():
+    """(doc, code, the output its comment says) of every line of a doc's code that calls `.translate(` and says
+    what comes out as a Python literal."""
+    for doc in (README, ROOT / "docs" / "api.md"):
+        for line in doc.read_text(encoding="utf-8").splitlines():
+            match = TRANSLATE_EXAMPLE.match(line.strip())
+            if match:
+                yield doc.name, match["code"], match["said"]
+
+
+def test_the_docs_translation_examples_say_what_the_shipped_model_writes():
+    from transformer import Translator
+
+    examples = list(translation_examples())
+    assert len(examples) >= 3  # the README's line and api.md's
+    tr = Translator.load(MODEL)
+    for doc, code, said in examples:
+        code = re.sub(r'Translator\.load\("assets/model"\)', "tr", code)
+        assert eval(code, {"tr": tr}) == ast.literal_eval(said), f"{doc}: {code}"
 
 
 if __name__ == "__main__":

@@ -6,8 +6,8 @@ import shutil
 import pytest
 
 from helpers import toy_pairs, write_tsv
-from training.evaluate import LENGTH_BUCKETS, VARIANTS, length_bucket_name, main, scores_by_length, typed_as
 from modeldir.files import read_metrics, scores
+from training.evaluate import LENGTH_BUCKETS, VARIANTS, length_bucket_name, main, scores_by_length, typed_as
 
 
 def test_typed_variants_of_an_english_sentence():

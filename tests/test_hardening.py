@@ -24,21 +24,22 @@ from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
+from deploy.admission import ARRIVAL_S, HeavyAdmission
+from deploy.harden import harden
+from deploy.lane import Busy, Lane, check_deadline
+from deploy.routes import BodyLimit, CallRefused, PreparedAnswers, Refusal, compression, event_call
+from deploy.settings import SettingError, Settings
 from inputs.checks import ECHO_CHARACTERS, MAX_BEAM, SERVER_MAX_BEAM, check_sampling, check_whole_number, echo
 from inputs.request import Request, parse_request
 from interpretability import inspect
 from interpretability.attribution import source_attribution
 from interpretability.head_details import attention_module, head_attention
 from interpretability.inspection import source_ids
-from deploy.admission import ARRIVAL_S, HeavyAdmission
-from deploy.harden import harden
-from deploy.lane import Busy, Lane, check_deadline
-from deploy.routes import BodyLimit, CallRefused, PreparedAnswers, Refusal, compression, event_call
-from deploy.settings import SettingError, Settings
 from modeldir.device import pick_device
 from modeldir.directory import ModelDirectory, open_model
 from transformer import Sampling, Translator
 from webapp import api, translation
+from webapp.page_script import module_import
 from webapp.served import Recent, ServedModel, inspection_bytes
 from webapp.tabs import heads
 from webapp.tabs.heads import parse_head_name
@@ -497,13 +498,17 @@ LINK = '<a href="https://evil.example/login" style="font-size:40px">Session expi
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page's script")
 def test_the_urls_settings_reach_the_controls_only_as_values_they_offer():
-    """The page's load reads the sentence and settings from the address (`translation.FROM_URL`): a decoding that is
-    not a choice, or a number out of its control's range, leaves the control as it is, so Gradio never answers with a
-    message quoting it (which the page would render as HTML)."""
+    """The page's load reads the sentence and settings from the address (`translation.FROM_URL`, which calls
+    translation.js's `fromUrl` with the choices and ranges the controls offer): a decoding that is not a choice, or a
+    number out of its control's range, leaves the control as it is, so Gradio never answers with a message quoting it
+    (which the page would render as HTML). The event's own script is run, its module imported from the file."""
     defaults = ["I love reading books.", "greedy", 4, 1.0, 0, 0]
-    script = (f"const fromUrl = new Function('location', 'return ' + {json.dumps(translation.FROM_URL)});"
-              "for (const search of JSON.parse(process.argv[1])) "
-              f"console.log(JSON.stringify(fromUrl({{search}})(...{json.dumps(defaults)})));")
+    from_file = translation.FROM_URL.replace(module_import(translation.SCRIPT),
+                                             f"import({json.dumps(translation.SCRIPT.resolve().as_uri())})")
+    assert from_file != translation.FROM_URL
+    script = (f"const fromUrl = {from_file};"
+              "(async () => { for (const search of JSON.parse(process.argv[1])) { globalThis.location = {search}; "
+              f"console.log(JSON.stringify(await fromUrl(...{json.dumps(defaults)}))); }} }})();")
     searches = ["?" + urllib.parse.urlencode({"decoding": LINK}), "?beam=99&temperature=-1&top_k=2.5&seed=-3",
                 "?text=%3Cb%3Ehi%3C%2Fb%3E&decoding=beam&beam=8&temperature=0.5&top_k=50&seed=7"]
     answers = subprocess.run(["node", "-e", script, json.dumps(searches)], capture_output=True, text=True, check=True,

@@ -9,10 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from interpretability import HeadDetails
-from transformer import Translator
+from interpretability import HeadDetails, head_details, inspect
 from interpretability.head_details import ALL_QUERIES, HeadQueries, attention_module, capture_attention
-from interpretability import head_details, inspect
+from transformer import Translator
 
 MAPS = {"encoder": "encoder_attention", "decoder": "decoder_attention", "cross": "cross_attention"}
 

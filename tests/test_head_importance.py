@@ -7,11 +7,12 @@ import shutil
 import pytest
 import sacrebleu
 
-from training.data import read_tsv
-from training.head_importance import main
-from transformer import Translator, TransformerConfig
 from interpretability.ablation import ablated
 from modeldir.files import HEAD_IMPORTANCE, read_head_importance
+from modeldir.loading import read_config
+from training.data import read_tsv
+from training.head_importance import main
+from transformer import Translator
 
 LIMIT = 20
 
@@ -34,7 +35,7 @@ def bleu_of(translator, pairs):
 def test_the_file_has_a_drop_per_head_of_each_kind(measured):
     model_dir, _ = measured
     importance = json.loads((model_dir / HEAD_IMPORTANCE).read_text(encoding="utf-8"))
-    cfg = TransformerConfig.from_dict(json.loads((model_dir / "config.json").read_text(encoding="utf-8")))
+    cfg = read_config(model_dir)
     layers = {"encoder": cfg.n_encoder_layers, "decoder": cfg.n_decoder_layers, "cross": cfg.n_decoder_layers}
     assert set(importance["drop"]) == set(layers)
     for kind, table in importance["drop"].items():

@@ -18,7 +18,7 @@ from helpers import tiny_config
 from interpretability import inspect
 from interpretability.ablation import ablated, every_head, head_grid
 from interpretability.diagnostics import head_diagnostics
-from web_helpers import changed_indices, chips, plain, served_translator  # noqa: F401 (fixture: served)
+from web_helpers import changed_indices, chips, mounted, plain, served_translator  # noqa: F401 (fixture: served)
 from webapp.attention_kinds import ATTENTION_KINDS
 from webapp.payload import map_json
 from webapp.tabs import heads
@@ -103,8 +103,8 @@ def test_no_event_of_the_tab_runs_on_a_translation(served):
     assert triggers == [("ablate", "click")]
     for view_id in ("head-diagnostics", "ablation-result"):
         view = next(b for b in demo.blocks.values() if b.elem_id == view_id)
-        script = view.js_on_load
-        assert script.index("const store = ") < script.index("const stepPanel") < script.index(".heads-off-view")
+        assert mounted(view) == (ROOT / "webapp" / "tabs" / "heads.js", [])  # both views: the one module
+        assert ".step-controls" in view.css_template  # the step panel's look, with the module heads.js imports
     assert "plotly" not in (ROOT / "webapp" / "tabs" / "heads.js").read_text(encoding="utf-8")
 
 

@@ -76,7 +76,7 @@ def test_a_model_without_metrics_still_gets_a_valid_card(tiny_model_dir, tmp_pat
 LOAD_FROM_HUB = """
 import json, sys
 from modeldir.directory import open_model
-from transformer import ModelLoadError
+from modeldir.loading import ModelLoadError
 directory = open_model(sys.argv[1])
 try:
     open_model("someone/not-cached")
@@ -103,7 +103,7 @@ def test_a_hub_repo_id_loads_from_the_cache_offline(tiny_model_dir, tmp_path):
 @pytest.mark.parametrize("name", ["runs/nowhere/model", "nowhere"])
 def test_a_missing_local_directory_is_not_looked_up_on_the_hub(name):
     from modeldir.directory import open_model
-    from transformer import ModelLoadError
+    from modeldir.loading import ModelLoadError
 
     with pytest.raises(ModelLoadError, match=f"^{name}: no such model directory$"):
         open_model(name)

@@ -11,12 +11,11 @@ import numpy as np
 import pytest
 
 from interpretability import head_details, inspect
-from web_helpers import served_translator  # noqa: F401 (fixture: served)
-from webapp.attention_kinds import ATTENTION_KINDS, attention_maps
+from web_helpers import answered, mounted, question, served_translator  # noqa: F401 (fixture: served)
 from webapp import translation
+from webapp.attention_kinds import ATTENTION_KINDS, attention_maps
 from webapp.tabs import inside_head
-from webapp.views import MOUNT, VIEWS_JS
-
+from webapp.views import MOUNT
 
 SENTENCE = "we want the water."
 
@@ -27,9 +26,9 @@ def inspection(translator):
 
 
 def ask(served, text, **data):
-    """The view's `head_numbers` event as the page sends it: the sentence and decoding settings of the translation
-    shown (translation.SHOWN_TRANSLATION), then its data."""
-    return inside_head.head_numbers(served, text, "greedy", 4, 1.0, 0, 0, gr.EventData(None, data))
+    """The view's `head_numbers` question as the page sends it: the sentence and decoding settings of the translation
+    shown (translation.SHOWN_TRANSLATION), then its data; the value of the answer."""
+    return answered(inside_head.head_numbers(served, text, "greedy", 4, 1.0, 0, 0, question(**data)))
 
 
 @pytest.mark.parametrize("kind", list(ATTENTION_KINDS))
@@ -79,10 +78,9 @@ def test_before_a_translation_nothing_is_sent(served):
     assert ask(served, " ", translation=None, kind="cross", layer=1, head=1) is None
 
 
-def test_the_view_runs_its_script_and_names_its_event(served):
+def test_the_view_mounts_its_module_and_names_its_question(served):
     with gr.Blocks():
         view = inside_head.build(served, [gr.Textbox(SENTENCE), *translation.decoding_controls()])
-    assert view.js_on_load.startswith(VIEWS_JS) and view.js_on_load.endswith(
-        Path(inside_head.__file__).with_suffix(".js").read_text(encoding="utf-8"))
-    assert 'trigger("head_numbers"' in view.js_on_load and callable(view.head_numbers)
+    assert mounted(view) == (Path(inside_head.__file__).with_suffix(".js"), ["head_numbers"])
+    assert 'ask("head_numbers"' in mounted(view)[0].read_text(encoding="utf-8") and callable(view.head_numbers)
     assert view.elem_id == "inside-head" and view.html_template == MOUNT and "${" not in view.css_template

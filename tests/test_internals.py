@@ -12,9 +12,15 @@ import torch
 import torch.nn.functional as F
 
 from interpretability import inspect
-from interpretability.internals import (TEMPERATURES, firing_share, is_tied, output_distribution, sublayer_names,
-                                        write_ratios)
-from transformer.decoding import teacher_forced_logits
+from interpretability.inspection import teacher_forced_logits
+from interpretability.internals import (
+    TEMPERATURES,
+    firing_share,
+    is_tied,
+    output_distribution,
+    sublayer_names,
+    write_ratios,
+)
 from transformer.model import causal_mask, padding_mask, sinusoidal_positional_encoding
 
 SENTENCE = "I see the cat and we love the dog."

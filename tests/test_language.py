@@ -58,10 +58,10 @@ def test_elided_articles_are_words_of_their_own_but_english_contractions_stay_wh
     assert words_of("I'm sure it’s Tom's") == ["i'm", "sure", "it's", "tom's"]
 
 
-@pytest.mark.skipif(not (DATA_DIR / "test-tatoeba.tsv").exists(), reason="needs ../shared/data/en-it")
+@pytest.mark.skipif(not (DATA_DIR / "test-tatoeba.tsv").exists(), reason="needs data/en-it (python -m training.prepare_data)")
 def test_false_alarms_on_the_english_test_set_are_at_most_one_percent():
-    from bench.language_check import false_alarms
     from bench.common import read_pairs
+    from bench.language_check import false_alarms
 
     english = [en for en, _ in read_pairs(DATA_DIR / "test-tatoeba.tsv")]
     assert len(false_alarms(english)) <= len(english) / 100

@@ -1,10 +1,14 @@
 """No package imports one above it: the lesson (`transformer/`) imports nothing of the project; what checks people's
-input (`inputs/`) sits on it; interpretability and the model directory sit on those; what makes the app safe as a
-public Space (`deploy/`: settings, lanes, routes, admission) on the model directory; training on the model directory
-and interpretability (its snapshots and head importance look inside the model); serving on `deploy/` (a batch runs
-with no deadline); the app and the benchmarks on everything. Read from every module's imports (function-level ones too), so it cannot drift."""
+input (`inputs/`) sits on it; interpretability on those; the model directory on interpretability too (its per-head
+tables have the shape of `interpretability.kinds.head_grid`); what makes the app safe as a public Space (`deploy/`:
+settings, lanes, routes, admission) on the model directory; training on the model directory and interpretability (its
+snapshots and head importance look inside the model); serving on `deploy/` (a batch runs with no deadline); the app
+and the benchmarks on everything. Read from every module's imports (function-level ones too), so it cannot drift."""
 
 import ast
+import importlib.metadata
+import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +18,7 @@ BELOW = {  # package -> the project packages it may import, besides itself
     "transformer": set(),
     "inputs": {"transformer"},
     "interpretability": {"transformer", "inputs"},
-    "modeldir": {"transformer", "inputs"},
+    "modeldir": {"transformer", "inputs", "interpretability"},
     "training": {"transformer", "inputs", "modeldir", "interpretability"},
     "deploy": {"transformer", "inputs", "modeldir"},
     "serving": {"transformer", "inputs", "modeldir", "deploy"},
@@ -60,3 +64,45 @@ def test_the_rule_catches_an_upward_import(tmp_path):
     module = tmp_path / "upward.py"
     module.write_text("def f():\n    from interpretability import inspect\n", encoding="utf-8")
     assert project_imports(module) - BELOW["serving"] == {"interpretability"}
+
+
+# ---- Every package the code imports is declared ----
+
+OPTIONAL = {"spaces"}  # only on a Hugging Face Space (deploy.process imports it inside a try)
+
+
+def imported_top_names(paths):
+    names = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names.add(node.module.split(".")[0])
+    return names
+
+
+def declared(*requirement_files):
+    """The distribution names the requirement files declare, normalised (PEP 503), following `-r` includes."""
+    names = set()
+    for name in requirement_files:
+        for line in (ROOT / name).read_text(encoding="utf-8").splitlines():
+            line = line.split("#")[0].strip()
+            if line.startswith("-r "):
+                names |= declared(line[3:].strip())
+            elif line:
+                names.add(re.split(r"[<>=!~ \[]", line, maxsplit=1)[0].lower().replace("_", "-"))
+    return names
+
+
+def test_every_imported_package_is_declared():
+    distributions = importlib.metadata.packages_distributions()
+    project = {p.name for p in ROOT.iterdir() if p.is_dir()} | {"app", "helpers", "web_helpers", "app_helpers",
+                                                               "browser_helpers", "conftest"}
+    runtime = [path for package, path in modules() if package != "bench"]  # the app, training and evaluation
+    rest = [path for package, path in modules() if package == "bench"] + sorted((ROOT / "tests").glob("*.py"))
+    for paths, requirements in ((runtime, "requirements.txt"), (runtime + rest, "requirements-test.txt")):
+        third_party = imported_top_names(paths) - set(sys.stdlib_module_names) - project - OPTIONAL
+        undeclared = {name for name in third_party
+                      if not {d.lower().replace("_", "-") for d in distributions.get(name, [name])} & declared(requirements)}
+        assert not undeclared, f"imported but not in {requirements}: {sorted(undeclared)}"

@@ -9,14 +9,14 @@ import torch
 import torch.nn.functional as F
 
 from helpers import make_model, random_sequences, tiny_config
+from interpretability.kinds import ATTENTION_KINDS, head_grid
+from modeldir.loading import checked_config
 from transformer.model import (
-    ATTENTION_KINDS,
     InputEmbedding,
     MultiHeadAttention,
     PositionalEncoding,
     TransformerConfig,
     causal_mask,
-    head_grid,
     padding_mask,
     recording_attention,
     sinusoidal_positional_encoding,
@@ -217,14 +217,17 @@ def test_masks():
 
 
 def test_config_validation():
+    """The lesson's dataclass trusts its values; the model directory and the training configs check them."""
     with pytest.raises(ValueError, match="divisible"):
-        TransformerConfig(d_model=30, n_heads=4)
+        checked_config(dict(d_model=30, n_heads=4))
     for bad in (dict(n_heads=0), dict(d_model=-8, n_heads=2), dict(vocab_size=10.0), dict(max_len="64")):
         with pytest.raises(ValueError, match="must be a positive integer"):
-            TransformerConfig(**bad)
+            checked_config(bad)
     with pytest.raises(ValueError, match="unknown config keys: colour"):
-        TransformerConfig.from_dict({"d_model": 32, "colour": "red"})
-    assert TransformerConfig.from_dict({"d_model": 32, "n_heads": 2}).d_model == 32
+        checked_config({"d_model": 32, "colour": "red"})
+    with pytest.raises(ValueError, match="dropout must be a probability"):
+        checked_config({"dropout": 1.5})
+    assert checked_config({"d_model": 32, "n_heads": 2}) == TransformerConfig(d_model=32, n_heads=2)
 
 
 def test_the_attention_kinds_are_the_models_own_layers():

@@ -12,10 +12,17 @@ import torch
 from safetensors.torch import load_file
 
 from modeldir.directory import open_model, save_model_dir
-from modeldir.files import (HEAD_IMPORTANCE, LOSS_CURVE, METRICS, NOTES, REFERENCE_SNAPSHOTS, SNAPSHOTS, write_atomic,
-                            write_metrics)
-from transformer import ModelLoadError
-from transformer.translator import CONFIG, WEIGHTS
+from modeldir.files import (
+    HEAD_IMPORTANCE,
+    LOSS_CURVE,
+    METRICS,
+    NOTES,
+    REFERENCE_SNAPSHOTS,
+    SNAPSHOTS,
+    write_atomic,
+    write_metrics,
+)
+from modeldir.loading import CONFIG, WEIGHTS, ModelLoadError
 
 
 def test_fp32_export_round_trips_exactly_and_stores_tied_weights_once(translator, tmp_path):

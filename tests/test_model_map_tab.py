@@ -12,10 +12,9 @@ import numpy as np
 import pytest
 
 from interpretability import inspect
-from web_helpers import served_translator  # noqa: F401 (fixture: served)
+from web_helpers import answered, mounted, question, served_translator  # noqa: F401 (fixture: served)
 from webapp.payload import dequantized
 from webapp.tabs import model_map
-from webapp.views import VIEWS_JS
 
 ROOT = Path(__file__).resolve().parents[1]
 SENTENCE = "we want the water."
@@ -28,7 +27,7 @@ def internals(translator):
 
 
 def ask(served, shown=SHOWN, **data):
-    return model_map.map_numbers(served, gr.EventData(None, {"shown": shown, "translation": 3, **data}))
+    return answered(model_map.map_numbers(served, question(shown=shown, translation=3, **data)))
 
 
 def test_each_code_panel_is_the_functions_lines_in_its_file_now():
@@ -79,7 +78,8 @@ def test_before_a_translation_nothing_is_sent(served):
 def test_the_view_draws_from_its_setup_the_models_sizes_and_code(served):
     with gr.Blocks():
         view = model_map.build(served)
-    assert view.js_on_load.startswith(VIEWS_JS) and 'trigger("map_numbers"' in view.js_on_load
+    assert mounted(view) == (Path(model_map.__file__).with_suffix(".js"), ["map_numbers"])
+    assert 'ask("map_numbers"' in mounted(view)[0].read_text(encoding="utf-8")
     assert callable(view.map_numbers) and view.elem_id == "model-map"
     setup = view.props["setup"]
     assert setup["layers"] == {"encoder": served.cfg.n_encoder_layers, "decoder": served.cfg.n_decoder_layers}

@@ -5,9 +5,9 @@ import json
 from dataclasses import replace
 
 import pytest
-from helpers import write_tsv
 
 from bench.model_shapes import fed_translation, main, parse_shape
+from helpers import write_tsv
 from transformer import Translator
 from transformer.model import Transformer
 

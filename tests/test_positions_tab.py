@@ -8,9 +8,9 @@ from types import SimpleNamespace
 
 import gradio as gr
 import numpy as np
-from web_helpers import served_translator, translator_in_each_precision  # noqa: F401
 
 from interpretability import positional_encoding
+from web_helpers import mounted, served_translator, translator_in_each_precision  # noqa: F401
 from webapp.payload import dequantized
 from webapp.tabs import positions
 
@@ -51,7 +51,8 @@ def test_the_tab_is_one_view_with_no_python_event(served):
     # encoded once, when the page was built: every call answers the same bytes
     assert view.server_fns[0]("anything the page passes").body is view.server_fns[0]().body
     assert view.props["setup"] == {"dims": "0, 4, 8, 9", "last": 31}  # the tiny model's d_model 32
-    assert 'value="${dims}"' in view.js_on_load  # the dimensions' box starts with them
-    assert 'store.on("translation"' in view.js_on_load and "server.positional_table()" in view.js_on_load
+    script = mounted(view)[0].read_text(encoding="utf-8")
+    assert 'value="${dims}"' in script  # the dimensions' box starts with them
+    assert 'store.on("translation"' in script and 'ask("positional_table")' in script
     markdown = [block for block in demo.blocks.values() if isinstance(block, gr.Markdown)]
     assert [m.value for m in markdown] == [positions.POSITION_HELP]  # the tab's explanation kept

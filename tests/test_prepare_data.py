@@ -14,8 +14,8 @@ import zipfile
 
 import pytest
 
-from helpers import run_command, run_module, toy_pairs, write_tsv
 from bench import docs_rebuild
+from helpers import run_command, run_module, toy_pairs, write_tsv
 from training import data_sources, doc_pairs, prepare_data
 from training.prepare_data import DownloadError, SourceChanged, main
 

@@ -9,9 +9,9 @@ import torch.nn.functional as F
 
 from helpers import make_model, toy_pairs
 from inputs.checks import MAX_SEED, MAX_TEMPERATURE, MIN_TEMPERATURE, check_decoding, check_sampling
+from interpretability import inspect
 from transformer.decoding import Sampling, generate, greedy_decode, sample_decode, tempered_distribution
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, pad_sequences
-from interpretability import inspect
 
 # Toy-corpus sentences plus a few the tiny model never saw, so that its distributions are not all peaked.
 SENTENCES = [en for en, _ in toy_pairs()[:4]] + ["Tom", "the cat and the dog.", "I eat the house the car."]

@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from training.configs import CONFIGS
 from modeldir.files import SNAPSHOTS, read_history
+from training.configs import CONFIGS
 from training.snapshots import rounded
 from training.train import main as train_main
 

@@ -5,7 +5,6 @@ translation."""
 
 from dataclasses import replace
 from pathlib import Path
-from types import SimpleNamespace
 
 import gradio as gr
 import numpy as np
@@ -14,7 +13,7 @@ import pytest
 from interpretability import inspect
 from interpretability.attribution import source_attribution
 from transformer import Translator
-from web_helpers import PRECISIONS, decoding_steps, plain, served_translator, step_tokens  # noqa: F401 (fixture)
+from web_helpers import PRECISIONS, answered, decoding_steps, mounted, plain, question, served_translator, step_tokens  # noqa: F401 (fixture)
 from webapp import translation
 from webapp.tabs import steps
 
@@ -75,20 +74,16 @@ def test_attribution_json_names_integrated_gradients(translator, inspection):
     assert steps.attribution_json(result, inspection)["method_name"] == "integrated gradients"
 
 
-def event(**data):
-    return SimpleNamespace(_data=data)
-
-
 def test_the_attribute_event_answers_the_method_asked_or_says_what_is_wrong(served, inspection, monkeypatch):
     """The event sends the sentence and settings of the translation shown: the attribution is of that sentence."""
-    answer = steps.attribute(served, SENTENCE, "greedy", 4, 1.0, 0, 0, event(method="gradient_x_input", request=3))
-    assert answer["request"] == 3 and answer["attribution"]["method"] == "gradient_x_input"
+    answer = answered(steps.attribute(served, SENTENCE, "greedy", 4, 1.0, 0, 0, question(method="gradient_x_input")))
+    assert answer["attribution"]["method"] == "gradient_x_input"
     assert answer["attribution"]["target_tokens"] == inspection.target_tokens
-    assert steps.attribute(served, "", "greedy", 4, 1.0, 0, 0, event(method="gradient_x_input")) == gr.skip()
+    assert answered(steps.attribute(served, "", "greedy", 4, 1.0, 0, 0, question(method="gradient_x_input"))) is None
     monkeypatch.setattr(served, "attribute", lambda *args: pytest.fail("computed for a method the page lacks"))
     for method in ["<script>", None, "integrated_gradient"]:
         with pytest.raises(gr.Error, match="the method must be one of gradient_x_input, integrated_gradients"):
-            steps.attribute(served, SENTENCE, "greedy", 4, 1.0, 0, 0, event(method=method))
+            steps.attribute(served, SENTENCE, "greedy", 4, 1.0, 0, 0, question(method=method))
 
 
 # --- The view --------------------------------------------------------------------------------------------------------
@@ -97,8 +92,10 @@ def test_the_attribute_event_answers_the_method_asked_or_says_what_is_wrong(serv
 def test_the_view_has_the_step_panel_code_and_the_help_and_no_event_on_a_translation(served):
     with gr.Blocks() as demo:
         view = steps.build(served, [gr.Textbox(SENTENCE), *translation.decoding_controls()])
-    script = view.js_on_load
-    assert script.index("const store = ") < script.index("const stepPanel") < script.index('"attribute"')
+    module, questions = mounted(view)
+    assert module == ROOT / "webapp" / "tabs" / "steps.js" and questions == ["attribute"]
+    assert 'import {stepPanel} from "./step_panel.js";' in module.read_text(encoding="utf-8")
+    assert ".step-controls" in view.css_template  # the step panel's look (step_panel.css), with the module it imports
     triggers = [(demo.blocks[block_id], name) for fn in demo.fns.values() for block_id, name in fn.targets]
     assert triggers == [(view, "attribute")]  # the attribution, asked by the page; nothing on a translation
     markup = (ROOT / "webapp" / "tabs" / "steps.js").read_text(encoding="utf-8")  # the view's markup is its script's

@@ -10,17 +10,17 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from helpers import REPO, free_port, make_model, random_sequences, run_command, run_module, toy_pairs, write_tsv
 from bench.model_shapes import GOAL_SIZE_MB
-from training.configs import CONFIGS, TrainConfig, load_config, model_config, parse_overrides
-from training.data import BPEDropout, TokenBatcher, TrainingData, load_pairs, read_tsv
-from training.train import learning_rate, main as train_main
-from transformer.decoding import greedy_decode
-from transformer.model import Transformer
+from helpers import REPO, free_port, make_model, random_sequences, run_command, run_module, toy_pairs, write_tsv
 from modeldir.directory import open_model
 from modeldir.files import scores
+from training.configs import CONFIGS, TrainConfig, load_config, model_config, parse_overrides
+from training.data import BPEDropout, TokenBatcher, TrainingData, load_pairs, read_tsv
+from training.train import learning_rate
+from training.train import main as train_main
+from transformer.decoding import greedy_decode
+from transformer.model import Transformer
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, load_tokenizer, pad_sequences
-
 
 
 def reversal_batch(sequences):
@@ -447,7 +447,9 @@ def test_a_missing_file_is_one_clear_line_and_leaves_no_output_directory(tmp_pat
     proc = run_module("training.train", "--train", tmp_path / "missing.tsv", "--dev", toy_corpus[1],
                       "--out", tmp_path / "run")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert proc.stderr.strip().splitlines() == [f"error: {tmp_path / 'missing.tsv'}: no such file"]
+    assert proc.stderr.strip().splitlines() == [f"error: {tmp_path / 'missing.tsv'}: no such file "
+                                                "(`python -m training.prepare_data --out data/en-it` rebuilds the "
+                                                "project's data files)"]
     assert not (tmp_path / "run").exists()
 
 
@@ -459,13 +461,13 @@ def test_a_name_that_is_neither_file_nor_dataset_says_so(tmp_path, toy_corpus, m
 
     monkeypatch.setattr(training.data, "read_hf_dataset", offline)
     with pytest.raises(FileNotFoundError, match=r"nosuchdata: no such file, and it could not be loaded as a Hugging "
-                                                r"Face dataset id either \(Couldn't reach"):
+                                                r"Face dataset id either \(Couldn't reach.*training.prepare_data"):
         train_main(["--train", "nosuchdata", "--dev", str(toy_corpus[1]), "--out", str(tmp_path / "run")])
     assert not (tmp_path / "run").exists()
 
 
 def test_a_bad_init_from_fails_before_reading_data_or_creating_the_output(tmp_path, toy_corpus):
-    from transformer.translator import ModelLoadError
+    from modeldir.loading import ModelLoadError
 
     with pytest.raises(ModelLoadError, match="no-model"):
         train_main(["--train", str(toy_corpus[0]), "--dev", str(toy_corpus[1]), "--out", str(tmp_path / "run"),

@@ -16,14 +16,14 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from helpers import toy_pairs
-from interpretability import Inspection
-from transformer import ModelLoadError, Translator
-from transformer.model import sinusoidal_positional_encoding
-from modeldir.files import scores
-from transformer.tokenizer import EOS_ID
-from modeldir.device import fast_cpu_dtype
 from inputs.text import unshout
-from interpretability import embedding_norms, input_report, inspect, positional_encoding
+from interpretability import Inspection, embedding_norms, input_report, inspect, positional_encoding
+from modeldir.device import fast_cpu_dtype
+from modeldir.files import scores
+from modeldir.loading import ModelLoadError, check_model_dir, load_checked
+from transformer import Translator
+from transformer.model import sinusoidal_positional_encoding
+from transformer.tokenizer import EOS_ID
 
 ODD_INPUTS = ["", "   ", "😀🐱", "e\u0301 cafe\u0301", "שלום עולם", "مرحبا بالعالم", "\u200b", "Ünïcödé ✓ “quotes”",
               "I\tlove\nthe cat."]
@@ -149,7 +149,7 @@ def test_fast_cpu_dtype_is_float32_when_torch_runs_unvectorised_kernels():
 
 def test_unknown_dtype_is_a_clear_error(tiny_model_dir):
     with pytest.raises(ValueError, match="float16"):
-        Translator.load(tiny_model_dir, dtype="int8")
+        load_checked(Translator, tiny_model_dir, dtype="int8")
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -240,12 +240,12 @@ def test_broken_model_directory_raises_model_load_error(tiny_model_dir, tmp_path
     shutil.copytree(tiny_model_dir, model_dir)
     break_it(model_dir)
     with pytest.raises(ModelLoadError, match=message):
-        Translator.load(model_dir)
+        check_model_dir(model_dir)
 
 
 def test_missing_directory_raises_model_load_error(tmp_path):
     with pytest.raises(ModelLoadError, match="no such model directory"):
-        Translator.load(tmp_path / "nowhere")
+        check_model_dir(tmp_path / "nowhere")
 
 
 @pytest.mark.parametrize("typed, read", [

@@ -9,13 +9,14 @@ import warnings
 import pytest
 from safetensors.torch import load_file, save_file
 
+from inputs.checks import MAX_BEAM, as_whole_number, check_whole_number
 from interpretability import embedding_norms, head_details, inspect
 from interpretability.beam_trace import beam_trace
 from interpretability.inspection import MAX_CANDIDATES
+from modeldir.loading import load_checked
 from training import evaluate, head_importance, train
 from training.cli import run_cli
 from transformer import Translator
-from inputs.checks import MAX_BEAM, as_whole_number, check_whole_number
 
 # ---- The library ----
 
@@ -159,17 +160,17 @@ def test_loading_weights_that_are_not_finite_warns_naming_them(tiny_model_dir, t
     names = load_file(str(tiny_model_dir / "model.safetensors"))
     model_dir = copy_with_weights(tiny_model_dir, tmp_path / "nan", dict.fromkeys(names, float("nan")))
     with pytest.warns(RuntimeWarning, match=r"model\.safetensors: \d+ weight tensors hold NaN or infinite values in "
-                                            r"torch\.float32 \(src_embed\.embedding\.weight, .* and \d+ more\)"):
-        nan = Translator.load(model_dir)
+                                            r"float32 \(src_embed\.embedding\.weight, .* and \d+ more\)"):
+        nan = load_checked(Translator, model_dir)
     assert nan.translate("I see the cat.") == ""  # what it serves: the warning is all that tells
 
 
 def test_weights_too_large_for_float16_warn_only_there(tiny_model_dir, tmp_path):
     model_dir = copy_with_weights(tiny_model_dir, tmp_path / "large", {"decoder.norm.weight": 1e6})  # float16: <65504
-    assert non_finite_warnings(lambda: Translator.load(model_dir)) == []
-    assert non_finite_warnings(lambda: Translator.load(tiny_model_dir, dtype="float16")) == []
-    with pytest.warns(RuntimeWarning, match=r"1 weight tensors .* in torch\.float16 \(decoder\.norm\.weight\)"):
-        Translator.load(model_dir, dtype="float16")
+    assert non_finite_warnings(lambda: load_checked(Translator, model_dir)) == []
+    assert non_finite_warnings(lambda: load_checked(Translator, tiny_model_dir, dtype="float16")) == []
+    with pytest.warns(RuntimeWarning, match=r"1 weight tensors .* in float16 \(decoder\.norm\.weight\)"):
+        load_checked(Translator, model_dir, dtype="float16")
 
 
 # ---- The command lines ----

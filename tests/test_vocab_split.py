@@ -3,9 +3,9 @@
 import json
 
 import pytest
-from helpers import write_tsv
 
 from bench.vocab_split import main, split_rates
+from helpers import write_tsv
 from transformer import Translator
 
 

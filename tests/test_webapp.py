@@ -12,7 +12,7 @@ import pytest
 from inputs.request import one_line
 from interpretability import inspect
 from transformer import Sampling
-from web_helpers import changed_indices, chips, served_translator, translated  # noqa: F401 (fixture: served)
+from web_helpers import answered, changed_indices, chips, question, served_translator, translated  # noqa: F401 (fixture)
 from webapp import texts, translation
 from webapp.page_script import PAGE_SCRIPT
 from webapp.tokens import output_tokens, token_chips
@@ -119,8 +119,8 @@ def test_translate_runs_the_teacher_forced_pass_once_for_every_view(served):
     handle = served.translator.model.decoder.register_forward_hook(count)
     try:
         *_, payload = translated(served, "We love the dog and the cat.", "greedy", 2, 1.0, 0, 0)
-        box = model_map.map_numbers(served, gr.EventData(None, {"shown": payload["request"], "box": "feed-forward",
-                                                                "stack": "decoder", "index": 0}))
+        box = answered(model_map.map_numbers(served, question(shown=payload["request"], box="feed-forward",
+                                                              stack="decoder", index=0)))
     finally:
         handle.remove()
     assert passes == [len(payload["target_tokens"])]
@@ -143,7 +143,8 @@ def test_an_experiment_runs_on_the_translation_shown_made_again_from_its_request
         translation.inspection_of(served, request["text"], "<script>", 2, 1.0, 0, 0)
     with pytest.raises(gr.Error, match="beam must be a whole number in"):
         translation.inspection_of(served, request["text"], "beam", 99, 1.0, 0, 0)
-    assert "globalThis.translatorStore" in translation.SHOWN_TRANSLATION  # the page's, not the box's
+    assert "shownTranslation" in translation.SHOWN_TRANSLATION  # the page's translation (translation.js), not the box's
+    assert 'store.get("translation")?.request' in (ROOT / "webapp" / "translation.js").read_text(encoding="utf-8")
 
 
 def test_output_tokens_end_the_sentence(translator):
@@ -168,7 +169,9 @@ def test_token_chips_mark_exactly_the_changed_indices():
 
 
 def test_train_help_commands_work_as_written():
-    assert "../shared/data/en-it/train.tsv" in texts.TRAIN_HELP and " data/en-it" not in texts.TRAIN_HELP
+    assert "../shared" not in texts.TRAIN_HELP  # a path that exists only on the project's build machines
+    assert "python -m training.prepare_data --out data/en-it" in texts.TRAIN_HELP
+    assert "--train data/en-it/train.tsv --dev data/en-it/dev.tsv" in texts.TRAIN_HELP
     assert "rm -rf assets/model && cp -r runs/cpu/model assets/model" in texts.TRAIN_HELP  # replace, not copy into
 
 
@@ -233,7 +236,9 @@ def test_page_scripts_rely_on_the_pages_own_ids():
         code = path.read_text(encoding="utf-8")
         assert "data-testid" not in code and 'role="tab"][' not in code, path  # Gradio's test ids, a tab by its text
     assert "tab-${id}-button" in (ROOT / "webapp" / "page.js").read_text(encoding="utf-8")
-    assert "plotly" not in PAGE_SCRIPT and "fieldset" in PAGE_SCRIPT  # the keyboard's groups of choices
+    assert "page.js" in PAGE_SCRIPT  # the page's script imports page.js, which holds the keyboard's groups of choices
+    page = (ROOT / "webapp" / "page.js").read_text(encoding="utf-8")
+    assert "plotly" not in page and "fieldset" in page
 
 
 def test_page_css_sets_a_focus_ring_and_a_grid_for_every_head_count():

@@ -8,7 +8,9 @@ import gzip
 import html
 import json
 import re
+from pathlib import Path
 
+import gradio as gr
 import pytest
 
 from interpretability import inspect
@@ -16,7 +18,30 @@ from transformer import Translator
 from transformer.tokenizer import EOS
 
 PRECISIONS = ["float32", "float16"]  # the app's MODEL_DTYPE on a CPU
+WEBAPP = Path(__file__).resolve().parents[1] / "webapp"
+ASKED = 5  # the number of the question the tests ask a view's handler (views.js: ask)
 
+
+
+def mounted(view):
+    """(the module `view` mounts, as a path, and the questions it may ask), read from its js_on_load
+    (`webapp.page_script.view_loader`)."""
+    match = re.search(r'mountView\("\./([\w/]+\.js)", \{element, props, watch, trigger, server\}, (\[[^]]*\])\)',
+                      view.js_on_load)
+    assert match, view.js_on_load
+    return WEBAPP / match.group(1), json.loads(match.group(2))
+
+
+def question(**data):
+    """A view's question (`ask(name, data)` in views.js) as Gradio hands its handler the event's data: `data`, and
+    the question's number ASKED."""
+    return gr.EventData(None, {**data, "asked": ASKED})
+
+
+def answered(reply):
+    """The value of a handler's reply to `question` (`webapp.views.answer`), which must carry its number back."""
+    assert reply["asked"] == ASKED
+    return reply["answer"]
 
 
 def decoding_steps(inspection):

@@ -12,6 +12,7 @@ import typing
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from modeldir.loading import checked_config
 from transformer.model import TransformerConfig
 
 from .snapshots import DEFAULT_PROBES
@@ -99,13 +100,14 @@ def model_settings(values):
     that a bad config fails before any data is read. vocab_size is the tokenizer's: `model_config` adds it."""
     _check_keys("model", values)
     settings = {f.name: values.get(f.name, f.default) for f in fields(TransformerConfig) if f.name in SETTINGS["model"]}
-    model_config(settings, vocab_size=1)  # TransformerConfig's own checks; any vocabulary size passes them
+    model_config(settings, vocab_size=1)  # the config's checks; any vocabulary size passes them
     return settings
 
 
 def model_config(settings, vocab_size):
-    """The TransformerConfig of these model settings with the tokenizer's `vocab_size`."""
-    return TransformerConfig(**settings, vocab_size=vocab_size)
+    """The TransformerConfig of these model settings with the tokenizer's `vocab_size`, checked
+    (`modeldir.loading.checked_config`: the lesson's dataclass takes whatever it is given)."""
+    return checked_config(dict(settings, vocab_size=vocab_size))
 
 
 def train_config(values):

@@ -13,11 +13,11 @@ from tokenizers import Tokenizer
 
 from transformer.tokenizer import BOS_ID, EOS_ID, encode_batch, load_tokenizer, pad_sequences, train_tokenizer
 
-
 # No pair a model can learn from is this long: a side of max_len tokens (at most 256 in training.configs) holds at
 # most a few kB (a BPE token is rarely over 16 bytes). Longer lines are dropped unread: a 10 MB line cost 38 s and
 # 2.8 GB of tokenising before encode_pairs dropped it.
 MAX_LINE_BYTES = 16_384
+PREPARE_DATA_HINT = "`python -m training.prepare_data --out data/en-it` rebuilds the project's data files"
 
 
 def read_tsv(path):
@@ -69,7 +69,7 @@ def load_pairs(spec, hf_config=None, split="train", src_lang="en", tgt_lang="it"
     if os.path.exists(spec):
         pairs, skipped = read_tsv(spec)
     elif Path(spec).suffix in (".tsv", ".txt", ".gz"):
-        raise FileNotFoundError(f"{spec}: no such file")
+        raise FileNotFoundError(f"{spec}: no such file ({PREPARE_DATA_HINT})")
     else:
         print(f"{spec}: no such file; trying it as a Hugging Face dataset id", file=sys.stderr)
         try:
@@ -77,7 +77,7 @@ def load_pairs(spec, hf_config=None, split="train", src_lang="en", tgt_lang="it"
         except Exception as e:  # the datasets library raises many kinds: network, missing config, bad format
             reason = (str(e).strip().splitlines() or [type(e).__name__])[0]
             raise FileNotFoundError(f"{spec}: no such file, and it could not be loaded as a Hugging Face dataset id "
-                                    f"either ({reason})") from e
+                                    f"either ({reason}); {PREPARE_DATA_HINT}") from e
     if not pairs:
         raise ValueError(f"{spec}: no valid English<TAB>Italian pairs ({skipped} malformed lines)")
     return pairs, skipped

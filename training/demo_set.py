@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 
 from modeldir.directory import open_model
-from transformer.translator import DTYPES
+from modeldir.loading import DTYPES
 
 from .cli import checked_out_file, positive_int, run_cli
 from .evaluate import corpus_scores, translate_all

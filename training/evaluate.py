@@ -1,8 +1,8 @@
 """Score a model directory on a TSV test set with sacreBLEU and chrF (batched decoding).
 
-    python -m training.evaluate --model assets/model --data ../shared/data/en-it/test-tatoeba.tsv [--beam 4]
-    python -m training.evaluate --model assets/model --data ../shared/data/en-it/test-tatoeba.tsv --limit 2000 --variants
-    python -m training.evaluate --model assets/model --data ../shared/data/en-it/test-tatoeba.tsv --by-length
+    python -m training.evaluate --model assets/model --data data/en-it/test-tatoeba.tsv [--beam 4]
+    python -m training.evaluate --model assets/model --data data/en-it/test-tatoeba.tsv --limit 2000 --variants
+    python -m training.evaluate --model assets/model --data data/en-it/test-tatoeba.tsv --by-length
 
 `--variants` also scores the English as people type it: lower-cased without final punctuation, and in capitals
 (the Italian references unchanged). `--by-length` also scores the pairs by English length (1-5, 6-10, 11-20, 21+
@@ -28,8 +28,8 @@ from tqdm import tqdm
 from modeldir.card import write_model_card
 from modeldir.directory import open_model
 from modeldir.files import METRICS, Score, add_score, decoding_name, read_metrics, write_metrics
+from modeldir.loading import DTYPES
 from transformer.tokenizer import PAD_ID, encode_batch
-from transformer.translator import DTYPES
 
 from .cli import check_writable, command_line, non_negative_int, positive_int, run_cli
 from .data import load_pairs, retype, teacher_forced_batch

@@ -2,7 +2,7 @@
 (`interpretability.ablation`), the first pairs of a TSV file translated again, and the corpus BLEU compared with the
 intact model's.
 
-    python -m training.head_importance --model assets/model --data ../shared/data/en-it/dev.tsv [--limit 500]
+    python -m training.head_importance --model assets/model --data data/en-it/dev.tsv [--limit 500]
 
 Writes head_importance.json into the model directory (the app reads it with `modeldir.files.read_head_importance`):
 the data's name, the number of pairs, the decoding, the intact BLEU, this command, and per kind a table of BLEU
@@ -19,9 +19,9 @@ import torch
 from tqdm import tqdm
 
 from interpretability.ablation import ablated, every_head
+from interpretability.kinds import head_grid
 from modeldir.directory import open_model
 from modeldir.files import HEAD_IMPORTANCE, decoding_name, write_atomic
-from transformer.model import head_grid
 
 from .cli import check_writable, command_line, positive_int, run_cli
 from .evaluate import pairs_to_score, score

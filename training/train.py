@@ -2,8 +2,8 @@ r"""Train an English -> Italian Transformer: data -> BPE tokenizer -> token-buck
 -> dev BLEU/chrF -> exported model directory.
 
     python -m training.train --config cpu \
-        --train ../shared/data/en-it/train.tsv ../shared/data/en-it/train-extra.tsv --train-weights 1 2 \
-        --dev ../shared/data/en-it/dev.tsv --out runs/cpu --max-minutes 120
+        --train data/en-it/train.tsv data/en-it/train-extra.tsv --train-weights 1 2 \
+        --dev data/en-it/dev.tsv --out runs/cpu --max-minutes 120
 
 One process on CPU or one GPU; under `torchrun --nproc_per_node=N` the same script trains with
 DistributedDataParallel (gloo on CPU, NCCL on GPUs). `--resume` continues from OUT/checkpoint.pt exactly where
@@ -33,18 +33,18 @@ from tqdm import tqdm
 from inputs.text import CheckedTranslator
 from modeldir.directory import ModelDirectory, open_model, save_model_dir
 from modeldir.files import LOSS_CURVE, SNAPSHOTS, Score, add_score
+from modeldir.loading import DTYPES, TOKENIZER, tied_weight_names
+from modeldir.seen import WordCounts, read_word_counts, write_word_counts
 from transformer.model import Transformer, TransformerConfig
 from transformer.tokenizer import PAD_ID, load_tokenizer
-from transformer.translator import DTYPES, TOKENIZER, tied_weight_names
 
 from .cli import check_writable, command_line, non_negative_float, non_negative_int, positive_float, run_cli
-from .configs import (TrainConfig, config_dict, load_config, model_config, model_settings, parse_overrides,
-                      train_config)
+from .configs import TrainConfig, config_dict, load_config, model_config, model_settings, parse_overrides, train_config
 from .curve import plot_curve
 from .data import TokenBatcher, TrainingData, build_tokenizer, load_pairs
 from .evaluate import score
-from .snapshots import History
 from .runtime import Distributed, autocast_context, hardware_description, rng_state, save_atomic, set_rng_state
+from .snapshots import History
 
 CHECKPOINT = "checkpoint.pt"
 WEIGHTS_KEPT = "weights"  # the last evaluations' weights (`keep_weights`)
@@ -181,6 +181,7 @@ class Data:
     dev_pairs: list
     tokenizer: object
     training: TrainingData
+    word_counts: WordCounts  # how many training pairs hold each word, written beside the model at export
 
 
 def set_up_run(args, command):
@@ -285,7 +286,16 @@ def build_data(run):
             f"tokens dropped; {cfg.retype_share:.0%} re-typed, {cfg.join_share:.0%} joined into longer pairs; "
             f"pairs of {cfg.long_words}+ English words seen {cfg.long_weight:g}x as often"
             + (f"; BPE-dropout {cfg.bpe_dropout:g}" if cfg.bpe_dropout else ""))
-    return Data(sources, dev_pairs[: cfg.eval_limit or None], tokenizer, training)
+    return Data(sources, dev_pairs[: cfg.eval_limit or None], tokenizer, training, training_word_counts(run, sources))
+
+
+def training_word_counts(run, sources):
+    """How many of the --train pairs hold each word, at least as many as the --init-from model had seen."""
+    counts = WordCounts(0, sources=[str(spec) for spec, _, _ in sources])
+    for _, _, pairs in sources:
+        counts.add(pairs)
+    earlier = read_word_counts(run.args.init_from) if run.args.init_from else None
+    return counts.at_least(earlier) if earlier else counts
 
 
 def build_model(run):
@@ -364,6 +374,7 @@ def export(run, data, model, state, dev_result, n_batches):
     if (run.out / LOSS_CURVE).is_file():  # first, so the model card (README.md) shows it
         shutil.copyfile(run.out / LOSS_CURVE, tmp / LOSS_CURVE)
     shutil.copyfile(run.out / SNAPSHOTS, tmp / SNAPSHOTS)
+    write_word_counts(tmp, data.word_counts)
     save_model_dir(model, data.tokenizer, tmp, dtype=DTYPES[run.args.export_dtype], metrics=metrics)
     if final.exists():
         os.replace(final, run.out / "model.old")

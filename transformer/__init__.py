@@ -4,6 +4,6 @@ model in the paper's order (`model`), decoding (`decoding`) and the `Translator`
 
 from .decoding import Sampling
 from .model import Transformer, TransformerConfig
-from .translator import ModelLoadError, Translator
+from .translator import Translator
 
-__all__ = ["Transformer", "TransformerConfig", "Translator", "ModelLoadError", "Sampling"]
+__all__ = ["Transformer", "TransformerConfig", "Translator", "Sampling"]

@@ -99,16 +99,6 @@ def apply_decoding_rules(logits, ys, no_repeat_ngram=0):
     return logits
 
 
-def teacher_forced_logits(logits, tgt, no_repeat_ngram=0):
-    """The logits (1, T, V) of one teacher-forced pass over `tgt` (1, T) as decoding sees them: (T, V) float32,
-    row t with the rules of `apply_decoding_rules` for the prefix tgt[:, :t + 1], so that its distribution is the
-    one a decoder that wrote that prefix chose from."""
-    logits = logits[0].float()  # (T, V)
-    for t in range(logits.size(0)):
-        apply_decoding_rules(logits[t : t + 1], tgt[:, : t + 1], no_repeat_ngram)
-    return logits
-
-
 def block_repeated_ngrams(logits, ys, n):
     """Forbid (in place) every token that would complete an n-gram already in the prefix `ys` (B, T): a small
     model on an input unlike its training data otherwise loops ("sessenraleno nel servizio nel servizio ...")."""
@@ -200,6 +190,11 @@ def sample_decode(model, src, temperature=1.0, top_k=0, seed=0, use_cache=True, 
     return decode_token_by_token(model, src, choose, use_cache, no_repeat_ngram)
 
 
+# Beam search's GNMT length penalty exponent: larger favours longer outputs. Chosen on dev-news:
+# docs/training-log.md#decoding-long-unfamiliar-inputs.
+BEAM_ALPHA = 1.0
+
+
 def length_penalty(length, alpha):
     """GNMT length normalisation ((5 + |Y|) / 6)^alpha: without it beam search prefers short outputs."""
     return ((5.0 + length) / 6.0) ** alpha
@@ -229,7 +224,7 @@ class BeamState(NamedTuple):
 
 
 @torch.inference_mode()
-def beam_search_steps(model, src, beam=4, alpha=0.6, use_cache=True, no_repeat_ngram=0):
+def beam_search_steps(model, src, beam=4, alpha=BEAM_ALPHA, use_cache=True, no_repeat_ngram=0):
     """Beam search on src (B, S), one `BeamState` yielded after each step, until every sentence is done.
 
     Scores are summed log-probabilities; a hypothesis that emits EOS among the top `beam` candidates is kept
@@ -283,7 +278,7 @@ def beam_search_steps(model, src, beam=4, alpha=0.6, use_cache=True, no_repeat_n
             break
 
 
-def beam_search(model, src, beam=4, alpha=0.6, use_cache=True, no_repeat_ngram=0):
+def beam_search(model, src, beam=4, alpha=BEAM_ALPHA, use_cache=True, no_repeat_ngram=0):
     """src (B, S) -> list of B token-id lists: the best finished hypothesis of each sentence's beam, once every
     sentence is done (`beam_search_steps`)."""
     for state in beam_search_steps(model, src, beam, alpha, use_cache, no_repeat_ngram):
@@ -300,7 +295,7 @@ def _beam_finished(finished, live_scores, K, length, alpha):
     return best_live <= max(normalised for normalised, *_ in finished)
 
 
-def generate(model, src, beam=1, use_cache=True, no_repeat_ngram=0, alpha=0.6, sampling=None):
+def generate(model, src, beam=1, use_cache=True, no_repeat_ngram=0, alpha=BEAM_ALPHA, sampling=None):
     """One entry point for every strategy: greedy for beam=1, beam search (length penalty `alpha`) otherwise, and
     sampling (`Sampling`, with beam 1) when `sampling` is given."""
     if sampling is not None:

@@ -12,21 +12,15 @@ the explicit softmax path, which computes the same thing and records the weights
 
 import json
 import math
-import numbers
 import threading
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 from .tokenizer import PAD_ID
-
-# The model's three kinds of attention (3.2.3), each with the sequence its queries and its keys come from: the
-# encoder's self-attention, the decoder's masked self-attention, and the decoder's attention over the encoder's
-# output (cross-attention). Every table of attention maps or heads is keyed by them, in this order.
-ATTENTION_KINDS = {"encoder": ("source", "source"), "decoder": ("target", "target"), "cross": ("target", "source")}
 
 
 @dataclass
@@ -43,33 +37,9 @@ class TransformerConfig:
     tie_embeddings: bool = True  # source embedding = target embedding = output projection (paper, section 3.4)
     pad_id: int = PAD_ID
 
-    def __post_init__(self):
-        for name in ("vocab_size", "d_model", "n_heads", "d_ff", "max_len"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if self.d_model % self.n_heads:
-            raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
-        if self.d_model % 2:
-            raise ValueError(f"d_model ({self.d_model}) must be even: the positional encoding pairs sin and cos")
-
     def to_json(self, path):
         with open(path, "w", encoding="utf-8") as f:
             json.dump(asdict(self), f, indent=2)
-
-    @classmethod
-    def from_dict(cls, values):
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"unknown config keys: {', '.join(unknown)}")
-        return cls(**values)
-
-
-def head_grid(cfg):
-    """{kind: (layers, heads)} of each of the ATTENTION_KINDS: the shape of any per-head table of a model."""
-    return {kind: (cfg.n_encoder_layers if kind == "encoder" else cfg.n_decoder_layers, cfg.n_heads)
-            for kind in ATTENTION_KINDS}
 
 
 class InputEmbedding(nn.Module):
@@ -321,8 +291,8 @@ class Transformer(nn.Module):
         return self.decode(tgt, memory, src_mask)
 
     def attention_layers(self):
-        """Every MultiHeadAttention by kind (ATTENTION_KINDS): {"encoder": [...], "decoder": [...], "cross": [...]},
-        one per layer, first layer first."""
+        """Every MultiHeadAttention by kind: {"encoder": [...], "decoder": [...], "cross": [...]} (the encoder's
+        self-attention, the decoder's masked self-attention, its cross-attention), one per layer, first layer first."""
         return {"encoder": [layer.self_attention for layer in self.encoder.layers],
                 "decoder": [layer.self_attention for layer in self.decoder.layers],
                 "cross": [layer.cross_attention for layer in self.decoder.layers]}
@@ -336,7 +306,7 @@ class RecordedAttention(dict):
         self.model = model
 
     def maps(self, kind):
-        """The weights of every layer of one kind (ATTENTION_KINDS), first layer first."""
+        """The weights of every layer of one kind ("encoder", "decoder" or "cross"), first layer first."""
         return [self[attn] for attn in self.model.attention_layers()[kind]]
 
 

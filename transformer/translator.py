@@ -7,102 +7,19 @@ cleaning what people type, `inputs`' (`inputs.text.CheckedTranslator`).
 """
 
 import json
-import warnings
 from pathlib import Path
 
 import torch
 from safetensors.torch import load_file
 
-from .decoding import generate
+from .decoding import BEAM_ALPHA, generate
 from .model import Transformer, TransformerConfig
 from .tokenizer import EOS_ID, decode, encode_batch, load_tokenizer, pad_sequences
-
-# What a model directory must hold (modeldir.files names the optional files beside them).
-WEIGHTS, CONFIG, TOKENIZER = "model.safetensors", "config.json", "tokenizer.json"
-REQUIRED_FILES = (WEIGHTS, CONFIG, TOKENIZER)
-
-# Precisions a model can run in. float16 halves the bytes each decoding step reads, which is what limits a
-# one-sentence decoder step on a CPU (its matrix-vector products wait on memory); batched matrix products on a
-# CPU without float16 arithmetic are faster in float32. See bench/decode_latency.py.
-DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-
-
-class ModelLoadError(ValueError):
-    """A model directory whose files are missing or do not fit together."""
-
-
-def tied_weight_names(cfg):
-    """Parameters that are the same tensor as `src_embed.embedding.weight` when embeddings are tied."""
-    return {"tgt_embed.embedding.weight", "output_projection.weight"} if cfg.tie_embeddings else set()
-
-
-def _load_model(model_dir, dtype):
-    for name in REQUIRED_FILES:
-        try:
-            with open(model_dir / name, "rb"):  # opened, so that a missing file and an unreadable one differ
-                pass
-        except FileNotFoundError:
-            raise ModelLoadError(f"{model_dir}: missing {name} (a model directory needs "
-                                 f"{', '.join(REQUIRED_FILES)})") from None
-        except OSError as e:  # permission denied, a directory of that name
-            raise ModelLoadError(f"{model_dir / name}: cannot read it ({e.strerror})") from None
-    try:
-        values = json.loads((model_dir / CONFIG).read_text(encoding="utf-8"))
-        if not isinstance(values, dict):
-            raise ValueError(f"expected a JSON object, got a {type(values).__name__}")
-        cfg = TransformerConfig.from_dict(values)
-    except (ValueError, TypeError) as e:
-        raise ModelLoadError(f"{model_dir / CONFIG}: invalid config: {e}") from e
-    try:
-        tokenizer = load_tokenizer(model_dir / TOKENIZER)
-    except Exception as e:
-        raise ModelLoadError(f"{model_dir / TOKENIZER}: cannot read tokenizer: {e}") from e
-    if tokenizer.get_vocab_size() != cfg.vocab_size:
-        raise ModelLoadError(
-            f"{model_dir}: tokenizer has {tokenizer.get_vocab_size()} tokens but config.json says "
-            f"vocab_size={cfg.vocab_size}"
-        )
-    try:
-        weights = load_file(str(model_dir / WEIGHTS))
-    except Exception as e:
-        raise ModelLoadError(f"{model_dir / WEIGHTS}: cannot read weights: {e}") from e
-    try:
-        model = Transformer(cfg)
-    except (ValueError, TypeError, RuntimeError) as e:  # e.g. dropout outside [0, 1]
-        raise ModelLoadError(f"{model_dir / CONFIG}: invalid config: {e}") from e
-    expected = {k: v.shape for k, v in model.state_dict().items() if k not in tied_weight_names(cfg)}
-    missing = sorted(set(expected) - set(weights))
-    unexpected = sorted(set(weights) - set(expected))
-    if missing or unexpected:
-        raise ModelLoadError(
-            f"{model_dir}: weights do not match config.json (missing: {missing[:5]}, unexpected: {unexpected[:5]})"
-        )
-    for name, shape in expected.items():
-        if weights[name].shape != shape:
-            raise ModelLoadError(
-                f"{model_dir}: weight {name} has shape {tuple(weights[name].shape)}, config.json implies {tuple(shape)}"
-            )
-    model.load_state_dict({k: v.float() for k, v in weights.items()}, strict=False)
-    model = model.to(dtype).eval()
-    warn_of_non_finite_weights(model, model_dir / WEIGHTS, dtype)
-    return model, tokenizer
-
-
-def warn_of_non_finite_weights(model, path, dtype):
-    """A warning naming the parameters that hold NaN or infinity, as the model runs (`dtype`): weights of a run
-    that diverged, or too large for float16. Such a model loads, and translates every sentence into nothing."""
-    broken = [name for name, p in model.named_parameters() if not torch.isfinite(p).all()]
-    if broken:
-        shown = ", ".join(broken[:5]) + (f" and {len(broken) - 5} more" if len(broken) > 5 else "")
-        warnings.warn(f"{path}: {len(broken)} weight tensors hold NaN or infinite values in {dtype} ({shown}): "
-                      f"its translations will be empty or meaningless", RuntimeWarning, stacklevel=4)
-
 
 # Decoding never repeats an n-gram of this many tokens (0: no such rule). Chosen on dev-news:
 # docs/training-log.md#decoding-long-unfamiliar-inputs.
 NO_REPEAT_NGRAM = 4
-# Beam search's GNMT length penalty exponent: larger favours longer outputs. Chosen on dev-news: same section.
-BEAM_ALPHA = 1.0
+
 
 class Translator:
     def __init__(self, model, tokenizer, no_repeat_ngram=NO_REPEAT_NGRAM):
@@ -113,18 +30,15 @@ class Translator:
 
     @classmethod
     def load(cls, model_dir, dtype="float32", device="cpu"):
-        """The model of the local directory `model_dir` on `device`, run in `dtype` (a name in DTYPES) whatever
-        precision its weights are stored in. `modeldir.directory.open_model` also takes a Hub repository id, picks
-        the device and reads the directory's optional files."""
-        if dtype not in DTYPES:
-            raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
-        try:
-            if not Path(model_dir).is_dir():
-                raise ModelLoadError(f"{model_dir}: no such model directory")
-        except PermissionError as e:
-            raise ModelLoadError(f"{model_dir}: cannot read it ({e.strerror})") from None
-        model, tokenizer = _load_model(Path(model_dir), DTYPES[dtype])
-        return cls(model.to(device), tokenizer)
+        """The model of a directory (config.json, tokenizer.json, model.safetensors) on `device`, run in `dtype`
+        ("float32", "float16" or "bfloat16") whatever precision its weights are stored in: nanoGPT's
+        from_pretrained, trusting what it reads. `modeldir.directory.open_model` checks the files first, takes a
+        Hub repository id, picks the device and reads the directory's optional files."""
+        model_dir = Path(model_dir)
+        model = Transformer(TransformerConfig(**json.loads((model_dir / "config.json").read_text(encoding="utf-8"))))
+        weights = load_file(str(model_dir / "model.safetensors"))  # tied matrices are stored once: strict=False
+        model.load_state_dict({name: w.float() for name, w in weights.items()}, strict=False)
+        return cls(model.to(getattr(torch, dtype)).to(device), load_tokenizer(model_dir / "tokenizer.json"))
 
     @property
     def device(self):

@@ -6,6 +6,7 @@ the tabs (the sentence, decoding controls, translation and status), whose transl
 browser; `tabs/` holds one module per tab (its view's HTML, JavaScript, and the handlers of its experiments); `served`
 is the loaded model as the handlers call it; `settings` the app's environment, checked at start; `api` the HTTP API; `attention_kinds` and `tokens` are the kinds of
 attention and the tokens as the tabs name them; `events` says how events run and what the outside world reaches;
-`texts`, `style` and `page_script` are the page's prose, CSS and script; `no_model` is the page shown when no model
+`texts` and `style` are the page's prose and CSS, `page_script` how its JavaScript modules are served and
+loaded; `no_model` is the page shown when no model
 loads.
 """

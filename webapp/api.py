@@ -25,14 +25,13 @@ from inputs.checks import echo
 from inputs.request import one_line, parse_request, whole
 from interpretability import input_report
 from interpretability.inspection import MAX_CANDIDATES
-from transformer.model import head_grid
+from interpretability.kinds import head_grid
 
-from .payload import candidates, input_json, rounded
 from . import translation
+from .payload import candidates, input_json, rounded
 from .tabs import heads, inside_head, steps
 from .tabs.heads import parse_head_name
 from .translation import decoding_label
-
 
 # --- Arguments -------------------------------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""The three kinds of attention (the model's `ATTENTION_KINDS`) as the tabs name them, and which of an
+"""The three kinds of attention (`interpretability.kinds.ATTENTION_KINDS`) as the tabs name them, and which of an
 `Inspection`'s tokens label their rows and columns. The encoder and the decoder may differ in depth: a layer asked of
 a shallower kind is clamped to its nearest layer, never refused (`clamp_layer`; the page's views clamp the same way as
 the kind changes)."""
@@ -6,7 +6,7 @@ the kind changes)."""
 from dataclasses import dataclass
 
 from inputs.checks import as_whole_number
-from transformer.model import ATTENTION_KINDS as MODEL_KINDS
+from interpretability.kinds import ATTENTION_KINDS as MODEL_KINDS
 
 TITLES = {"encoder": "Encoder self-attention", "decoder": "Decoder self-attention",
           "cross": "Encoder–decoder cross-attention"}

@@ -1,12 +1,13 @@
 """The page's views in a notebook's output cell (Jupyter, JupyterLab, VS Code, Colab), as bertviz's `head_view` is
 called from a cell: `show_attention`, `show_head` and `show_map` translate a sentence with a `Translator` and return
 an object the notebook displays (`_repr_html_`), drawn by the same code as the app: the same payload
-(`translation.shown_payload`), the same `store.js`, `views.js` and tab scripts, read from their files.
+(`translation.shown_payload`), the same modules (`store.js`, `views.js`, the tab's), read from their files.
 
-Each view is a whole document in an `<iframe srcdoc>`: its scripts inline (no CDN, works offline) and its own
-store, so several views on one page never share a choice, an element id or a test hook. There is no server behind a
-notebook's output: what a view asks the server for in the app (a head's numbers, a box's vectors) is computed here,
-before the view is drawn, and answered in the page (`notebook.js`).
+Each view is a whole document in an `<iframe srcdoc>`: its modules written into one inline script
+(`page_script.bundle`: nothing to fetch, works offline, and an inline script is what every notebook front end runs)
+and its own store, so several views on one page never share a choice, an element id or a test hook. There is no
+server behind a notebook's output: what a view asks the server for in the app (a head's numbers, a box's vectors) is
+computed here, before the view is drawn, and answered in the page (`notebook.js`).
 
 It lives in `webapp`, not `interpretability`: it draws the app's views, whose payload, templates and scripts are the
 app's, and no package may import one above it (tests/test_layering.py).
@@ -22,12 +23,13 @@ from interpretability.head_details import ALL_QUERIES
 from interpretability.internals import STACKS
 
 from .attention_kinds import ATTENTION_KINDS
+from .page_script import bundle, bundled, view_css
 from .style import CSS as PAGE_CSS
 from .tabs import attention, inside_head, model_map
 from .translation import one_line, shown_payload
-from .views import MOUNT, view_css, view_script
+from .views import MOUNT
 
-HOST_JS = (Path(__file__).parent / "notebook.js").read_text(encoding="utf-8")
+HOST = Path(__file__).with_name("notebook.js")
 # What Gradio's theme gives the views in the app (its CSS variables, its radios), for a document of their own.
 BASE_CSS = """
 :root { --font-sans: system-ui, sans-serif; --font-mono: ui-monospace, Menlo, Consolas, monospace;
@@ -58,24 +60,19 @@ class NotebookView:
                 f'style="width: 100%; height: {self.height}px; border: 0;"></iframe>')
 
 
-def view_document(title, module_file, setup, template=MOUNT, css=None):
-    """The page of the view whose script is beside `module_file` (`views.view_script`), in its `template` (by
-    default the mount its script draws its markup into) and `css` (by default its `.css`: `views.view_css`), run by
-    `notebook.js` with `setup` (the payload, the view's own setup (`props.setup`), the store and radio choices to
-    start from, the answers its events get)."""
-    css = view_css(module_file) if css is None else css
+def view_document(title, module_file, setup):
+    """The page of the view whose module is beside `module_file` (the tab's `.js`), styled by its CSS
+    (`page_script.view_css`), mounted by `notebook.js` (`showView`) with `setup` (the payload, the view's own setup
+    (`props.setup`), the store and radio choices to start from, the answers its questions get)."""
+    script = Path(module_file).with_suffix(".js")
     data = json.dumps(setup).replace("</", "<\\/")  # no "</script>" inside the script
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
-<style>{BASE_CSS}{PAGE_CSS}{css}</style></head>
-<body><div id="view">{template}</div><p id="view-note" class="view-note" hidden></p>
+<style>{BASE_CSS}{PAGE_CSS}{view_css(script)}</style></head>
+<body><div id="view">{MOUNT}</div><p id="view-note" class="view-note" hidden></p>
 <script>
-{HOST_JS}
-const host = notebookHost({data});
-(async (element, props, watch, trigger, server) => {{
-{view_script(module_file)}
-}})(...host.environment);
-host.start();
+{bundle([HOST, script])}
+{bundled(HOST)}.showView({data}, {bundled(script)});
 </script></body></html>"""
 
 

@@ -1,108 +1,107 @@
-() => {
-  // The page's own plumbing: the keyboard, and the open tab and the view in the URL. The views are drawn by their own
-  // scripts (webapp/views.js and one script per tab, each in its view's js_on_load); the store they share
-  // (webapp/store.js) is put before this function by webapp/page_script.py.
+// The page's own plumbing: the keyboard, and the open tab and the view in the URL, run once per page (Gradio's page
+// script imports this module: webapp/page_script.py). The views are modules of their own (one per tab, mounted by
+// views.js); the store they share is store.js.
+import {store} from "./store.js";
 
-  // The keyboard: each group of choices is one Tab stop, the arrow keys move within it (WAI-ARIA's radio group and
-  // tabs patterns). Gradio gives every radio of a group its own name, so the browser makes each one a Tab stop of its
-  // own (37 presses from the text box to the heatmap); here, a radio group (a gr.Radio: its inputs) and the tab bar
-  // (its role="tab" buttons) keep one member reachable by Tab, the checked or selected one, and the arrows choose the
-  // next or previous one (a radio is clicked, a tab opened, as a mouse would).
-  const groups = () => [
-    ...[...document.querySelectorAll("fieldset")].map((f) => [...f.querySelectorAll('input[type="radio"]')]),
-    ...[...document.querySelectorAll('[role="tablist"]')].map((t) => [...t.querySelectorAll('[role="tab"]')]),
-  ].filter((members) => members.length > 1);
-  const isOn = (e) => (e.type === "radio" ? e.checked : e.getAttribute("aria-selected") === "true");
-  const roving = () => {
-    for (const members of groups()) {
-      const current = members.find((e) => e === document.activeElement) || members.find(isOn) || members[0];
-      for (const e of members) {
-        const tabindex = e === current ? "0" : "-1";
-        if (e.getAttribute("tabindex") !== tabindex) e.setAttribute("tabindex", tabindex);
-      }
+// The keyboard: each group of choices is one Tab stop, the arrow keys move within it (WAI-ARIA's radio group and
+// tabs patterns). Gradio gives every radio of a group its own name, so the browser makes each one a Tab stop of its
+// own (37 presses from the text box to the heatmap); here, a radio group (a gr.Radio: its inputs) and the tab bar
+// (its role="tab" buttons) keep one member reachable by Tab, the checked or selected one, and the arrows choose the
+// next or previous one (a radio is clicked, a tab opened, as a mouse would).
+const groups = () => [
+  ...[...document.querySelectorAll("fieldset")].map((f) => [...f.querySelectorAll('input[type="radio"]')]),
+  ...[...document.querySelectorAll('[role="tablist"]')].map((t) => [...t.querySelectorAll('[role="tab"]')]),
+].filter((members) => members.length > 1);
+const isOn = (e) => (e.type === "radio" ? e.checked : e.getAttribute("aria-selected") === "true");
+const roving = () => {
+  for (const members of groups()) {
+    const current = members.find((e) => e === document.activeElement) || members.find(isOn) || members[0];
+    for (const e of members) {
+      const tabindex = e === current ? "0" : "-1";
+      if (e.getAttribute("tabindex") !== tabindex) e.setAttribute("tabindex", tabindex);
     }
-  };
-  const STEPS = {ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1};
-  document.addEventListener("keydown", (event) => {
-    const step = STEPS[event.key];
-    const e = event.target;
-    if (!step || event.altKey || event.ctrlKey || event.metaKey || !e.matches?.('input[type="radio"], [role="tab"]')) {
-      return;
-    }
-    const members = groups().find((g) => g.includes(e));
-    if (!members) return;
-    event.preventDefault();
-    const next = members[(members.indexOf(e) + step + members.length) % members.length];
-    next.click();
-    next.focus();
-    roving();
-  }, true);
-
-  // Observers are called once per batch of changes; roving() only writes a tabindex that differs.
-  new MutationObserver(roving).observe(document.body, {childList: true, subtree: true});
-  new MutationObserver(roving).observe(document.body, {subtree: true, attributes: true,
-                                                       attributeFilter: ["aria-selected", "aria-checked"]});
+  }
+};
+const STEPS = {ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1};
+document.addEventListener("keydown", (event) => {
+  const step = STEPS[event.key];
+  const e = event.target;
+  if (!step || event.altKey || event.ctrlKey || event.metaKey || !e.matches?.('input[type="radio"], [role="tab"]')) {
+    return;
+  }
+  const members = groups().find((g) => g.includes(e));
+  if (!members) return;
+  event.preventDefault();
+  const next = members[(members.indexOf(e) + step + members.length) % members.length];
+  next.click();
+  next.focus();
   roving();
+}, true);
 
-  // The open tab, in the store (key "tab"): a click on the tab bar (or the arrow keys, which click) writes it; a view
-  // that writes it opens that tab, as a click on its button would (Gradio names the button "tab-<id>-button").
-  document.addEventListener("click", (event) => {
-    const tab = event.target.closest?.('[role="tablist"] button[data-tab-id]');
-    if (tab) store.set({tab: tab.dataset.tabId});
-  }, true);
-  const openTab = (id, tries = 0) => {
-    const button = document.getElementById(`tab-${id}-button`);
-    if (!button) {
-      if (tries < 100) setTimeout(() => openTab(id, tries + 1), 50);  // the tab bar is not drawn yet
-      return;
-    }
-    if (button.getAttribute("aria-selected") !== "true") button.click();
-  };
-  store.on("tab", openTab);
+// Observers are called once per batch of changes; roving() only writes a tabindex that differs.
+new MutationObserver(roving).observe(document.body, {childList: true, subtree: true});
+new MutationObserver(roving).observe(document.body, {subtree: true, attributes: true,
+                                                     attributeFilter: ["aria-selected", "aria-checked"]});
+roving();
 
-  // The URL: the shown translation's sentence and decoding settings, the open tab, the head the Attention view
-  // shows and the colour scale, in the query string (?text=...&tab=head&view=cross.2.3), so that a reload, the back
-  // button or a link sent to a student shows the same view. The translation box reads the sentence and settings
-  // from it when the page loads (webapp/translation.py, FROM_URL); a new sentence is a new history entry, anything
-  // else changes the entry in place. Back or forward to another sentence puts it in the box and translates it.
-  const SETTINGS = ["decoding", "beam", "temperature", "top_k", "seed"];
-  const fromUrl = () => {
-    const query = new URLSearchParams(location.search), [kind, layer, head] = (query.get("view") ?? "").split(".");
-    return {text: query.get("text"), tab: query.get("tab"), scale: query.get("scale"),
-            attention: kind ? {kind, layer: +layer || 1, head: /^\d+$/.test(head) ? +head : head || "mean"} : null};
-  };
-  const toUrl = () => {
-    const query = new URLSearchParams(), request = store.get("translation")?.request;
-    if (request) {
-      query.set("text", request.text);
-      if (request.decoding !== "greedy") {
-        for (const name of SETTINGS) query.set(name, request[name]);
-      }
+// The open tab, in the store (key "tab"): a click on the tab bar (or the arrow keys, which click) writes it; a view
+// that writes it opens that tab, as a click on its button would (Gradio names the button "tab-<id>-button").
+document.addEventListener("click", (event) => {
+  const tab = event.target.closest?.('[role="tablist"] button[data-tab-id]');
+  if (tab) store.set({tab: tab.dataset.tabId});
+}, true);
+const openTab = (id, tries = 0) => {
+  const button = document.getElementById(`tab-${id}-button`);
+  if (!button) {
+    if (tries < 100) setTimeout(() => openTab(id, tries + 1), 50);  // the tab bar is not drawn yet
+    return;
+  }
+  if (button.getAttribute("aria-selected") !== "true") button.click();
+};
+store.on("tab", openTab);
+
+// The URL: the shown translation's sentence and decoding settings, the open tab, the head the Attention view
+// shows and the colour scale, in the query string (?text=...&tab=head&view=cross.2.3), so that a reload, the back
+// button or a link sent to a student shows the same view. The translation box reads the sentence and settings
+// from it when the page loads (translation.js, fromUrl); a new sentence is a new history entry, anything
+// else changes the entry in place. Back or forward to another sentence puts it in the box and translates it.
+const SETTINGS = ["decoding", "beam", "temperature", "top_k", "seed"];
+const fromUrl = () => {
+  const query = new URLSearchParams(location.search), [kind, layer, head] = (query.get("view") ?? "").split(".");
+  return {text: query.get("text"), tab: query.get("tab"), scale: query.get("scale"),
+          attention: kind ? {kind, layer: +layer || 1, head: /^\d+$/.test(head) ? +head : head || "mean"} : null};
+};
+const toUrl = () => {
+  const query = new URLSearchParams(), request = store.get("translation")?.request;
+  if (request) {
+    query.set("text", request.text);
+    if (request.decoding !== "greedy") {
+      for (const name of SETTINGS) query.set(name, request[name]);
     }
-    const tab = store.get("tab"), attention = store.get("attention"), scale = store.get("scale");
-    if (tab) query.set("tab", tab);
-    if (attention) query.set("view", `${attention.kind}.${attention.layer}.${attention.head}`);
-    if (scale && scale !== "fixed") query.set("scale", scale);
-    return `?${query}`.replace(/%2C/g, ",");
-  };
-  const shown = fromUrl();
-  store.set(Object.fromEntries(Object.entries(shown).filter(([key, value]) => key !== "text" && value)));
-  const write = () => {  // once a translation is shown: until then the URL is what the page was opened with
-    if (!store.get("translation")) return;
-    const next = toUrl();
-    if (next === location.search) return;
-    const newSentence = new URLSearchParams(next).get("text") !== new URLSearchParams(location.search).get("text");
-    history[newSentence && location.search ? "pushState" : "replaceState"](null, "", next + location.hash);
-  };
-  for (const key of ["translation", "tab", "attention", "scale"]) store.on(key, write);
-  window.addEventListener("popstate", () => {
-    const wanted = fromUrl();
-    store.set(Object.fromEntries(Object.entries(wanted).filter(([key, value]) => key !== "text" && value)));
-    const box = document.querySelector("#english textarea");
-    if (wanted.text && box && wanted.text !== store.get("translation")?.request?.text) {
-      box.value = wanted.text;
-      box.dispatchEvent(new Event("input", {bubbles: true}));
-      setTimeout(() => document.getElementById("translate")?.click(), 50);
-    }
-  });
-}
+  }
+  const tab = store.get("tab"), attention = store.get("attention"), scale = store.get("scale");
+  if (tab) query.set("tab", tab);
+  if (attention) query.set("view", `${attention.kind}.${attention.layer}.${attention.head}`);
+  if (scale && scale !== "fixed") query.set("scale", scale);
+  return `?${query}`.replace(/%2C/g, ",");
+};
+const shown = fromUrl();
+store.set(Object.fromEntries(Object.entries(shown).filter(([key, value]) => key !== "text" && value)));
+const write = () => {  // once a translation is shown: until then the URL is what the page was opened with
+  if (!store.get("translation")) return;
+  const next = toUrl();
+  if (next === location.search) return;
+  const newSentence = new URLSearchParams(next).get("text") !== new URLSearchParams(location.search).get("text");
+  history[newSentence && location.search ? "pushState" : "replaceState"](null, "", next + location.hash);
+};
+for (const key of ["translation", "tab", "attention", "scale"]) store.on(key, write);
+window.addEventListener("popstate", () => {
+  const wanted = fromUrl();
+  store.set(Object.fromEntries(Object.entries(wanted).filter(([key, value]) => key !== "text" && value)));
+  const box = document.querySelector("#english textarea");
+  if (wanted.text && box && wanted.text !== store.get("translation")?.request?.text) {
+    box.value = wanted.text;
+    box.dispatchEvent(new Event("input", {bubbles: true}));
+    setTimeout(() => document.getElementById("translate")?.click(), 50);
+  }
+});

@@ -24,8 +24,8 @@ from interpretability import embedding_norms, head_details, inspect
 from interpretability.ablation import ablated
 from interpretability.attribution import float32_model, source_attribution
 from interpretability.inspection import LONG_INPUT_TOKENS
+from interpretability.kinds import head_grid
 from serving.batching import batched_decoder
-from transformer.model import head_grid
 
 HEAVY_WORK = "beam search, long inputs, heads switched off, attribution, /inspect"
 

@@ -1,6 +1,5 @@
-// The page's store: the one place the views share state, put first in every view's script (webapp/views.py).
-// Every view script carries the same copy; whichever runs first makes the store and the others find it, so no
-// script depends on another having run before it.
+// The page's store: the one place the views share state. A module, so there is one store per page, whichever view
+// imports it first; also `globalThis.translatorStore`, for the tests and the benches to read and write.
 //
 //   store.get(key)                 the value now (undefined: never set)
 //   store.set({key: value, ...})   write; every subscriber of each key written is called with its new value
@@ -23,7 +22,7 @@
 //
 // Test hooks (what a canvas drew, how long a redraw took) are set only where the page was opened for tests
 // (`store.testing`: the tests set globalThis.translatorTestHooks before the page loads): `exposeForTests`.
-const store = (globalThis.translatorStore ??= (() => {
+export const store = (globalThis.translatorStore ??= (() => {
   const values = {}, listeners = {};
   const made = {
     testing: globalThis.translatorTestHooks === true,
@@ -45,6 +44,6 @@ const store = (globalThis.translatorStore ??= (() => {
 
 // Only where the page was opened for tests: `values` ({name: value}) put on `target` (an element), for the tests to
 // read what was drawn.
-const exposeForTests = (target, hooks) => {
+export const exposeForTests = (target, hooks) => {
   if (store.testing) Object.assign(target, hooks);
 };

@@ -79,6 +79,8 @@ input:disabled, button:disabled {{ opacity: 0.5; cursor: not-allowed; }}
 .chip.special {{ color: {MUTED_INK}; font-style: italic; }}
 .chip.chosen {{ background: #ff9f43; color: black; font-weight: 700; }}
 .chip.changed {{ background: #c2185b; color: white; font-weight: 700; }}
+/* A word the model's training pairs held fewer than five times (modeldir.seen): its translation is a guess. */
+.chip.rare {{ outline: 2px dashed #b26a00; outline-offset: 1px; }}
 table.beam {{ border-collapse: collapse; margin: 4px 0 10px; font-family: var(--font-mono); }}
 table.beam th, table.beam td {{ border: 1px solid var(--border-color-primary); padding: 2px 8px; text-align: left; }}
 table.beam tr.on-path, table.beam tr.winner {{ background: var(--color-accent-soft); }}

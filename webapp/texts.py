@@ -11,12 +11,16 @@ The app looks for a model directory in `{model_dir}` (set `MODEL_DIR` to use ano
 project's training script, then restart the app:
 
 ```bash
-# a toy model in a minute (any TSV of English<TAB>Italian lines works):
-python -m training.train --config tiny --train train.tsv --dev dev.tsv --out runs/tiny --max-steps 300
+# the data, rebuilt from its public sources (any TSV of English<TAB>Italian lines works too):
+python -m training.prepare_data --out data/en-it
+
+# a toy model in about a minute:
+python -m training.train --config tiny --train data/en-it/train.tsv --dev data/en-it/dev.tsv --out runs/tiny \\
+    --limit-train 20000 --max-steps 300
 MODEL_DIR=runs/tiny/model python app.py
 
 # the real one (about two hours on 2 CPU cores):
-python -m training.train --config cpu --train ../shared/data/en-it/train.tsv --dev ../shared/data/en-it/dev.tsv \\
+python -m training.train --config cpu --train data/en-it/train.tsv --dev data/en-it/dev.tsv \\
     --out runs/cpu --max-minutes 120
 rm -rf assets/model && cp -r runs/cpu/model assets/model && python app.py
 ```"""
@@ -68,7 +72,7 @@ step can survive because the path through it scores best overall."""
 
 IMPORTANCE_MISSING = """*How much each head matters has not been measured for this model.* Measure it (the dev BLEU
 with each head alone switched off; minutes on a CPU), then restart the app:
-`python -m training.head_importance --model {model_dir} --data ../shared/data/en-it/dev.tsv`"""
+`python -m training.head_importance --model {model_dir} --data data/en-it/dev.tsv`"""
 
 ATTRIBUTION_HELP = """**Attention is not explanation.** The top row is the cross-attention of this step (mean over
 layers and heads): how much of each English token's vector the decoder *mixed in* while choosing the token. The bottom

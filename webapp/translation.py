@@ -8,20 +8,22 @@ Laid out for a projector: at 1024×768, after Translate, the tab bar and the top
 screen (the decoding settings are an accordion whose title names the decoding, the examples one row of small buttons).
 """
 
-import json
 import secrets
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import gradio as gr
 
 from inputs.checks import SERVER_MAX_BEAM
+from inputs.language import check_language
 from inputs.request import one_line, parse_request  # noqa: F401 (one_line: the tabs read text as the box does)
 from interpretability import input_report
-from inputs.language import check_language
+from modeldir.seen import seen_words
 from transformer.tokenizer import EOS
 
 from .events import Refusal
+from .page_script import module_call
 from .payload import translation_payload
 from .texts import EMPTY_MESSAGE
 from .tokens import output_tokens, token_chips
@@ -37,33 +39,14 @@ DECODINGS = {"greedy": "Greedy", "beam": "Beam search", "sampling": "Sampling"}
 # What each decoding control takes: (lowest, highest, whole numbers only); the controls and the URL's values alike.
 CONTROL_RANGES = {"beam": (2, SERVER_MAX_BEAM, True), "temperature": (0.1, 3.0, False), "top_k": (0, 50, True),
                   "seed": (0, 2**53 - 1, True)}
-# The page's load, in the browser: the box and the decoding controls as the URL's query string says (page.js writes
-# it: text, decoding, beam, temperature, top_k, seed), each value one its control offers, else as they are: a value
-# Gradio refuses comes back as a message the page renders as HTML.
-FROM_URL = """(text, decoding, beam, temperature, topK, seed) => {
-  const choices = CHOICES, ranges = RANGES, query = new URLSearchParams(location.search);
-  const number = (name, value) => {
-    const given = Number(query.get(name)), [low, high, whole] = ranges[name];
-    const offered = Number.isFinite(given) && low <= given && given <= high && (!whole || Number.isInteger(given));
-    return query.has(name) && offered ? given : value;
-  };
-  const chosen = query.get("decoding");
-  return [query.get("text") ?? text, choices.includes(chosen) ? chosen : decoding, number("beam", beam),
-          number("temperature", temperature), number("top_k", topK), number("seed", seed)];
-}""".replace("CHOICES", json.dumps(list(DECODINGS))).replace("RANGES", json.dumps(CONTROL_RANGES))
-# An experiment's inputs, in the browser (every experiment event's js=): the sentence and decoding settings of the
-# translation the page shows (the store's, webapp/store.js), not the box or controls changed since; "" (nothing to
-# run on) before a translation. The controls a decoding does not use keep their values (in range for the sliders).
-SHOWN_TRANSLATION = """(text, decoding, beam, temperature, topK, seed, ...rest) => {
-  const shown = globalThis.translatorStore?.get("translation")?.request;
-  if (!shown) return ["", decoding, beam, temperature, topK, seed, ...rest];
-  const sampled = shown.decoding === "sampling";
-  return [shown.text, shown.decoding, shown.decoding === "beam" ? shown.beam : beam,
-          sampled ? shown.temperature : temperature, sampled ? shown.top_k : topK, sampled ? shown.seed : seed,
-          ...rest];
-}"""
-# Translate pressed once the box shows what Gradio was given (a tick later).
-PRESS_TRANSLATE = "setTimeout(() => document.getElementById('translate')?.click(), 50);"
+# What the box's events run in the browser first (translation.js): the page's load reads the URL's sentence and
+# settings (`fromUrl`), each value one its control offers (`DECODINGS`, `CONTROL_RANGES`), else as they are: a value
+# Gradio refuses comes back as a message the page renders as HTML; every experiment sends the shown translation's
+# sentence and settings, not the box's (`shownTranslation`); an example clicked goes into the box and presses
+# Translate (`pressTranslate`).
+SCRIPT = Path(__file__).with_name("translation.js")
+FROM_URL = module_call(SCRIPT, "fromUrl", list(DECODINGS), CONTROL_RANGES)
+SHOWN_TRANSLATION = module_call(SCRIPT, "shownTranslation")
 
 
 @dataclass
@@ -104,12 +87,14 @@ def decoding_label(beam, sampling=None):
     return "greedy" if beam == 1 else f"beam search ({beam} beams)"
 
 
-def translation_status(seconds, decoding, report, italian_tokens, max_tokens, joined_lines=1, not_english=None):
+def translation_status(seconds, decoding, report, italian_tokens, max_tokens, joined_lines=1, not_english=None,
+                       rarely_seen=None):
     """The status line under a translation (`decoding`: `decoding_label`; tokens counted without the closing </s>, as
     the truncation note does), then the warning `not_english` when the input does not look English (the line of
     `inputs.language.check_language`), a note when the input's `joined_lines` were read as one
-    (`one_line`) and a warning for each thing in the input the model may not have read
-    (`interpretability.input_report`)."""
+    (`one_line`), a warning for each thing in the input the model may not have read
+    (`interpretability.input_report`), and the line naming the words its training pairs held a handful of times or
+    never (`rarely_seen`: `modeldir.seen.SeenWords.warning`)."""
     lines = [f"Translated in {seconds:.2f} s · {decoding} · {report.tokens} English → {italian_tokens} Italian tokens "
              f"(not counting `{EOS}`)"]
     if not_english:
@@ -123,6 +108,8 @@ def translation_status(seconds, decoding, report, italian_tokens, max_tokens, jo
         lines.append(f"**⚠️ {strength}: {report.unreadable} of the {report.tokens} English tokens "
                      f"({report.unreadable_share:.0%}) are characters this model never learnt (emoji, other scripts, "
                      "symbols), read as unknown or byte by byte: the translation of those parts is a guess.**")
+    if rarely_seen:
+        lines.append(f"**ℹ️ Rarely seen in training: {rarely_seen}**")
     if report.truncated:
         lines.append(f"**⚠️ Note: your text is longer than the model reads ({max_tokens} tokens): only the beginning "
                      "was translated.**")
@@ -189,10 +176,12 @@ def translate(served, text, decoding, beam, temperature, top_k, seed):
     inspection = served.inspect(request.text, request.beam, request.sampling)
     seconds = time.perf_counter() - start
     outputs = output_tokens(inspection)
+    counts = served.directory.word_counts
+    seen = seen_words(inspection.source_tokens, counts) if counts else None
     status = translation_status(seconds, decoding_label(request.beam, request.sampling), input_report(inspection),
                                 len(outputs) - 1, served.translator.max_source_tokens, request.joined_lines,
-                                check_language(request.text).warning)
-    chips = token_chips(inspection.source_tokens, "English") + token_chips(outputs, "Italian")
+                                check_language(request.text).warning, seen.warning() if seen else None)
+    chips = token_chips(inspection.source_tokens, "English", seen=seen) + token_chips(outputs, "Italian")
     return inspection.translation, status, chips, sent_payload(served, shown_payload(
         served.translator, inspection, request.text, request.beam, request.sampling))
 
@@ -257,13 +246,11 @@ def build(served, demo):
     gr.on([button.click, text.submit], api_name="translate", trigger_mode="always_last", **io)
     # An example clicked: the browser puts its sentence in the box, then presses Translate (the one event above).
     for example, sentence in zip(examples, EXAMPLES):
-        example.click(None, None, text, js=f"() => {{ {PRESS_TRANSLATE} return {json.dumps(sentence)}; }}",
-                      api_visibility="private")
+        example.click(None, None, text, js=module_call(SCRIPT, "pressTranslate", sentence), api_visibility="private")
     show_controls = dict(fn=decoding_controls_for, inputs=controls[0], outputs=[settings, *controls[1:]],
                          api_visibility="private", show_progress="hidden")
     controls[0].input(**show_controls)
     # The page's load: the sentence and decoding settings in the URL, if any (page.js writes them), then translate.
     demo.load(None, [text, *controls], [text, *controls], js=FROM_URL, api_visibility="private").then(
         **show_controls).then(api_visibility="private", **io)
-    return TranslationBox(text, controls)
     return TranslationBox(text, controls)

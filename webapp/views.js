@@ -1,11 +1,47 @@
-// Shared by the views of the page: put after store.js and before each tab's own script in its gr.HTML's js_on_load
-// (webapp/views.py). A view draws the translation the store holds (store.on("translation", draw): at once when one
-// is shown, then on each new one; null when the box was emptied: the views clear, so that none shows a sentence
-// other than the one in the box), and names the sentence it draws (`sentenceCaption`).
+// What the views of the page share: how a view is mounted and asks the server (`mountView`), and the helpers they
+// draw with. A view draws the translation the store holds (store.on("translation", draw): at once when one is shown,
+// then on each new one; null when the box was emptied: the views clear, so that none shows a sentence other than the
+// one in the box), and names the sentence it draws (`nameSentence`).
+import {exposeForTests} from "./store.js";
+
+// The one way a view asks the server: `ask(name, data)`, a promise of the answer. The server knows two kinds of
+// question, declared with the view in Python (webapp/views.py, browser_view): data prepared once (the training
+// history, the positional-encoding table, a translation's payload), a server function of the view, answered at the
+// server's door; and work that runs the model (a head's numbers, a box's vectors, an attribution), a custom event of
+// the view named in `questions`, which runs in the server's queue and answers into the view's value, with the number
+// of the question it answers (`asked`, echoed by webapp/views.py's `answer`). A question not answered (refused, or
+// about no translation) leaves its promise waiting; each view draws only the answer to what it shows.
+const asker = ({trigger, watch, props, server}, questions) => {
+  const waiting = new Map();
+  let asked = 0;
+  watch("value", () => {
+    const reply = props.value;
+    if (!waiting.has(reply?.asked)) return;
+    waiting.get(reply.asked)(reply.answer);
+    waiting.delete(reply.asked);
+  });
+  return (name, data) => {
+    if (typeof server[name] === "function") return server[name](data);
+    if (!questions.includes(name)) throw new Error(`this view has no question "${name}" (webapp/views.py)`);
+    const number = ++asked;
+    return new Promise((resolve) => {
+      waiting.set(number, resolve);
+      trigger(name, {...data, asked: number});
+    });
+  };
+};
+
+// A view mounted in its gr.HTML (its js_on_load, webapp/page_script.py: view_loader): the module `path` (relative to
+// this file) imported and its `mount` called with the component's element, props and watch, and `ask`.
+export const mountView = async (path, gradio, questions) => {
+  const view = await import(path);
+  const {element, props, watch} = gradio;
+  return view.mount({element, props, watch, ask: asker(gradio, questions)});
+};
 
 // The line at the top of a view (`root`) that names the sentence it draws (`payload`'s English and Italian), so
 // that a view never shows a sentence other than the one it names; hidden when there is none.
-const nameSentence = (root, payload) => {
+export const nameSentence = (root, payload) => {
   let line = root.querySelector(":scope > .view-sentence");
   if (!line) {
     line = Object.assign(document.createElement("p"), {className: "view-sentence"});
@@ -17,7 +53,7 @@ const nameSentence = (root, payload) => {
 
 // Numbers packed by payload.quantized ({shape, scale, type: "uint8" or "int16", bytes: base64, little-endian,
 // row-major}), as one flat array of floats.
-const dequantize = (packed) => {
+export const dequantize = (packed) => {
   const bytes = Uint8Array.from(atob(packed.bytes), (c) => c.charCodeAt(0)), data = new DataView(bytes.buffer);
   const wide = packed.type === "int16", values = new Float64Array(wide ? bytes.length / 2 : bytes.length);
   for (let i = 0; i < values.length; i++) values[i] = (wide ? data.getInt16(2 * i, true) : bytes[i]) / packed.scale;
@@ -26,7 +62,7 @@ const dequantize = (packed) => {
 
 // A kind's maps as the payload packs them (payload.packed: one byte per weight): map(layer, head) is the (queries,
 // keys) weights as rows of numbers, mean(layer) the mean over heads.
-const unpack = (packed) => {
+export const unpack = (packed) => {
   const values = dequantize(packed);
   const [layers, heads, rows, cols] = packed.shape;
   const map = (layer, head) => Array.from({length: rows}, (_, i) => {
@@ -40,38 +76,38 @@ const unpack = (packed) => {
   return {layers, heads, rows, cols, map, mean};
 };
 
-const escapeHtml = (text) => String(text).replace(/[&<>"']/g,
+export const escapeHtml = (text) => String(text).replace(/[&<>"']/g,
   (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"})[c]);
 
 // A colour scale: t in [0, 1] -> [r, g, b], linear between evenly spaced `stops`.
-const interpolate = (stops, t) => {
+export const interpolate = (stops, t) => {
   const x = Math.max(0, Math.min(1, t)) * (stops.length - 1), i = Math.min(Math.floor(x), stops.length - 2);
   return stops[i].map((v, k) => Math.round(v + (stops[i + 1][k] - v) * (x - i)));
 };
-const rgb = (color) => `rgb(${color.join(",")})`;
+export const rgb = (color) => `rgb(${color.join(",")})`;
 // Viridis (matplotlib's default colour scale, readable in grey and by most colour-blind readers), 10 stops.
-const VIRIDIS = [[68, 1, 84], [72, 40, 120], [62, 73, 137], [49, 104, 142], [38, 130, 142], [31, 158, 137],
+export const VIRIDIS = [[68, 1, 84], [72, 40, 120], [62, 73, 137], [49, 104, 142], [38, 130, 142], [31, 158, 137],
   [53, 183, 121], [110, 206, 88], [181, 222, 43], [253, 231, 37]];
-const viridis = (t) => rgb(interpolate(VIRIDIS, t));
+export const viridis = (t) => rgb(interpolate(VIRIDIS, t));
 // Blue for -1, white for 0, red for +1 (ColorBrewer's RdBu, reversed), for numbers with a sign, e.g. a vector's
 // components: `divergingRgb` gives [r, g, b] (for image data), `diverging` a CSS colour.
-const RDBU = [[5, 48, 97], [33, 102, 172], [67, 147, 195], [146, 197, 222], [209, 229, 240], [247, 247, 247],
+export const RDBU = [[5, 48, 97], [33, 102, 172], [67, 147, 195], [146, 197, 222], [209, 229, 240], [247, 247, 247],
   [253, 219, 199], [244, 165, 130], [214, 96, 77], [178, 24, 43], [103, 0, 31]];
-const divergingRgb = (t) => interpolate(RDBU, (t + 1) / 2);
-const diverging = (t) => rgb(divergingRgb(t));
+export const divergingRgb = (t) => interpolate(RDBU, (t + 1) / 2);
+export const diverging = (t) => rgb(divergingRgb(t));
 // Dark text on a light cell, white on a dark one (a colour as viridis and diverging write it).
-const inkOn = (color) => {
+export const inkOn = (color) => {
   const [r, g, b] = color.match(/\d+/g).map(Number);
   return 0.2126 * r + 0.7152 * g + 0.0722 * b > 140 ? "#111" : "#fff";
 };
-const MASKED = "#d9d9d9";  // a cell the query may not see (the decoder's future): grey, not a zero
-const ORANGE = "#ff9f43";
+export const MASKED = "#d9d9d9";  // a cell the query may not see (the decoder's future): grey, not a zero
+export const ORANGE = "#ff9f43";
 
 // A canvas of `width` x `height` CSS pixels, drawn at the screen's pixel density (sharp on a projector or a phone),
 // cleared to white; returns its 2D context, scaled so that drawing is in CSS pixels. On a narrow screen it is shown
 // smaller to fit its column, down to `minScale` of its size (default half; a wider drawing then scrolls sideways):
 // `pointerAt` reads the mouse in the drawing's own pixels whatever the size shown.
-const sizedCanvas = (canvas, width, height, minScale = 0.5) => {
+export const sizedCanvas = (canvas, width, height, minScale = 0.5) => {
   const scale = window.devicePixelRatio || 1;
   [canvas.width, canvas.height] = [Math.ceil(width * scale), Math.ceil(height * scale)];
   Object.assign(canvas.style, {width: `${width}px`, height: "auto", maxWidth: "100%",
@@ -86,8 +122,8 @@ const sizedCanvas = (canvas, width, height, minScale = 0.5) => {
 
 // How much smaller a drawing whose labels are `px` pixels may be shown: its labels never under READABLE_PX (on a phone
 // a wider map scrolls sideways in its box rather than shrink its labels unreadable).
-const READABLE_PX = 10;
-const readableScale = (px) => Math.min(1, READABLE_PX / px);
+export const READABLE_PX = 10;
+export const readableScale = (px) => Math.min(1, READABLE_PX / px);
 
 // A heatmap drawn on a canvas: `matrix` rows x columns (null: masked), labelled by `rowLabels` and `colLabels`, with
 // optional `title`, `xTitle`, `yTitle`, `vmin` (default 0) and `vmax` (default: the largest value), `color` (a value's
@@ -95,7 +131,7 @@ const readableScale = (px) => Math.min(1, READABLE_PX / px);
 // or {col} or {row, col}: drawn in orange) and `cell` (pixels per cell; default: what fits `room`, the width it may
 // take, by default its parent's, between 10 and 34). Returns the layout, for `cellAt`. The same canvas is what the
 // PNG download saves: the file is the view on the screen.
-const drawHeatmap = (canvas, matrix, rowLabels, colLabels, options = {}) => {
+export const drawHeatmap = (canvas, matrix, rowLabels, colLabels, options = {}) => {
   const ctx = canvas.getContext("2d");
   const font = (px, weight = "") => `${weight} ${px}px system-ui, sans-serif`;
   const labelPx = Math.max(9, Math.min(14, 16 - Math.max(rowLabels.length, colLabels.length) / 6));
@@ -180,14 +216,14 @@ const drawHeatmap = (canvas, matrix, rowLabels, colLabels, options = {}) => {
 };
 
 // Where a mouse event is on a canvas drawn by `sizedCanvas`, in the drawing's pixels (it may be shown smaller).
-const pointerAt = (canvas, event) => {
+export const pointerAt = (canvas, event) => {
   const rect = canvas.getBoundingClientRect(), k = canvas.__size[0] / rect.width;
   return [(event.clientX - rect.left) * k, (event.clientY - rect.top) * k];
 };
 
 // The cell under a mouse event on a heatmap drawn with layout `box`: {row, col}, or a row or column label's
 // {row} / {col}, or null.
-const cellAt = (box, event) => {
+export const cellAt = (box, event) => {
   const {left, top, cell, rows, cols} = box;
   const [x, y] = pointerAt(event.target, event);
   const [row, col] = [Math.floor((y - top) / cell), Math.floor((x - left) / cell)];
@@ -199,26 +235,26 @@ const cellAt = (box, event) => {
 };
 
 // Save a file made in the page (a canvas's PNG, the payload's numbers as JSON): no file is written on the server.
-const saveFile = (name, blob) => {
+export const saveFile = (name, blob) => {
   const link = Object.assign(document.createElement("a"), {href: URL.createObjectURL(blob), download: name});
   link.click();
   setTimeout(() => URL.revokeObjectURL(link.href), 1000);
 };
-const saveCanvas = (canvas, name) => canvas.toBlob((blob) => saveFile(name, blob), "image/png");
-const saveJson = (value, name) => saveFile(name, new Blob([JSON.stringify(value)], {type: "application/json"}));
+export const saveCanvas = (canvas, name) => canvas.toBlob((blob) => saveFile(name, blob), "image/png");
+export const saveJson = (value, name) => saveFile(name, new Blob([JSON.stringify(value)], {type: "application/json"}));
 
 // A group of choices drawn in a view, as Gradio draws a gr.Radio (a <fieldset> of native radios: page.js makes it one
 // Tab stop with the arrow keys moving within it; style.py's .view-radio styles it): `options` are [value, label]
 // pairs. `chosen(root, name)` reads the value checked.
-const radioGroup = (name, legend, options, value) => `<fieldset class="view-radio" data-name="${name}">
+export const radioGroup = (name, legend, options, value) => `<fieldset class="view-radio" data-name="${name}">
   <legend>${escapeHtml(legend)}</legend>${options.map(([v, label]) => `<label><input type="radio" name="${name}"
   value="${escapeHtml(v)}"${String(v) === String(value) ? " checked" : ""}><span>${escapeHtml(label)}</span></label>`)
   .join("")}</fieldset>`;
-const chosen = (root, name) => root.querySelector(`input[name="${name}"]:checked`)?.value;
+export const chosen = (root, name) => root.querySelector(`input[name="${name}"]:checked`)?.value;
 // A radio group kept in `slot`: redrawn only when its choices change, else only its checked choice set (and the
 // chosen label's class "selected", as Gradio marks its own), so that a focused radio stays in the page and the
 // keyboard keeps its place. Returns the group's fieldset.
-const keepRadioGroup = (slot, name, legend, options, value) => {
+export const keepRadioGroup = (slot, name, legend, options, value) => {
   const signature = JSON.stringify([legend, options]);
   if (slot.dataset.options !== signature) {
     slot.dataset.options = signature;
@@ -233,8 +269,8 @@ const keepRadioGroup = (slot, name, legend, options, value) => {
 
 // Token chips, as the translation box draws them (webapp/tokens.py): special tokens greyed, the token at `highlight`
 // marked, those at the indices `changed` in another colour.
-const SPECIAL = new Set(["<pad>", "<s>", "</s>", "<unk>"]);
-const chipsHtml = (tokens, label, highlight = -1, changed = []) => `<div class="chips"><span class="chips-label">${
+export const SPECIAL = new Set(["<pad>", "<s>", "</s>", "<unk>"]);
+export const chipsHtml = (tokens, label, highlight = -1, changed = []) => `<div class="chips"><span class="chips-label">${
   escapeHtml(label)}</span>${tokens.map((t, i) => `<span class="chip${SPECIAL.has(t) ? " special" : ""}${
   i === highlight ? " chosen" : ""}${changed.includes(i) ? " changed" : ""}" title="position ${i}">${escapeHtml(t)
   }</span>`).join("")}</div>`;

@@ -1,10 +1,16 @@
-"""Views drawn in the browser. The translate event writes the translation's payload (`webapp.payload`) into one
-component, the `carrier`, whose script puts it in the page's store (`store.js`, key "translation"), which every view
-reads; each view is a gr.HTML with its own script (the `.js` beside its tab's module, after `store.js` and
-`views.js`), which draws the payload and answers every control in the page, as bertviz pairs `head_view.py` with
-`head_view.js`. Why not plotly: Gradio loads plotly.js only with a gr.Plot, a plotly redraw of a 40-token map takes
-longer than the 50 ms a click may, and a canvas the page draws is also the PNG the download button saves (the file is
-the view on screen)."""
+"""Views drawn in the browser. The translate event writes a reference to the translation's payload
+(`webapp.payload`) into one component, the `carrier`, whose module (`translation.js`) puts the payload in the page's
+store (`store.js`, key "translation"), which every view reads; each view is a gr.HTML that mounts its tab's module
+(the `.js` file beside the tab's Python module, exporting `mount`), which draws the payload and answers every control
+in the page, as bertviz pairs `head_view.py` with `head_view.js`. How the modules are served and loaded:
+`webapp.page_script`. Why not plotly: Gradio loads plotly.js only with a gr.Plot, a plotly redraw of a 40-token map
+takes longer than the 50 ms a click may, and a canvas the page draws is also the PNG the download button saves (the
+file is the view on screen).
+
+A view asks the server one way, `ask(name, data)` in its module (views.js), for one of two kinds of question declared
+here with the view: `server_functions` (data prepared once or kept encoded, answered at the server's door:
+`prepared_json`, `kept_json`) and `questions` (work that runs the model, in the queue: a custom event of the view,
+whose handler reads the question with `question` and returns `answer`)."""
 
 import gzip
 import json
@@ -14,57 +20,43 @@ import gradio as gr
 import orjson
 from starlette.responses import JSONResponse, Response
 
-from .page_script import STORE_JS
+from .page_script import view_css, view_loader
 from .texts import PAYLOAD_MISSING
 
-VIEWS_JS = STORE_JS + (Path(__file__).parent / "views.js").read_text(encoding="utf-8")
-# The carrier's script: each reference the translate event writes ({key}, or null) fetched as the payload and put in
-# the store; the latest reference wins over a fetch still under way. A payload that does not come: the message, and
-# no translation in the store (every view says there is none), rather than the views of another sentence.
-PUBLISH_JS = """
-let asked = 0;
-const publish = async (reference) => {
-  const mine = ++asked;
-  const payload = reference?.key ? await server.payload(reference.key) : null;
-  if (mine !== asked) return;
-  const missing = Boolean(reference?.key) && !payload?.source_tokens;
-  element.replaceChildren(...(missing ? [Object.assign(document.createElement("p"), {
-    className: "payload-missing", role: "alert", textContent: props.setup.missing})] : []));
-  store.set({translation: missing ? null : payload});
-};
-watch("value", () => publish(props.value));
-if (props.value) publish(props.value);
-"""
-
-
-# What Gradio renders of a view: an empty mount, into which the view's script draws its own markup (each view's
+# What Gradio renders of a view: an empty mount, into which the view's module draws its own markup (each view's
 # markup lives in its `.js`, none in Python strings, so no Gradio template rule applies to it).
 MOUNT = '<div class="view-mount"></div>'
+HERE = Path(__file__).parent
 
 
-def view_script(module_file, shared_scripts=()):
-    """The script of a view: the store and `views.js`, then `shared_scripts` (code several views use, e.g. the step
-    panel), then the `.js` file named as the view's module."""
-    own = Path(module_file).with_suffix(".js").read_text(encoding="utf-8")
-    return "\n".join([VIEWS_JS, *shared_scripts, own])
-
-
-def view_css(module_file, shared_css=()):
-    """The CSS of a view: `shared_css` (e.g. the step panel's), then the `.css` file named as the view's module (none:
-    nothing)."""
-    own = Path(module_file).with_suffix(".css")
-    return "\n".join([*shared_css, own.read_text(encoding="utf-8") if own.exists() else ""])
-
-
-def browser_view(module_file, elem_id, html_template=MOUNT, css_template=None, server_functions=None,
-                 shared_scripts=(), setup=None):
-    """A gr.HTML drawn by the script beside `module_file` (`view_script`), answering in the page, styled by the
-    `.css` beside it (`view_css`, unless `css_template` is given). `setup`: what the server knows when the page is
-    built (the model's depths, prose), handed to the script as data (`props.setup`)."""
-    return gr.HTML(html_template=html_template, css_template=view_css(module_file) if css_template is None
-                   else css_template, js_on_load=view_script(module_file, shared_scripts),
+def browser_view(script, elem_id, server_functions=None, questions=(), setup=None):
+    """A gr.HTML that mounts the module `script` (a `.js` path: `page_script.view_loader`), styled by its CSS
+    (`page_script.view_css`). `server_functions` and `questions`: what the module may `ask` (the module docstring).
+    `setup`: what the server knows when the page is built (the model's depths, prose), handed to the module as data
+    (`props.setup`)."""
+    return gr.HTML(html_template=MOUNT, css_template=view_css(script), js_on_load=view_loader(script, questions),
                    server_functions=server_functions, elem_id=elem_id, apply_default_css=True, padding=False,
                    setup=setup)
+
+
+def question(evt, *fields):
+    """The `fields` of a view's question (`ask(name, data)` in views.js: `data`, which Gradio hands the handler as the
+    event's data, read by name as `gr.EventData` offers it), None for a field not sent; and `asked`, the question's
+    number, which its `answer` carries back."""
+
+    def field(name):
+        try:
+            return getattr(evt, name)
+        except (AttributeError, TypeError):  # not sent, or no object sent
+            return None
+
+    return {name: field(name) for name in ("asked", *fields)}
+
+
+def answer(asked, value):
+    """What the handler of the `question` `asked` returns into its view's value: `value` (None: nothing to draw),
+    with the question's number, so that the page hands it to the question it answers."""
+    return {"asked": asked["asked"], "answer": value}
 
 
 def gzipped_json(value, compresslevel=6):
@@ -123,8 +115,9 @@ def kept_json(name, kept, missing):
 
 def carrier(payloads):
     """The component the translate event writes a reference to the payload into (`translation.sent_payload`): its
-    script fetches the payload from `payloads` (`kept_json`: the server function `payload`) and puts it in the
-    store. Drawn as nothing, or as PAYLOAD_MISSING when the payload does not come."""
-    return gr.HTML(None, html_template="", js_on_load=VIEWS_JS + PUBLISH_JS, elem_id="translation-payload",
-                   padding=False, container=False, server_functions=[kept_json("payload", payloads, PAYLOAD_MISSING)],
+    module (`translation.js`) fetches the payload from `payloads` (`kept_json`: the server function `payload`) and puts
+    it in the store. Drawn as nothing, or as PAYLOAD_MISSING when the payload does not come."""
+    return gr.HTML(None, html_template="", js_on_load=view_loader(HERE / "translation.js"),
+                   elem_id="translation-payload", padding=False, container=False,
+                   server_functions=[kept_json("payload", payloads, PAYLOAD_MISSING)],
                    setup={"missing": PAYLOAD_MISSING})

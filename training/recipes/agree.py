@@ -8,7 +8,7 @@ conoscerti.". This writes a distilled file again without the lines whose transla
 reference of the same English (sentence chrF below `--min-chrf`); the references themselves stay in the training mix,
 so a dropped line only loses the teacher's version:
 
-    python -m training.recipes.agree --references ../shared/data/en-it/train.tsv --data runs/kd/train-tu.tsv \\
+    python -m training.recipes.agree --references data/en-it/train.tsv --data runs/kd/train-tu.tsv \\
         --out runs/kd/train-tu-agree.tsv
 
 chrF (character n-grams) rather than BLEU, because one short sentence rarely shares a 4-gram even when right. A

@@ -5,7 +5,7 @@ average the last 5 or 20 checkpoints).
     python -m training.train ... --set keep_weights=5       # keeps OUT/weights/step-N.safetensors of 5 evaluations
     python -m training.recipes.average --model runs/part5/model --weights runs/part5/weights/step-*.safetensors \\
         --out runs/part5/averaged
-    python -m training.evaluate --model runs/part5/averaged --data ../shared/data/en-it/dev.tsv
+    python -m training.evaluate --model runs/part5/averaged --data data/en-it/dev.tsv
 
 `--model` is the run's exported model directory: the architecture, tokenizer, metrics and history of the result.
 The exported model is the run's best checkpoint, often earlier than the checkpoints averaged; where the run directory
@@ -22,7 +22,7 @@ from safetensors.torch import load_file
 
 from modeldir.directory import open_model, save_model_dir
 from modeldir.files import METRICS, NOTES, SNAPSHOTS
-from transformer.translator import DTYPES
+from modeldir.loading import DTYPES
 
 from ..cli import check_writable, command_line, run_cli
 from ..snapshots import History

@@ -28,8 +28,8 @@ import torch
 
 from modeldir.directory import open_model, save_model_dir
 from modeldir.files import NOTES, SNAPSHOTS
+from modeldir.loading import DTYPES
 from transformer.model import Transformer
-from transformer.translator import DTYPES
 
 from ..cli import check_writable, command_line, positive_int, run_cli
 

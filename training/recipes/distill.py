@@ -2,7 +2,7 @@
 English, written as a new TSV file of English<TAB>translation pairs to train on beside (or instead of) the
 human references, so that greedy decoding learns what beam search finds.
 
-    python -m training.recipes.distill --model assets/model --data ../shared/data/en-it/train.tsv \\
+    python -m training.recipes.distill --model assets/model --data data/en-it/train.tsv \\
         --out runs/kd/train.tsv
 
 Translating a few hundred thousand sentences takes hours on a CPU, so the work is written a chunk at a time and a

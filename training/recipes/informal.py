@@ -5,8 +5,8 @@ three translations of one English sentence ("I love you." -> "Ti amo.", "Vi amo.
 all of them picks a register by chance, sentence by sentence ("I miss you." -> "Mi mancate."); a learner typing to
 one person expects *tu*. This writes a training file again without the lines that would teach another register:
 
-    python -m training.recipes.informal --references ../shared/data/en-it/train.tsv --out runs/train-tu.tsv
-    python -m training.recipes.informal --references ../shared/data/en-it/train.tsv --data runs/kd/train.tsv \\
+    python -m training.recipes.informal --references data/en-it/train.tsv --out runs/train-tu.tsv
+    python -m training.recipes.informal --references data/en-it/train.tsv --data runs/kd/train.tsv \\
         --out runs/kd/train-tu.tsv
 
 An English sentence that speaks to one person ("you", "your", not "yourselves" or "you guys") and that has at least

@@ -6,6 +6,12 @@
 // head, rows, view, scale, outline "row,col", lit: the query whose lines are lit); for the tests only
 // (exposeForTests), on its canvas: `__matrices` (the matrices drawn), `__matrix` (the first), `__cells` (where each
 // map's cells are), and the figure's data-draw-ms (how long the last redraw took).
+import {store, exposeForTests} from "../store.js";
+import {
+  nameSentence, unpack, viridis, MASKED, ORANGE, sizedCanvas, readableScale, drawHeatmap, pointerAt, cellAt,
+  saveCanvas, saveJson, keepRadioGroup,
+} from "../views.js";
+
 // The help under the figure: what rows, columns and the mouse do.
 const HELP = `<p>Each <strong>row</strong> is a query token, each <strong>column</strong> a key token; a row's colours show
 how much that query attends to each key (every row sums to 1). <em>Encoder self-attention</em>: English words looking
@@ -38,7 +44,7 @@ const MARKUP = `<div class="attn-view" aria-label="Attention">
 </div>
 </div>`;
 
-(() => {
+export function mount({element, props}) {
   element.querySelector(".view-mount").innerHTML = MARKUP;
   const root = element.querySelector(".attn-view");
   const $ = (selector) => root.querySelector(selector);
@@ -485,4 +491,4 @@ const MARKUP = `<div class="attn-view" aria-label="Attention">
     draw();
   });
   draw();
-})();
+}

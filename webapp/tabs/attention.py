@@ -11,9 +11,10 @@ Rows of the target side can be named by the decoder input (`<s>`, then the token
 by the token produced at that step (what a beginner expects to line up with the English word).
 """
 
+from pathlib import Path
+
 from ..attention_kinds import ATTENTION_KINDS
 from ..views import browser_view
-
 
 # The kind radio's order: cross-attention first, the kind a translator's alignment is read from.
 RADIO_ORDER = sorted(ATTENTION_KINDS, key=lambda kind: kind != "cross")
@@ -28,4 +29,4 @@ def setup(depths, n_heads):
 def build(served):
     """The tab: one view drawn in the browser from each translation's payload (no Python event)."""
     depths = {kind: served.layers(kind) for kind in ATTENTION_KINDS}
-    return browser_view(__file__, "attention-view", setup=setup(depths, served.cfg.n_heads))
+    return browser_view(Path(__file__).with_suffix(".js"), "attention-view", setup=setup(depths, served.cfg.n_heads))

@@ -1,10 +1,14 @@
-// The heads tab's two views, drawn in the page (after views.js and step_panel.js; heads.py builds them):
+// The heads tab's two views, drawn in the page (heads.py builds them; the result draws its steps with step_panel.js):
 // - the diagnostics: one kind's heads as a layers × heads grid, each cell its number for the measure chosen and its
 //   plain-words pattern, from the payload (kind and measure answered here, no request); a head clicked opens it in the
 //   Attention tab (the store's "attention" and "tab");
 // - the switch-off result: the comparison and the step panel of the run with heads switched off, which the server sends
 //   as this view's value (heads.switch_heads_off); a new translation clears it here (it was another sentence's).
-(() => {
+import {store} from "../store.js";
+import {nameSentence, escapeHtml, viridis, MASKED, radioGroup, chosen} from "../views.js";
+import {stepPanel} from "./step_panel.js";
+
+export function mount({element, props, watch}) {
   const setup = props.setup, mount = element.querySelector(".view-mount");  // heads.py: diagnostics_setup, result_setup
   if (setup.view === "diagnostics") {
     mount.innerHTML = '<div class="diagnostics-view"><div class="diagnostics-controls"></div>'
@@ -77,4 +81,4 @@
     else panel.clear();
   });
   store.on("translation", clear);
-})();
+}

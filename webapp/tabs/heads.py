@@ -30,9 +30,10 @@ from ..texts import ABLATION_HELP, ABLATION_NOT_YET, EMPTY_MESSAGE, HEADS_HELP, 
 from ..tokens import output_tokens, token_chips
 from ..translation import SHOWN_TRANSLATION, decoding_label, decoding_settings, one_line
 from ..views import browser_view
-from .steps import markdown_html, stepped_view
+from .steps import markdown_html
 
 HEAD_NAME = re.compile(r"(encoder|decoder|cross) L([0-9]+) H([0-9]+)")  # ASCII digits only: "L١" is no layer
+SCRIPT = Path(__file__).with_suffix(".js")  # both views of the tab: the diagnostics, and the switch-off's result
 _answers = itertools.count(1)  # each switch-off answer differs from the one before, even for the same heads
 
 # What each diagnostic measures, in the words of the page; `alignment` exists for cross-attention only.
@@ -146,7 +147,7 @@ def importance_panel(served):
     gr.Markdown(f"**How much each head matters:** {measured['data']} BLEU {measured['bleu']:.1f} "
                 f"({measured.get('n', '?')} sentences, {measured.get('decoding', 'greedy')}) minus the BLEU with that "
                 f"head alone switched off; red: worse without it. Click a head to tick it above.")
-    browser_view(Path(__file__).with_name("head_importance.py"), "head-importance", setup=importance_data(measured))
+    browser_view(Path(__file__).with_name("head_importance.js"), "head-importance", setup=importance_data(measured))
     gr.Markdown(f"Measured with `{measured['command']}`.")
 
 
@@ -167,7 +168,7 @@ def build(served, text, decoding_controls):
     `decoding_controls`: `translation.SHOWN_TRANSLATION`) with its steps, and the importance of each head. No event
     of the tab runs on a translation."""
     gr.Markdown(HEADS_HELP)
-    stepped_view(__file__, "head-diagnostics", diagnostics_setup())
+    browser_view(SCRIPT, "head-diagnostics", setup=diagnostics_setup())
     gr.Markdown(ABLATION_HELP)
     with gr.Row():  # each kind's boxes a grid, one row per layer, one column per head (style.py: .head-grid)
         heads_off = [gr.CheckboxGroup(head_choices(kind_id, *shape), label=ATTENTION_KINDS[kind_id].title,
@@ -175,7 +176,7 @@ def build(served, text, decoding_controls):
                                       min_width=76 * shape[1] + 40)  # a layer's heads on one line
                      for kind_id, shape in head_grid(served.cfg).items()]
     button = gr.Button("Translate with these heads switched off", variant="primary", elem_id="ablate")
-    result = stepped_view(__file__, "ablation-result", result_setup())
+    result = browser_view(SCRIPT, "ablation-result", setup=result_setup())
     importance_panel(served)
     button.click(served.bind(switch_heads_off), [text, *decoding_controls, *heads_off], result, js=SHOWN_TRANSLATION,
                  api_visibility="private", **served.queue)

@@ -1,11 +1,14 @@
 // "How it learned": the training history of a model, played in the browser. The numbers arrive once, from
-// `server.history()` (how_it_learned.py); every control after that — run, sentence, layer, head, the step slider,
+// `ask("history")` (how_it_learned.py); every control after that — run, sentence, layer, head, the step slider,
 // play — redraws here, with no request to the server.
-(async () => {
+import {exposeForTests} from "../store.js";
+import {escapeHtml, drawHeatmap, cellAt, chipsHtml} from "../views.js";
+
+export async function mount({element, ask}) {
   element.querySelector(".view-mount").innerHTML =
     '<div class="learn" aria-label="How it learned"><p>Loading the training history…</p></div>';
   const root = element.querySelector(".learn");
-  const runs = await server.history();
+  const runs = await ask("history");
   if (!runs.length) {
     root.innerHTML = "<p>This model directory holds no training history (training_snapshots.json).</p>";
     return;
@@ -169,4 +172,4 @@
   fillRun();
   draw();
   root.dataset.ready = "true";
-})();
+}

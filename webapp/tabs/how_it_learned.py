@@ -4,6 +4,8 @@ and head (or their mean), and where that step sits on the train-loss and dev-BLE
 when the tab opens (`history`: JSON encoded and compressed once, at start); every control after that is answered in
 the page (`how_it_learned.js`, its markup too; `how_it_learned.css`)."""
 
+from pathlib import Path
+
 import gradio as gr
 
 from ..views import browser_view, prepared_json
@@ -49,4 +51,4 @@ def build(served):
     """The tab's text and its view; the view asks the server for the history once, when it is first drawn."""
     gr.Markdown(LOOK_FOR)
     history = prepared_json("history", learning_runs(served.directory))
-    return browser_view(__file__, "how-it-learned", server_functions=[history])
+    return browser_view(Path(__file__).with_suffix(".js"), "how-it-learned", server_functions=[history])

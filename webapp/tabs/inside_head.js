@@ -1,9 +1,12 @@
 // "Inside one head": one head's arithmetic for one query token, drawn in the page. The controls (kind, layer, head,
 // query token) are answered here; the numbers of one head, for every query token at once, come from the server in
-// one request (the custom event "head_numbers", answered by inside_head.py into this view's value), asked only while
+// one request (ask("head_numbers"), answered by inside_head.py), asked only while
 // the tab is in view: when it opens, when the kind, layer or head change, when a translation arrives while it is
 // shown. A click on another query token is drawn from those numbers, with no request.
-(() => {
+import {store} from "../store.js";
+import {escapeHtml, rgb, RDBU, diverging, MASKED, ORANGE, sizedCanvas, pointerAt, keepRadioGroup} from "../views.js";
+
+export function mount({element, ask}) {
   element.querySelector(".view-mount").innerHTML = `<div class="inside-head" aria-label="Inside one head" data-state="empty">
 <p class="ih-empty">Translate a sentence to look inside one of its heads.</p></div>`;
   const root = element.querySelector(".inside-head");
@@ -20,10 +23,11 @@
     ? element.checkVisibility({visibilityProperty: true, opacityProperty: true})
     : element.offsetParent !== null) && element.getClientRects().length > 0;
 
-  const ask = () => {  // one request for the chosen head, unless drawn, on its way, or out of view
+  const askForHead = () => {  // one request for the chosen head, unless drawn, on its way, or out of view
     if (!state.payload || answered.has(question()) || state.asked === question() || !visible()) return;
     state.asked = question();
-    trigger("head_numbers", {translation: state.payload.id, kind: state.kind, layer: state.layer, head: state.head});
+    ask("head_numbers", {translation: state.payload.id, kind: state.kind, layer: state.layer, head: state.head})
+      .then(drawAnswer);
   };
 
   const clampChoices = () => {  // a shallower kind: its last layer; a shorter row of tokens: its first token
@@ -236,7 +240,7 @@
     clampChoices();
     drawControls();
     drawNumbers();
-    ask();
+    askForHead();
   };
 
   // --- Events --------------------------------------------------------------------------------------------------
@@ -254,16 +258,15 @@
     clampChoices();
     drawControls();
     drawNumbers();
-    ask();
+    askForHead();
   });
 
-  watch("value", () => {  // an answer: drawn if it answers the question now on screen
-    const d = props.value;
+  const drawAnswer = (d) => {  // an answer: drawn if it answers the question now on screen
     if (!d || !state.payload || d.translation !== state.payload.id) return;
     if (questionOf(d) === state.asked) state.asked = null;
     answered.set(questionOf(d), d);
     if (questionOf(d) === question()) drawNumbers();
-  });
+  };
 
   store.on("translation", (payload) => {
     state.payload = payload;
@@ -279,7 +282,7 @@
     if (!state.payload) return;
     clampChoices();
     drawAll();
-    ask();
+    askForHead();
   });
 
   // The tab opened (its button clicked, or the arrow keys on the tab bar): ask once it is shown.
@@ -287,10 +290,10 @@
     if (!event.target.closest?.("#tab-head-button")) return;
     let tries = 0;
     const poll = () => {
-      if (visible()) ask();
+      if (visible()) askForHead();
       else if (++tries < 40) setTimeout(poll, 25);
     };
     requestAnimationFrame(poll);
   }, true);
-  new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && ask()).observe(element);
-})();
+  new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && askForHead()).observe(element);
+}

@@ -12,14 +12,17 @@ it is shown; a click on another query token is then drawn in the page with no re
 """
 
 
+from pathlib import Path
+
 import gradio as gr
+
 from interpretability.head_details import ALL_QUERIES
 
 from ..attention_kinds import ATTENTION_KINDS, clamp_layer, whole_number
 from ..events import QUIET
 from ..payload import rounded
 from ..translation import SHOWN_TRANSLATION, inspection_of
-from ..views import browser_view
+from ..views import answer, browser_view, question
 
 HELP = """One head, one query token, the model's real numbers for your sentence, in the order it computes them:
 ① the query's vector **q** and every key token's **k** and **v**; ② per key token, the score q·k ÷ √d_k and the
@@ -54,13 +57,13 @@ def head_numbers(served, text, decoding, beam, temperature, top_k, seed, evt: gr
     1-based choices), about the sentence and decoding settings of the translation shown, which it sends
     (`translation.inspection_of`): that head's numbers for every query token (`head_json`), with the translation's
     id echoed so the page draws only the answer to its latest question; None for an empty sentence."""
+    asked = question(evt, "translation", "kind", "layer", "head")
     inspection = inspection_of(served, text, decoding, beam, temperature, top_k, seed)
     if inspection is None:
-        return None
-    asked = getattr(evt, "_data", None) or {}
-    kind, layer, head = chosen_head(served, asked.get("kind"), asked.get("layer"), asked.get("head"))
+        return answer(asked, None)
+    kind, layer, head = chosen_head(served, asked["kind"], asked["layer"], asked["head"])
     details = served.head_details(inspection, kind, layer, head, ALL_QUERIES)
-    return {"translation": asked.get("translation"), **head_json(details)}
+    return answer(asked, {"translation": asked["translation"], **head_json(details)})
 
 
 def build(served, experiment_inputs):
@@ -68,6 +71,6 @@ def build(served, experiment_inputs):
     `experiment_inputs` (the sentence and decoding controls: `translation.TranslationBox.inputs`) as the translation
     shown has them (`translation.SHOWN_TRANSLATION`)."""
     gr.Markdown(HELP)
-    view = browser_view(__file__, "inside-head")
+    view = browser_view(Path(__file__).with_suffix(".js"), "inside-head", questions=["head_numbers"])
     view.head_numbers(served.bind(head_numbers), experiment_inputs, view, js=SHOWN_TRANSLATION, **QUIET)
     return view

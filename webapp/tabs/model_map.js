@@ -1,10 +1,15 @@
 // "Model map": the paper's Figure 1 drawn for the loaded model (model_map.py), each box opening its live numbers and
 // its code. The map and every box's first view are drawn from the translation's payload (payload.map_json; the
 // store's "translation"); a box's vectors (embedding rows, a norm's input and output, the feed-forward's hidden units)
-// come in one request the first time it is opened for a translation (the custom event "map_numbers", answered into this
-// view's value). The output box's temperature, top-k and top-p are redrawn here, with no request.
+// come in one request the first time it is opened for a translation (ask("map_numbers"), answered by model_map.py).
+// The output box's temperature, top-k and top-p are redrawn here, with no request.
 // Root's data-open (the box shown) and data-state ("drawn" once its numbers are on screen) say what is shown; for the
 // tests only (exposeForTests), data-draw-ms and the panel's canvases' `__rows` (the vectors drawn).
+import {store, exposeForTests} from "../store.js";
+import {
+  nameSentence, dequantize, escapeHtml, diverging, ORANGE, sizedCanvas, drawHeatmap, pointerAt, cellAt, radioGroup,
+} from "../views.js";
+
 // The view's markup: the map (drawn below from the setup) and the panel its boxes open.
 const mapMarkup = () => `<div class="model-map-view"><div class="model-map" aria-label="Model map" data-state="empty">
 <div class="map-figure"><p class="map-note map-caption"></p><div class="map-svg-scroll"><svg class="map-svg"
@@ -14,7 +19,7 @@ const mapMarkup = () => `<div class="model-map-view"><div class="model-map" aria
 translated sentence, and the code that computes them.</p></div>
 </div></div>`;
 
-(() => {
+export function mount({element, props, ask}) {
   element.querySelector(".view-mount").innerHTML = mapMarkup();
   const root = element.querySelector(".model-map");
   const $ = (selector) => root.querySelector(selector);
@@ -171,13 +176,13 @@ translated sentence, and the code that computes them.</p></div>
   };
   const keyOf = (q) => `${q.translation}|${q.box}|${q.stack}|${q.index}`;
   const visible = () => element.getClientRects().length > 0;  // a hidden tab's view has no box
-  const ask = () => {  // one request for the open box's vectors, unless here, on their way, or the map out of view
+  const askForBox = () => {  // one request for the open box's vectors, unless here, on their way, or the map out of view
     const q = request();
     if (!q || !state.payload || !visible()) return;
     const key = keyOf({translation: state.payload.id, ...q});
     if (answered.has(key) || state.asked === key) return;
     state.asked = key;
-    trigger("map_numbers", {translation: state.payload.id, shown: state.payload.request, ...q});
+    ask("map_numbers", {translation: state.payload.id, shown: state.payload.request, ...q}).then(drawAnswer);
   };
   const numbers = () => {  // the open box's vectors, when they have come
     const q = request();
@@ -188,7 +193,7 @@ translated sentence, and the code that computes them.</p></div>
     state.open = byId[id];
     svg.querySelectorAll(".box").forEach((g) => g.classList.toggle("open", g.dataset.box === id));
     if (state.open.box === "attention") return drawPanel();
-    ask();
+    askForBox();
     drawPanel();
   };
   const openAndShow = (id) => {  // where the panel is under the map (a phone), brought into view
@@ -508,7 +513,7 @@ translated sentence, and the code that computes them.</p></div>
     else if (input.name === "map-token") state.token = +input.value;
     else if (input.name === "map-step") state.step = +input.value;
     else return;
-    ask();
+    askForBox();
     drawPanel();
     drawMap();
   });
@@ -533,18 +538,17 @@ translated sentence, and the code that computes them.</p></div>
   const showAttention = (tab, kind, layer) => store.set(
     tab === "attention" ? {attention: {kind, layer, head: "mean"}, tab} : {head: {kind, layer}, tab});
 
-  watch("value", () => {  // an answer: drawn if the box it answers is open
-    const d = props.value;
+  const drawAnswer = (d) => {  // an answer: drawn if the box it answers is open
     if (!d || !state.payload || d.translation !== state.payload.id) return;
     const key = keyOf(d);
     if (key === state.asked) state.asked = null;
     answered.set(key, d);
     const q = request();
     if (q && keyOf({translation: state.payload.id, ...q}) === key) drawPanel();
-  });
+  };
 
   store.on("tab", (tab) => {  // the map shown again: ask for the open box's vectors of a translation made meanwhile
-    if (tab === "map") requestAnimationFrame(ask);
+    if (tab === "map") requestAnimationFrame(askForBox);
   });
   store.on("translation", (payload) => {
     state.payload = payload;
@@ -558,8 +562,8 @@ translated sentence, and the code that computes them.</p></div>
       root.dataset.state = "empty";
       return;
     }
-    ask();
+    askForBox();
     drawPanel();
   });
   drawMap();
-})();
+}

@@ -3,11 +3,11 @@ the model is (pre-norm: Norm → sublayer → Add), each arrow carrying its tens
 Every box opens its live numbers and the code that computes them: the class or function of `transformer/`, with its
 file and line numbers, read from the source when the app starts (`code_panels`), never a copy that can drift.
 
-One view drawn in the browser (`model_map.js`, styled by `model_map.css`), from the setup `setup_json` gives it. What a box shows at once comes in the translation's payload
-(`webapp.payload.map_json`: lengths, ratios, statistics, the output layer's top logits); the vectors themselves (a
-token's embedding row, a norm's input and output, the feed-forward's hidden units) come in one request when a box is
-first opened for a translation (the view's custom event `map_numbers`, answered by `map_numbers` for the translation
-the page shows, as "Inside one head" asks for a head). The attention boxes open the Attention and Inside one head
+One view drawn in the browser (`model_map.js`, styled by `model_map.css`), from the setup `setup_json` gives it.
+What a box shows at once comes in the translation's payload (`webapp.payload.map_json`: lengths, ratios, statistics,
+the output layer's top logits); the vectors themselves (a token's embedding row, a norm's input and output, the
+feed-forward's hidden units) come in one request when a box is first opened for a translation (the view's question
+`map_numbers`, answered by `map_numbers` for the translation the page shows, as "Inside one head" asks for a head). The attention boxes open the Attention and Inside one head
 tabs.
 """
 
@@ -22,7 +22,7 @@ from transformer import decoding, model
 from ..events import QUIET
 from ..payload import quantized, rounded
 from ..translation import shown_inspection
-from ..views import browser_view
+from ..views import answer, browser_view, question
 
 ROOT = Path(__file__).resolve().parents[2]
 # Each box of the map -> the code that computes it, in the order a reader would follow it.
@@ -96,23 +96,20 @@ def map_numbers(served, evt: gr.EventData):
     request, and the box opened): `box_json` of the translation the page shows (`translation.shown_inspection`), the
     question echoed so the page draws only the answer to its latest one; None before any translation or for a box
     the model lacks."""
-    asked = getattr(evt, "_data", None) or {}
-    stack, box = asked.get("stack"), asked.get("box")
-    index = asked.get("index") if isinstance(asked.get("index"), int) else 0
-    if stack not in STACKS:
-        return None
-    inspection = shown_inspection(served, asked.get("shown"))
-    if inspection is None:
-        return None
-    numbers = box_json(inspection.internals, box, stack, index)
+    asked = question(evt, "translation", "shown", "box", "stack", "index")
+    stack, box = asked["stack"], asked["box"]
+    index = asked["index"] if isinstance(asked["index"], int) else 0
+    inspection = shown_inspection(served, asked["shown"]) if stack in STACKS else None
+    numbers = box_json(inspection.internals, box, stack, index) if inspection is not None else None
     if numbers is None:
-        return None
-    return {"translation": asked.get("translation"), "box": box, "stack": stack, "index": index, **numbers}
+        return answer(asked, None)
+    return answer(asked, {"translation": asked["translation"], "box": box, "stack": stack, "index": index, **numbers})
 
 
 def build(served):
     """The map's view; its boxes ask for their vectors with the `map_numbers` event, answered into the view's
     value."""
-    view = browser_view(__file__, "model-map", setup=setup_json(served.cfg, code_panels()))
+    view = browser_view(Path(__file__).with_suffix(".js"), "model-map", questions=["map_numbers"],
+                        setup=setup_json(served.cfg, code_panels()))
     view.map_numbers(served.bind(map_numbers), None, view, **QUIET)
     return view

@@ -1,7 +1,12 @@
 // "Positional encoding", drawn in the page. The table (positions x dimensions) does not depend on the sentence: it is
-// asked of the server once per page, when the tab is first shown (`server.positional_table()`, positions.py); the
+// asked of the server once per page, when the tab is first shown (`ask("positional_table")`, positions.py); the
 // sentence's tokens and norms come with each translation's payload (the store's "translation"). The dimensions typed,
 // a new sentence, the mouse over a map: all answered here, with no request to the server.
+import {store, exposeForTests} from "../store.js";
+import {
+  dequantize, escapeHtml, diverging, divergingRgb, sizedCanvas, drawHeatmap, pointerAt, cellAt, chosen,
+} from "../views.js";
+
 // The view's markup, for the model's dimensions (`last`: the last one) and the ones plotted at first (`dims`).
 const positionsMarkup = ({dims, last}) => `<div class="positions-view" aria-label="Positional encoding">
 <h3 class="pos-table-title">Positional encoding PE</h3>
@@ -26,7 +31,7 @@ position.</p>
 <svg class="pos-norms" viewBox="0 0 760 320" role="img" aria-label="Vector lengths per token"></svg>
 </div>`;
 
-(() => {
+export function mount({element, props, ask}) {
   element.querySelector(".view-mount").innerHTML = positionsMarkup(props.setup);  // positions.py: build
   const root = element.querySelector(".positions-view");
   const $ = (selector) => root.querySelector(selector);
@@ -213,7 +218,7 @@ position.</p>
   });
 
   const load = async () => {  // once per page, however often the view is drawn
-    if (!store.get("positionalTable")) store.set({positionalTable: server.positional_table()});
+    if (!store.get("positionalTable")) store.set({positionalTable: ask("positional_table")});
     try {
       state.pe = decode(await store.get("positionalTable"));
     } catch (error) {
@@ -241,4 +246,4 @@ position.</p>
   $(".pos-table").addEventListener("mouseleave", () => ($(".pos-table-readout").textContent = ""));
   $(".pos-similarity").addEventListener("mousemove", readSimilarity);
   $(".pos-similarity").addEventListener("mouseleave", () => ($(".pos-similarity-readout").textContent = ""));
-})();
+}

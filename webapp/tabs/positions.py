@@ -10,6 +10,8 @@ tokens and `norms`): a control changed or a new sentence redraws in the page, wi
 """
 
 
+from pathlib import Path
+
 import gradio as gr
 
 from interpretability import positional_encoding
@@ -37,5 +39,5 @@ def build(served):
     gr.Markdown(POSITION_HELP)
     positional_table = prepared_json("positional_table", encoding_table(served.translator.model))
     d_model = served.cfg.d_model
-    return browser_view(__file__, "positional-encoding", server_functions=[positional_table],
+    return browser_view(Path(__file__).with_suffix(".js"), "positional-encoding", server_functions=[positional_table],
                         setup={"dims": ", ".join(map(str, default_dims(d_model))), "last": d_model - 1})

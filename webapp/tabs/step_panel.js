@@ -3,7 +3,7 @@
 // the one it chose marked, the next-token candidates as bars (with sampling: at temperature 1 beside the distribution
 // drawn from), where the decoder looked in the English sentence (cross-attention, layers × tokens, mean over heads)
 // and, under beam search, the beam after the step. Every control is answered here, with no request to the server.
-// Put after views.js and before the view's own script (steps.stepped_view).
+import {unpack, escapeHtml, drawHeatmap, chipsHtml} from "../views.js";
 
 const stepPanelHtml = (name) => `<div class="step-panel" id="${name}-panel" data-step="0" data-steps="0">
   <div class="step-controls">
@@ -82,7 +82,7 @@ const beamHtml = (beam, step) => {
 // The panel in `root` (an element): `name` prefixes its element ids; `onStep(step, payload)` is called after each
 // step drawn. Returns {show(payload), step(), clear()}: show draws step 1 of a payload, its slider's maximum set at
 // the same time (a view never shows a step of another sentence).
-const stepPanel = (root, name, onStep = () => {}) => {
+export const stepPanel = (root, name, onStep = () => {}) => {
   root.innerHTML = stepPanelHtml(name);
   const $ = (selector) => root.querySelector(selector);
   const slider = $(".step-slider"), panel = $(".step-panel");

@@ -1,8 +1,13 @@
 // "Decoding step by step": the step panel (step_panel.js) of each translation, drawn in the page; and the panel that
 // sets a gradient attribution beside the cross-attention. The attribution is the one thing asked of the server: when
-// its panel opens or its method changes (the custom event "attribute", answered by steps.attribute with the numbers of
-// every step at once), so that moving the step afterwards redraws here, with no request. A new translation clears it.
-(() => {  // the view's markup: the step panel (drawn by step_panel.js), then the attribution panel, closed
+// its panel opens or its method changes (ask("attribute"), answered by steps.attribute with the numbers of every step
+// at once), so that moving the step afterwards redraws here, with no request. A new translation clears it.
+import {store} from "../store.js";
+import {nameSentence, escapeHtml, drawHeatmap, radioGroup, chosen} from "../views.js";
+import {stepPanel} from "./step_panel.js";
+
+export function mount({element, props, ask}) {
+  // the view's markup: the step panel (drawn by step_panel.js), then the attribution panel, closed
   element.querySelector(".view-mount").innerHTML = `<div class="steps-view">
 <p class="steps-empty"><i>Translate a sentence above: its decoding steps appear here.</i></p>
 <div class="step-root"></div>
@@ -22,7 +27,6 @@
   const method = () => chosen(root, "attribution-method");
   let current = null;  // the payload shown
   let results = {};  // method -> the attribution of the sentence shown
-  let request = 0;
 
   const signed = (rho) => (rho === null ? "undefined" : `${rho >= 0 ? "+" : ""}${rho.toFixed(2)}`);
 
@@ -43,7 +47,7 @@
 
   const panel = stepPanel(root.querySelector(".step-root"), "step", drawAttribution);
 
-  const ask = () => {  // the open panel's method, computed once per sentence and method
+  const askForAttribution = () => {  // the open panel's method, computed once per sentence and method
     if (!details.open || !current) return;
     if (results[method()]) {
       status.textContent = "";
@@ -52,14 +56,14 @@
     }
     figure.hidden = true;
     status.textContent = "Computing the attribution of every step…";
-    trigger("attribute", {method: method(), request: ++request});
+    ask("attribute", {method: method()}).then(drawAnswer);
   };
-  details.addEventListener("toggle", ask);
-  root.querySelector(".attribution-controls").addEventListener("change", ask);
-  status.addEventListener("click", (event) => event.target.closest("button") && ask());
+  details.addEventListener("toggle", askForAttribution);
+  root.querySelector(".attribution-controls").addEventListener("change", askForAttribution);
+  status.addEventListener("click", (event) => event.target.closest("button") && askForAttribution());
 
-  watch("value", () => {  // the server's answer: drawn if it is about the sentence shown
-    const a = props.value?.attribution;
+  const drawAnswer = (answer) => {  // the server's answer: drawn if it is about the sentence shown
+    const a = answer?.attribution;
     const same = (x, y) => x.length === y.length && x.every((t, i) => t === y[i]);
     if (!a || !current || !same(a.source_tokens, current.source_tokens)
         || !same(a.target_tokens, current.target_tokens)) return;
@@ -68,7 +72,7 @@
       status.textContent = "";
       drawAttribution(panel.step());
     }
-  });
+  };
 
   store.on("translation", (payload) => {
     current = payload;
@@ -82,4 +86,4 @@
     if (payload) panel.show(payload);
     else panel.clear();
   });
-})();
+}

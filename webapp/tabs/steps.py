@@ -21,21 +21,13 @@ from ..events import QUIET, Refusal
 from ..payload import rounded
 from ..texts import ATTRIBUTION_HELP, BEAM_HELP, SAMPLING_HELP, STEPS_HELP
 from ..translation import SHOWN_TRANSLATION, inspection_of
-from ..views import browser_view, view_css
+from ..views import answer, browser_view, question
 
-STEP_PANEL = Path(__file__).with_name("step_panel.js")  # the step panel: its script, and its look (step_panel.css)
 METHOD_NAMES = {"gradient_x_input": "gradient × input", "integrated_gradients": "integrated gradients"}
 
 def markdown_html(text):
     """Markdown as HTML, for the prose inside a view drawn in the browser."""
     return MarkdownIt().render(text)
-
-
-def stepped_view(module_file, elem_id, setup=None):
-    """A view drawn in the browser whose script (the `.js` beside `module_file`) draws step panels: a
-    `views.browser_view` with step_panel.js and step_panel.css before its own."""
-    return browser_view(module_file, elem_id, css_template=view_css(module_file, [view_css(STEP_PANEL)]),
-                        shared_scripts=[STEP_PANEL.read_text(encoding="utf-8")], setup=setup)
 
 
 def attribution_json(attribution, inspection):
@@ -53,15 +45,14 @@ def attribute(served, text, decoding, beam, temperature, top_k, seed, evt: gr.Ev
     """The page's "attribute" event (its panel opened, or its method changed): the attribution of the translation of
     the sentence and decoding settings it sends (the translation shown: `translation.inspection_of`), every step at
     once, as the view's new value."""
-    data = evt._data if isinstance(evt._data, dict) else {}
-    method = data.get("method")
-    if method not in METHODS:
-        raise Refusal(f"Attribution: the method must be one of {', '.join(METHODS)}, got {echo(method)}")
+    asked = question(evt, "method")
+    if asked["method"] not in METHODS:
+        raise Refusal(f"Attribution: the method must be one of {', '.join(METHODS)}, got {echo(asked['method'])}")
     inspection = inspection_of(served, text, decoding, beam, temperature, top_k, seed)
     if inspection is None:
-        return gr.skip()
-    return {"attribution": attribution_json(served.attribute(inspection, method), inspection),
-            "request": data.get("request")}
+        return answer(asked, None)
+    attribution = served.attribute(inspection, asked["method"])
+    return answer(asked, {"attribution": attribution_json(attribution, inspection)})
 
 
 def build(served, experiment_inputs):
@@ -71,6 +62,7 @@ def build(served, experiment_inputs):
     gr.Markdown(STEPS_HELP)
     with gr.Accordion("Sampling and beam search, explained", open=False):
         gr.Markdown(SAMPLING_HELP + "\n\n" + BEAM_HELP)
-    view = stepped_view(__file__, "step-view", setup={"help": markdown_html(ATTRIBUTION_HELP)})
+    view = browser_view(Path(__file__).with_suffix(".js"), "step-view", questions=["attribute"],
+                        setup={"help": markdown_html(ATTRIBUTION_HELP)})
     view.attribute(served.bind(attribute), experiment_inputs, view, js=SHOWN_TRANSLATION, **QUIET)
     return view

@@ -1,0 +1,136 @@
+"""What the model has seen: how many of its training pairs contain each word, English and Italian
+(`word_counts.json.gz` in the model directory, written by the trainer at export and by `python -m
+training.word_counts` for a model trained before it did). A learner sees *why* a translation fails: a word met in a
+handful of pairs, or never, is a word the model guesses at.
+
+A word is a run of letters and digits, lower-cased ("don't" is "don" and "t"); each pair counts once per word, however
+often the word occurs in it. Stored as {"pairs": N, "sources": [...], "en": {word: count}, "it": {...}}, gzip-compressed:
+tens of thousands of words fit in well under the 1 MB a model directory allows them (tests/test_shipped_model.py)."""
+
+import gzip
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+WORD_COUNTS = "word_counts.json.gz"
+WORD = re.compile(r"\w+")
+RARELY_SEEN = 5  # fewer training pairs than this: the app marks the word as one the model has rarely seen
+
+
+def words(text):
+    """The words of `text` as they are counted: lower-cased runs of letters and digits."""
+    return WORD.findall(text.lower())
+
+
+@dataclass
+class WordCounts:
+    pairs: int  # training pairs counted
+    english: Counter = field(default_factory=Counter)
+    italian: Counter = field(default_factory=Counter)
+    sources: list = field(default_factory=list)  # the files counted, as given
+
+    def add(self, pairs):
+        """Count the words of more (English, Italian) pairs."""
+        for english, italian in pairs:
+            self.pairs += 1
+            self.english.update(set(words(english)))
+            self.italian.update(set(words(italian)))
+
+    def at_least(self, earlier):
+        """These counts with, per word, the larger of this and `earlier`'s (the model this one was continued from):
+        the parts of a model mostly train on the same files, so a sum would count their pairs twice."""
+        merged = WordCounts(max(self.pairs, earlier.pairs), Counter(self.english), Counter(self.italian),
+                            self.sources + [s for s in earlier.sources if s not in self.sources])
+        for mine, theirs in ((merged.english, earlier.english), (merged.italian, earlier.italian)):
+            for word, count in theirs.items():
+                mine[word] = max(mine[word], count)
+        return merged
+
+    def to_json(self):
+        return {"pairs": self.pairs, "sources": self.sources, "en": dict(self.english.most_common()),
+                "it": dict(self.italian.most_common())}
+
+
+def write_word_counts(model_dir, counts):
+    """Write `counts` (a WordCounts) into the model directory; returns the file's path."""
+    path = Path(model_dir) / WORD_COUNTS
+    text = json.dumps(counts.to_json(), ensure_ascii=False, separators=(",", ":"))
+    path.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))  # mtime 0: the same counts, the same bytes
+    return path
+
+
+def read_word_counts(model_dir):
+    """The WordCounts of a model directory, or None when it has none; ValueError when the file is malformed."""
+    path = Path(model_dir) / WORD_COUNTS
+    if not path.is_file():
+        return None
+    try:
+        values = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
+    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as e:  # not gzip, cut short, not JSON
+        raise ValueError(f"{path}: cannot read it: {e}") from e
+    tables = [values.get(side) if isinstance(values, dict) else None for side in ("en", "it")]
+    if not isinstance(values, dict) or not isinstance(values.get("pairs"), int) or not all(
+            isinstance(table, dict) and all(isinstance(n, int) for n in table.values()) for table in tables):
+        raise ValueError(f"{path}: expected {{\"pairs\": N, \"en\": {{word: count}}, \"it\": {{word: count}}}}")
+    return WordCounts(values["pairs"], Counter(tables[0]), Counter(tables[1]), list(values.get("sources", [])))
+
+
+@dataclass
+class SeenWords:
+    """Per token of an English sentence, (word, training pairs holding it) of the word it spells, or None for a
+    special token such as </s> or punctuation; `pairs`: the training pairs counted."""
+
+    words: list
+    pairs: int
+
+    def is_rare(self, i):
+        return self.words[i] is not None and self.words[i][1] < RARELY_SEEN
+
+    def describe(self, i):
+        """" · 'word': N of M training pairs" for token i, "" for a special token."""
+        if self.words[i] is None:
+            return ""
+        word, count = self.words[i]
+        return f" · '{word}': {count:,} of {self.pairs:,} training pairs"
+
+    def rarely_seen(self):
+        """The distinct (word, count) held by fewer than RARELY_SEEN training pairs, rarest first."""
+        return sorted({self.words[i] for i in range(len(self.words)) if self.is_rare(i)},
+                      key=lambda pair: (pair[1], pair[0]))
+
+    def warning(self):
+        """One line naming the words the model has rarely seen (at most three), or None."""
+        rare = self.rarely_seen()
+        if not rare:
+            return None
+        named = "; ".join(f"'{word}': {count:,} of {self.pairs:,} training pairs" for word, count in rare[:3])
+        more = f" (and {len(rare) - 3} more)" if len(rare) > 3 else ""
+        return f"{named}{more}. Translations of words it has rarely seen are guesses."
+
+
+def seen_words(tokens, counts):
+    """The SeenWords of an English token list (SentencePiece style: "▁" starts a word) under `counts`. A word the
+    counting splits ("don't": "don", "t") is shown by its rarest part, the one the model knows least."""
+    seen, spelled, members = [None] * len(tokens), "", []
+
+    def close():
+        parts = words(spelled)
+        if parts:
+            rarest = min(parts, key=lambda w: counts.english[w])
+            for i in members:
+                if words(tokens[i]):  # not a punctuation token such as "." or "-"
+                    seen[i] = (rarest, counts.english[rarest])
+
+    for i, token in enumerate(tokens):
+        if token.startswith("<") and token.endswith(">"):  # <s>, </s>, <unk>: no word of the text
+            close()
+            spelled, members = "", []
+        elif token.startswith("▁") or not members:
+            close()
+            spelled, members = token.lstrip("▁"), [i]
+        else:
+            spelled, members = spelled + token, members + [i]
+    close()
+    return SeenWords(seen, counts.pairs)

@@ -1,0 +1,123 @@
+"""What the model has seen (modeldir/seen.py): how many training pairs hold each word, written by the trainer beside
+the model and read back; each English token's word and count; the page's chips and the line naming the words the
+model has rarely seen."""
+
+import gzip
+import html
+import json
+import os
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from helpers import toy_pairs, write_tsv
+from modeldir.directory import open_model
+from modeldir.seen import RARELY_SEEN, WORD_COUNTS, WordCounts, read_word_counts, seen_words, words, write_word_counts
+from training.word_counts import main as word_counts_main
+from web_helpers import served_translator  # noqa: F401 (fixture: served)
+from webapp import translation
+
+SHIPPED = "assets/model"
+
+
+def test_each_pair_counts_once_per_word_whatever_its_case():
+    counts = WordCounts(0)
+    counts.add([("The cat sees the cat.", "Il gatto vede il gatto."), ("A dog!", "Un cane!")])
+    assert counts.pairs == 2
+    assert counts.english["the"] == 1 and counts.english["cat"] == 1 and counts.english["dog"] == 1
+    assert counts.italian["gatto"] == 1 and counts.english["pandemic"] == 0
+    assert words("Don't STOP, 2 cats") == ["don", "t", "stop", "2", "cats"]
+
+
+def test_counts_round_trip_through_the_model_directory(tmp_path):
+    counts = WordCounts(0, sources=["a.tsv"])
+    counts.add([("I see you.", "Ti vedo."), ("I see.", "Vedo.")])
+    path = write_word_counts(tmp_path, counts)
+    assert path.name == WORD_COUNTS and path.read_bytes() == write_word_counts(tmp_path, counts).read_bytes()
+    read = read_word_counts(tmp_path)
+    assert (read.pairs, read.english, read.italian, read.sources) == (2, counts.english, counts.italian, ["a.tsv"])
+    assert read_word_counts(tmp_path / "nowhere") is None
+
+
+@pytest.mark.parametrize("content, problem", [
+    (b"not gzip", "cannot read it"),
+    (gzip.compress(b"{oops", mtime=0), "cannot read it"),
+    (gzip.compress(json.dumps({"pairs": 2, "en": {"a": "x"}, "it": {}}).encode(), mtime=0), "expected"),
+    (gzip.compress(json.dumps([1, 2]).encode(), mtime=0), "expected"),
+], ids=["not gzip", "not JSON", "a count not a number", "not an object"])
+def test_a_malformed_counts_file_is_a_clear_error(tmp_path, content, problem):
+    (tmp_path / WORD_COUNTS).write_bytes(content)
+    with pytest.raises(ValueError, match=f"{WORD_COUNTS}: {problem}"):
+        read_word_counts(tmp_path)
+
+
+def test_a_continued_model_keeps_the_larger_count_of_each_word():
+    earlier, now = WordCounts(0, sources=["train.tsv"]), WordCounts(0, sources=["train.tsv", "news.tsv"])
+    earlier.add([("the cat", "il gatto")] * 3)
+    now.add([("the cat", "il gatto"), ("the pandemic", "la pandemia")])
+    merged = now.at_least(earlier)
+    assert merged.english == Counter({"the": 3, "cat": 3, "pandemic": 1}) and merged.pairs == 3
+    assert merged.sources == ["train.tsv", "news.tsv"]
+
+
+def test_each_token_gets_the_word_it_spells_and_a_split_word_its_rarest_part():
+    counts = WordCounts(0)
+    counts.add([("the cat", "x")] * 9 + [("self", "x")] * 6 + [("attention", "x")] * 2)
+    seen = seen_words(["▁the", "▁self", "-", "att", "ention", "▁c", "at", ".", "</s>"], counts)
+    assert seen.words == [("the", 9), ("attention", 2), None, ("attention", 2), ("attention", 2), ("cat", 9), ("cat", 9),
+                          None, None]
+    assert [seen.is_rare(i) for i in range(9)] == [False, True, False, True, True, False, False, False, False]
+    assert seen.describe(0) == " · 'the': 9 of 17 training pairs" and seen.describe(8) == ""
+    assert seen.warning() == ("'attention': 2 of 17 training pairs. Translations of words it has rarely seen are "
+                              "guesses.")
+
+
+def test_the_warning_names_the_three_rarest_and_counts_the_rest():
+    counts = WordCounts(0)
+    counts.add([("common", "x")] * RARELY_SEEN + [("b", "x")] * (RARELY_SEEN - 1))
+    seen = seen_words(["▁zeta", "▁alpha", "▁b", "▁common", "▁gamma", "▁delta"], counts)
+    assert seen.rarely_seen()[:3] == [("alpha", 0), ("delta", 0), ("gamma", 0)]
+    assert seen.warning().startswith("'alpha': 0 of 9 training pairs; 'delta': 0 of 9 training pairs; 'gamma': 0 of "
+                                     "9 training pairs (and 2 more).")
+    assert seen_words(["▁common"], counts).warning() is None
+
+
+def test_the_trainer_writes_the_counts_of_its_training_pairs(tiny_model_dir, toy_corpus):
+    counts = read_word_counts(tiny_model_dir)
+    pairs = toy_pairs()
+    # the other test process may have trained it, on its own copy of the toy corpus
+    assert counts.pairs == len(pairs) and [Path(s).name for s in counts.sources] == [toy_corpus[0].name]
+    assert counts.english["cat"] == sum("cat" in words(en) for en, _ in pairs) > 0
+    assert counts.italian["gatto"] == sum("gatto" in words(it) for _, it in pairs) > 0
+    assert open_model(tiny_model_dir).word_counts.english == counts.english
+
+
+def test_the_command_counts_a_model_trained_before_the_trainer_did(tmp_path, capsys):
+    data = write_tsv(tmp_path / "train.tsv", [("Good morning.", "Buongiorno."), ("Good night.", "Buona notte.")])
+    word_counts_main(["--model", str(tmp_path), "--train", str(data)])
+    assert read_word_counts(tmp_path).english == Counter({"good": 2, "morning": 1, "night": 1})
+    assert re.search(r"3 English and 3 Italian words in 2 pairs", capsys.readouterr().out)
+
+
+def test_the_shipped_model_says_what_it_has_rarely_seen():
+    assert os.path.getsize(f"{SHIPPED}/{WORD_COUNTS}") <= 1_000_000
+    counts = read_word_counts(SHIPPED)
+    assert counts.english["the"] > 50_000 and counts.english["pandemic"] < RARELY_SEEN
+    assert counts.pairs > 300_000
+
+
+def test_the_page_marks_rarely_seen_words_on_the_chips_and_says_it(served):
+    served.directory.word_counts = counts = WordCounts(0)
+    counts.add([("I see the cat.", "io vedo il gatto.")] * RARELY_SEEN + [("we love the dog.", "noi amiamo il cane.")])
+    try:
+        _, status, chips, _ = translation.translate(served, "we see the dog.", "greedy", 4, 1.0, 0, 0)
+    finally:
+        served.directory.word_counts = None
+    rare = re.findall(r'<span class="chip[^"]* rare"[^>]*>([^<]*)</span>', chips)
+    assert rare == ["▁we", "▁dog"]  # 1 pair each; "see" was in RARELY_SEEN, "the" in all
+    assert f"'dog': 1 of {RARELY_SEEN + 1} training pairs; 'we': 1 of {RARELY_SEEN + 1} training pairs." in status
+    assert f"'see': {RARELY_SEEN} of {RARELY_SEEN + 1} training pairs" in html.unescape(chips)
+    _, status, chips, _ = translation.translate(served, "we see the dog.", "greedy", 4, 1.0, 0, 0)
+    assert " rare" not in chips and "Rarely seen" not in status  # a model directory without counts
