@@ -1,6 +1,6 @@
 """The HTTP API: what scripts call (gradio_client, or REST at /gradio_api/call/NAME), apart from the page's own
-events, which are private (`events.make_private`). Each endpoint checks its arguments at the door and says what is
-wrong with one in a gr.Error naming it and its range, and keeps nothing once it has answered.
+events, which are private (`deploy.routes.make_private`). Each endpoint checks its arguments at the door and says
+what is wrong with one in a gr.Error naming it and its range, and keeps nothing once it has answered.
 
 - `/translate`: the translation only, none of the page's work (no teacher-forced pass for the attention maps, no HTML,
   no session state). It equals the page's translation of the same text and settings.
@@ -12,7 +12,7 @@ lanes of `served.ServedModel`. Each endpoint has its own Gradio concurrency grou
 requests waiting for their turn never fill the light ones' (`register`).
 
 Gradio opens a session for every API call made without one (each REST call); how many it keeps is bounded by
-`launch(state_session_capacity=...)` (app.py, MAX_SESSIONS), the oldest dropped first.
+`launch(state_session_capacity=...)` (`deploy.harden`, MAX_SESSIONS), the oldest dropped first.
 """
 
 import inspect as inspect_module
