@@ -234,6 +234,20 @@ def test_rest_calls_read_what_json_allows(app_url, translator):
                                                                 timeout=120).text
 
 
+def test_the_v2_body_api_md_shows_translates_by_name(app_url, translator):
+    """docs/api.md's /call/v2 example, sent as written: the arguments it names are used, the others defaulted."""
+    import re
+    from pathlib import Path
+
+    api_md = (Path(__file__).resolve().parent.parent / "docs" / "api.md").read_text(encoding="utf-8")
+    body = json.loads(re.search(r"call/v2/translate .*\n\s*-d '(\{.*\})'", api_md).group(1))
+    assert set(body) > {"text"} and body["decoding"] == "beam"
+    response = httpx.post(f"{app_url}gradio_api/call/v2/translate", json=body, timeout=30)
+    stream = httpx.get(f"{app_url}gradio_api/call/translate/{response.json()['event_id']}", timeout=120).text
+    data = [json.loads(line[5:]) for line in stream.splitlines() if line.startswith("data:") and "null" not in line]
+    assert data[-1] == [translator.translate(body["text"], beam=body["beam"])]
+
+
 def test_inspect_answers_json(client, translator):
     answer = client.predict("we love the dog.", "greedy", 4, 1.0, 0, 0, 3, api_name="/inspect")
     assert answer["translation"] == translator.translate("we love the dog.")
