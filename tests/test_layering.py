@@ -1,8 +1,9 @@
 """No package imports one above it: the lesson (`transformer/`) imports nothing of the project; what checks people's
 input (`inputs/`) sits on it; interpretability on those; the model directory on interpretability too (its per-head
-tables have the shape of `interpretability.kinds.head_grid`); training and serving on the model directory (training
-also on interpretability: its snapshots and head importance look inside the model); the app and the benchmarks on
-everything. Read from every module's imports (function-level ones too), so it cannot drift.
+tables have the shape of `interpretability.kinds.head_grid`); what makes the app safe as a public Space (`deploy/`:
+settings, lanes, routes, admission) on the model directory; training on the model directory and interpretability (its
+snapshots and head importance look inside the model); serving on `deploy/` (a batch runs with no deadline); the app
+and the benchmarks on everything. Read from every module's imports (function-level ones too), so it cannot drift.
 
 docs/design.md draws the packages and the imports between them; `python tests/test_layering.py --write` redraws it
 from the code, and a test fails when the drawing and the code differ."""
@@ -22,10 +23,12 @@ BELOW = {  # package -> the project packages it may import, besides itself
     "interpretability": {"transformer", "inputs"},
     "modeldir": {"transformer", "inputs", "interpretability"},
     "training": {"transformer", "inputs", "modeldir", "interpretability"},
-    "serving": {"transformer", "inputs", "modeldir"},
-    "webapp": {"transformer", "inputs", "modeldir", "interpretability", "serving"},
-    "app": {"transformer", "inputs", "modeldir", "interpretability", "serving", "webapp"},
-    "bench": {"transformer", "inputs", "modeldir", "interpretability", "serving", "training", "webapp", "app"},
+    "deploy": {"transformer", "inputs", "modeldir"},
+    "serving": {"transformer", "inputs", "modeldir", "deploy"},
+    "webapp": {"transformer", "inputs", "modeldir", "interpretability", "deploy", "serving"},
+    "app": {"transformer", "inputs", "modeldir", "interpretability", "deploy", "serving", "webapp"},
+    "bench": {"transformer", "inputs", "modeldir", "interpretability", "deploy", "serving", "training", "webapp",
+              "app"},
 }
 
 
@@ -117,7 +120,7 @@ def test_the_rule_catches_an_upward_import(tmp_path):
 
 # ---- Every package the code imports is declared ----
 
-OPTIONAL = {"spaces"}  # only on a Hugging Face Space (app.py imports it inside a try)
+OPTIONAL = {"spaces"}  # only on a Hugging Face Space (deploy.process imports it inside a try)
 
 
 def imported_top_names(paths):
