@@ -19,7 +19,7 @@ import torch
 
 from deploy.settings import settings_or_exit
 
-SETTINGS = settings_or_exit(default_model_dir=Path(__file__).parent / "assets" / "model")  # before Gradio: 3 s
+SETTINGS = settings_or_exit(default_model_dir=Path(__file__).parent / "assets" / "model")  # before Gradio's slow import
 torch.set_num_threads(SETTINGS.threads)  # 1 by default: a batch, a heavy request and Gradio's loop share the cores
 
 import gradio as gr  # after the environment it reads

@@ -283,8 +283,7 @@ def test_the_app_refuses_uploads_and_large_bodies_and_compresses_its_answers(app
 def test_a_page_session_keeps_a_key_to_its_payload_not_the_payload(app):
     """Gradio keeps each session's last output values until it drops the session (MAX_SESSIONS, 256): the page's
     translate event answers a key (a few bytes), by which the page fetches the payload from a store bounded in bytes
-    (PAYLOADS_MB). The payload sent as the output instead stayed as long as its session: 0.5 MB for a long sentence of
-    the shipped model, 500 sessions 800 MB. 24 sessions, each translating a long text of its own, grow this server by
+    (PAYLOADS_MB). The payload sent as the output instead stayed as long as its session. 24 sessions, each translating a long text of its own, grow this server by
     at most 15 MB (Gradio's own state of each session, the allocator)."""
     texts = [f"{'I see the cat and the dog. ' * 12}Number {i}." for i in range(28)]
     for text in texts[:4]:

@@ -159,8 +159,8 @@ def shown_inspection(served, shown):
 def sent_payload(served, payload):
     """What the translate event sends the page in place of `payload`: a key to it, kept encoded in `served.payloads`
     until the page fetches it (the carrier's server function, `views.kept_json`). Gradio keeps every session's last
-    output values: a payload sent as one (0.5 MB of JSON for a long sentence, several times that as Python objects)
-    stayed on the server as long as its session, 500 sessions 800 MB; a store bounded in bytes holds them instead."""
+    output values: a payload sent as one (several times its JSON as Python objects) stayed on the server as long as its
+    session; a store bounded in bytes holds them instead (docs/benchmarks.md, "A hostile visitor")."""
     key = secrets.token_urlsafe(16)
     served.payloads.put(key, gzipped_json(payload))
     return {"key": key}
