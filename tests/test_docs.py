@@ -340,6 +340,36 @@ def test_api_md_names_every_training_config():
     assert re.findall(r"`(\w+)`", listed) == list(CONFIGS)
 
 
+PACKAGES = ["transformer", "inputs", "interpretability", "modeldir", "serving", "deploy", "training", "webapp", "bench"]
+
+
+def package_rows(text):
+    """{package: its row's text} of a markdown table whose first cell names packages as `name/`."""
+    rows = {}
+    for line in text.splitlines():
+        cells = line.strip().strip("|").split("|")
+        for package in re.findall(r"`(\w+)/`", cells[0]) if len(cells) > 1 else []:
+            rows[package] = "|".join(cells[1:])
+    return rows
+
+
+def unlisted_modules(text):
+    """The project's modules (`recipes/deepen.py` or `deepen.py`) that a doc's table of packages does not name."""
+    rows = package_rows(text)
+    missing = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            relative = path.relative_to(ROOT / package).as_posix()
+            if path.name != "__init__.py" and not re.search(rf"`({relative}|{path.name})`", rows.get(package, "")):
+                missing.append(f"{package}/{relative}")
+    return missing
+
+
+@pytest.mark.parametrize("doc", ["docs/api.md", "README.md"])
+def test_the_tables_of_packages_name_every_module(doc):
+    assert not unlisted_modules((ROOT / doc).read_text(encoding="utf-8")), f"{doc} does not name these modules"
+
+
 # ---- The translations the docs' code examples promise ----
 
 TRANSLATE_EXAMPLE = re.compile(r"^(?P<code>.*\.translate\(.*\))\s+# (?P<said>['\"\[].*)$")
