@@ -50,7 +50,7 @@ def start_app(model_dir, timeout=180, **env):
     finally:
         proc.terminate()
         try:
-            proc.wait(timeout=10)
+            proc.wait(timeout=30)  # a loaded machine stops slowly; a hang is still caught
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
