@@ -19,7 +19,8 @@ const positionsMarkup = ({dims, last}) => `<div class="positions-view" aria-labe
   value="${dims}" aria-label="Dimensions to plot" disabled></label>
 <p class="pos-note pos-dims-note"></p>
 <ul class="pos-legend pos-curves-legend"></ul>
-<svg class="pos-curves" viewBox="0 0 760 300" role="img" aria-label="PE values of the chosen dimensions"></svg>
+<div class="pos-scroll"><svg class="pos-curves" viewBox="0 0 760 300" role="img"
+  aria-label="PE values of the chosen dimensions"></svg></div>
 <h3>Position similarity: nearby positions have similar encodings</h3>
 <p class="pos-note pos-similarity-note">Translate a sentence to see its positions.</p>
 <div class="pos-scroll"><canvas class="pos-similarity" role="img"></canvas></div>
@@ -29,7 +30,8 @@ const positionsMarkup = ({dims, last}) => `<div class="positions-view" aria-labe
 position.</p>
 <ul class="pos-legend"><li><i class="pos-embedding" style="background:#1f77b4"></i>‖embedding × √d_model‖</li>
 <li><i style="background:#ff7f0e"></i>‖positional encoding‖</li></ul>
-<svg class="pos-norms" viewBox="0 0 760 320" role="img" aria-label="Vector lengths per token"></svg>
+<div class="pos-scroll"><svg class="pos-norms" viewBox="0 0 760 320" role="img"
+  aria-label="Vector lengths per token"></svg></div>
 </div>`;
 
 export function mount({element, props, ask}) {
@@ -71,7 +73,7 @@ export function mount({element, props, ask}) {
     const ch = Math.max(2, Math.min(12, Math.floor(400 / P))), [w, h] = [cw * D, ch * P];
     const [width, height] = [left + w + right, top + h + bottom];
     const ctx = sizedCanvas(canvas, width, height, readableScale(11));
-    ctx.imageSmoothingEnabled = false;
+    ctx.imageSmoothingEnabled = cw < 1;  // sharp blocks, or where a column is under a pixel, no moiré
     ctx.drawImage(tableImage, left, top, w, h);
     ctx.fillStyle = "#222";
     ctx.font = "11px system-ui, sans-serif";
