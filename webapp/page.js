@@ -66,9 +66,9 @@ store.on("tab", openTab);
 // (translation.js, fromUrl); a new sentence is a new history entry, anything else changes the entry in place. Back or
 // forward to another sentence puts it in the box and translates it.
 const SETTINGS = ["decoding", "beam", "temperature", "top_k", "seed"];
-// Each view setting the URL keeps: its parameter -> the store's key, how a parameter is read (null: not one of its
-// choices, left out: nothing from the address reaches the store, nor the page, unchecked) and how a value is written
-// (null: the default, left out). Each view clamps what it is given to its own choices (layers, heads, tokens, boxes).
+// Each view setting the URL keeps: its parameter -> the store's key, how a parameter is read (null: none of its
+// choices, left out, so that nothing from the address reaches the store unchecked) and how a value is written (null:
+// the default, left out). Each view then clamps what it is given to its own choices (layers, heads, tokens, boxes).
 const KINDS = ["encoder", "decoder", "cross"];
 const oneOf = (...choices) => (text) => (choices.includes(text) ? text : null);
 const whole = (text) => (/^[1-9]\d{0,2}$/.test(text) ? +text : null);  // 1 to 999
@@ -81,14 +81,16 @@ const dotted = (text, parts) => {  // "cross.2.3" -> {kind: "cross", layer: 2, h
   }
   return value;
 };
+const headOrAll = (text) => oneOf("mean", "all")(text) ?? whole(text);
+const fromZero = (text) => whole(text) && whole(text) - 1;  // a 1-based position as an index
 const PARAMETERS = {
   tab: {key: "tab", read: (text) => (/^[a-z]{1,20}$/.test(text) ? text : null), write: (tab) => tab},
-  view: {key: "attention", read: (text) => dotted(text, {layer: whole, head: (h) => oneOf("mean", "all")(h) ?? whole(h)}),
+  view: {key: "attention", read: (text) => dotted(text, {layer: whole, head: headOrAll}),
          write: ({kind, layer, head}) => `${kind}.${layer}.${head}`},
   style: {key: "style", read: oneOf("heatmap", "lines"), write: (style) => (style === "heatmap" ? null : style)},
   scale: {key: "scale", read: oneOf("fixed", "own"), write: (scale) => (scale === "fixed" ? null : scale)},
   // Inside one head: the kind, layer, head and query token (1-based in the URL, the store's `query` from 0).
-  inside: {key: "head", read: (text) => dotted(text, {layer: whole, head: whole, query: (q) => whole(q) && whole(q) - 1}),
+  inside: {key: "head", read: (text) => dotted(text, {layer: whole, head: whole, query: fromZero}),
            write: ({kind, layer, head = 1, query = 0}) => `${kind}.${layer}.${head}.${query + 1}`},
   box: {key: "box", read: (text) => (/^[a-z-]{1,40}$/.test(text) ? text : null), write: (box) => box},
 };
