@@ -2,10 +2,11 @@
 // (the store's "translation"; views.js: unpack): the kind, layer, head, naming of the Italian rows and heatmap or
 // lines, a click on the overview, a hover, a click on a cell or a token, the downloads — all answered here, no request
 // to the server. The head shown is the store's "attention" ({kind, layer, head}: another view writes it to show a head
-// here; the URL keeps it), heatmap or lines its "style", the colour scale its "scale". What is drawn is on #attention-heatmap's data-* (kind, layer,
-// head, rows, view, scale, outline "row,col", lit: the query whose lines are lit); for the tests only
-// (exposeForTests), on its canvas: `__matrices` (the matrices drawn), `__matrix` (the first), `__cells` (where each
-// map's cells are), and the figure's data-draw-ms (how long the last redraw took).
+// here; the URL keeps it), heatmap or lines its "style", the colour scale its "scale" (the URL keeps both). What is
+// drawn is on #attention-heatmap's data-* (kind, layer, head, rows, view, scale, outline "row,col", lit: the query
+// whose lines are lit); for the tests only (exposeForTests), on its canvas: `__matrices` (the matrices drawn),
+// `__matrix` (the first), `__cells` (where each map's cells are), and the figure's data-draw-ms (how long the last
+// redraw took).
 import {store, exposeForTests} from "../store.js";
 import {
   nameSentence, unpack, viridis, MASKED, ORANGE, sizedCanvas, readableScale, drawHeatmap, pointerAt, cellAt,
