@@ -51,7 +51,7 @@ def build_demo():
     """(the page: the translation box, then the tabs, hardened; then the API's endpoints, its launch arguments)."""
     with gr.Blocks(title="Transformer translator (English → Italian)", analytics_enabled=False,
                    delete_cache=(3600, 3600)) as demo:
-        gr.Markdown(INTRO)
+        gr.Markdown(INTRO, elem_id="intro")
         box = translation.build(served, demo)
         with gr.Tabs(overflow_behavior="wrap"):  # every tab in one click on a projector or a phone
             with tab("Model map", "map"):

@@ -93,7 +93,7 @@ def event(**data):
 def server_cases(app, sentence):
     """(case, kind of goal, function) for every event the app answers on the server."""
     from webapp import translation
-    from webapp.served import Recent, inspection_bytes
+    from webapp.served import Recent
     from webapp.tabs import heads, inside_head, model_map, steps
 
     served = app.served
@@ -107,7 +107,7 @@ def server_cases(app, sentence):
 
     def translate_anew():
         """The translate event of a sentence no recent inspection holds: what a new sentence costs."""
-        served.recent = Recent(served.recent.max_bytes, inspection_bytes)
+        served.recent = Recent(served.recent.max_bytes, served.recent.size)
         return translate(sentence, *settings["greedy"])
 
     return [

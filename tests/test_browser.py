@@ -41,8 +41,10 @@ def test_translate_in_the_browser(page, translator, tmp_path):
     expect(page.locator(".chip").filter(has_text="▁book")).to_have_count(1)
     heatmap = page.locator("#attention-heatmap")
     expect(heatmap).to_have_attribute("aria-label", re.compile("cross-attention · layer 1 · mean"), timeout=WAIT)
-    columns = heatmap.locator("canvas").evaluate("e => e.__matrix[0].length")
-    assert columns == len(translator.tokenizer.encode(sentence)) + 1  # the English tokens and </s>
+    # The English tokens and </s>, once the payload fetched after the Italian came is drawn (until then: the
+    # example's, translated on load, whose title is the same).
+    page.wait_for_function("(n) => document.querySelector('#attention-heatmap canvas').__matrix?.[0].length === n",
+                           arg=len(translator.tokenizer.encode(sentence)) + 1, timeout=WAIT)
     canvas = heatmap.locator("canvas")
     cells = canvas.evaluate("e => e.__cells[0]")
     page.mouse.move(*page_point(canvas, cells["x"] + 1.5 * cells["cell"], cells["y"] + 0.5 * cells["cell"]))

@@ -19,7 +19,8 @@ SHORT = "they want the book."
 OTHER = "I see the cat."
 LONG = "they want the book, the cat and the red house today."
 TABS = ["map", "attention", "head", "steps", "heads", "positions", "learned", "model"]
-VIEWS = {"steps": "#step-view", "heads": "#head-diagnostics", "attention": "#attention-view"}  # tab: its view
+VIEWS = {"steps": "#step-view", "heads": "#head-diagnostics", "head": "#inside-head",  # tab: its view
+         "positions": "#positional-encoding", "map": "#model-map", "attention": "#attention-view"}
 
 
 def names_the_sentence(page, english, italian):

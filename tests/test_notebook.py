@@ -87,6 +87,8 @@ def text_of(cell):
 def test_the_notebook_runs_and_its_checks_hold(executed):
     assert not [o for cell in executed.cells if cell.cell_type == "code" for o in cell.outputs
                 if o.output_type == "error"]
+    printed = "".join(text_of(cell) for cell in executed.cells if cell.cell_type == "code")
+    assert "Warning" not in printed  # e.g. tqdm's TqdmWarning, which importing webapp.notebook printed
     report = json.loads(text_of(executed.cells[-1]))
     assert report["head_check_passed"] is True  # one head by hand == the model's recorded weights (assert_close)
     assert report["argmax_is_greedy"] is True

@@ -34,6 +34,17 @@ def test_status_counts_tokens_as_the_truncation_note_does_and_warns():
     assert "far longer" in translation.translation_status(0.5, "greedy", InputReport(70, 0, True, False), 60, 127)
 
 
+def test_a_translation_shown_again_from_the_recent_ones_says_so_with_the_time_it_took(served):
+    """The second Translate of a sentence is answered from the recent inspections, in no time: the status line gives
+    the time the translation took when it was made and says it was shown again, not "Translated in 0.00 s"."""
+    sentence = "We like the red house."
+    _, first, *_ = translated(served, sentence, "greedy", 2, 1.0, 0, 0)
+    _, again, *_ = translated(served, sentence, "greedy", 2, 1.0, 0, 0)
+    took = first.split(" s ")[0].removeprefix("Translated in ")
+    assert "shown again" not in first
+    assert again.startswith(f"Translated in {took} s (earlier: shown again from the recent translations) · greedy")
+
+
 def test_token_chips_escape_html():
     chips = token_chips(["<script>", "▁a", "</s>"], "Eng<b>", highlight=1)
     assert "<script>" not in chips and "<b>" not in chips

@@ -15,6 +15,7 @@ app's, and no package may import one above it (tests/test_layering.py).
 
 import html
 import json
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +24,12 @@ from interpretability.head_details import ALL_QUERIES
 from interpretability.internals import STACKS
 
 from .attention_kinds import ATTENTION_KINDS
-from .page_script import bundle, bundled, view_css
+
+# Gradio's dependencies import tqdm.auto, which in a notebook without ipywidgets warns as it is imported that it
+# cannot draw progress bars as widgets (a TqdmWarning printed under the cell): these views draw none.
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", message="IProgress not found")
+    from .page_script import bundle, bundled, view_css
 from .style import CSS as PAGE_CSS
 from .tabs import attention, inside_head, model_map
 from .translation import one_line, shown_payload

@@ -60,16 +60,47 @@ const openTab = (id, tries = 0) => {
 };
 store.on("tab", openTab);
 
-// The URL: the shown translation's sentence and decoding settings, the open tab, the head the Attention view
-// shows and the colour scale, in the query string (?text=...&tab=head&view=cross.2.3), so that a reload, the back
-// button or a link sent to a student shows the same view. The translation box reads the sentence and settings
-// from it when the page loads (translation.js, fromUrl); a new sentence is a new history entry, anything
-// else changes the entry in place. Back or forward to another sentence puts it in the box and translates it.
+// The URL: the shown translation's sentence and decoding settings, then each view's setting the store holds, in the
+// query string (?text=...&tab=head&view=cross.2.3&scale=own), so that a reload, the back button or a link sent to a
+// student shows the same view. The translation box reads the sentence and settings from it when the page loads
+// (translation.js, fromUrl); a new sentence is a new history entry, anything else changes the entry in place. Back or
+// forward to another sentence puts it in the box and translates it.
 const SETTINGS = ["decoding", "beam", "temperature", "top_k", "seed"];
-const fromUrl = () => {
-  const query = new URLSearchParams(location.search), [kind, layer, head] = (query.get("view") ?? "").split(".");
-  return {text: query.get("text"), tab: query.get("tab"), scale: query.get("scale"),
-          attention: kind ? {kind, layer: +layer || 1, head: /^\d+$/.test(head) ? +head : head || "mean"} : null};
+// Each view setting the URL keeps: its parameter -> the store's key, how a parameter is read (null: none of its
+// choices, left out, so that nothing from the address reaches the store unchecked) and how a value is written (null:
+// the default, left out). Each view then clamps what it is given to its own choices (layers, heads, tokens, boxes).
+const KINDS = ["encoder", "decoder", "cross"];
+const oneOf = (...choices) => (text) => (choices.includes(text) ? text : null);
+const whole = (text) => (/^[1-9]\d{0,2}$/.test(text) ? +text : null);  // 1 to 999
+const dotted = (text, parts) => {  // "cross.2.3" -> {kind: "cross", layer: 2, head: 3}: a kind, then `parts` read
+  const [kind, ...given] = text.split("."), names = Object.keys(parts), value = {kind};
+  if (!KINDS.includes(kind) || given.length !== names.length) return null;
+  for (const [i, name] of names.entries()) {
+    value[name] = parts[name](given[i]);
+    if (value[name] === null) return null;
+  }
+  return value;
+};
+const headOrAll = (text) => oneOf("mean", "all")(text) ?? whole(text);
+const fromZero = (text) => whole(text) && whole(text) - 1;  // a 1-based position as an index
+const PARAMETERS = {
+  tab: {key: "tab", read: (text) => (/^[a-z]{1,20}$/.test(text) ? text : null), write: (tab) => tab},
+  view: {key: "attention", read: (text) => dotted(text, {layer: whole, head: headOrAll}),
+         write: ({kind, layer, head}) => `${kind}.${layer}.${head}`},
+  style: {key: "style", read: oneOf("heatmap", "lines"), write: (style) => (style === "heatmap" ? null : style)},
+  scale: {key: "scale", read: oneOf("fixed", "own"), write: (scale) => (scale === "fixed" ? null : scale)},
+  // Inside one head: the kind, layer, head and query token (1-based in the URL, the store's `query` from 0).
+  inside: {key: "head", read: (text) => dotted(text, {layer: whole, head: whole, query: fromZero}),
+           write: ({kind, layer, head = 1, query = 0}) => `${kind}.${layer}.${head}.${query + 1}`},
+  box: {key: "box", read: (text) => (/^[a-z-]{1,40}$/.test(text) ? text : null), write: (box) => box},
+};
+const fromUrl = () => {  // {text, and each parameter's store key: its value}, what the address holds of them
+  const query = new URLSearchParams(location.search), read = {text: query.get("text")};
+  for (const [name, {key, read: parse}] of Object.entries(PARAMETERS)) {
+    const value = query.has(name) ? parse(query.get(name)) : null;
+    if (value !== null) read[key] = value;
+  }
+  return read;
 };
 const toUrl = () => {
   const query = new URLSearchParams(), request = store.get("translation")?.request;
@@ -79,14 +110,14 @@ const toUrl = () => {
       for (const name of SETTINGS) query.set(name, request[name]);
     }
   }
-  const tab = store.get("tab"), attention = store.get("attention"), scale = store.get("scale");
-  if (tab) query.set("tab", tab);
-  if (attention) query.set("view", `${attention.kind}.${attention.layer}.${attention.head}`);
-  if (scale && scale !== "fixed") query.set("scale", scale);
+  for (const [name, {key, write}] of Object.entries(PARAMETERS)) {
+    const value = store.get(key) ?? null, written = value === null ? null : write(value);
+    if (written !== null) query.set(name, written);
+  }
   return `?${query}`.replace(/%2C/g, ",");
 };
-const shown = fromUrl();
-store.set(Object.fromEntries(Object.entries(shown).filter(([key, value]) => key !== "text" && value)));
+const viewsOf = ({text, ...views}) => views;  // what the store takes of `fromUrl`: all but the sentence
+store.set(viewsOf(fromUrl()));
 const write = () => {  // once a translation is shown: until then the URL is what the page was opened with
   if (!store.get("translation")) return;
   const next = toUrl();
@@ -94,10 +125,10 @@ const write = () => {  // once a translation is shown: until then the URL is wha
   const newSentence = new URLSearchParams(next).get("text") !== new URLSearchParams(location.search).get("text");
   history[newSentence && location.search ? "pushState" : "replaceState"](null, "", next + location.hash);
 };
-for (const key of ["translation", "tab", "attention", "scale"]) store.on(key, write);
+for (const key of ["translation", ...Object.values(PARAMETERS).map((p) => p.key)]) store.on(key, write);
 window.addEventListener("popstate", () => {
   const wanted = fromUrl();
-  store.set(Object.fromEntries(Object.entries(wanted).filter(([key, value]) => key !== "text" && value)));
+  store.set(viewsOf(wanted));
   const box = document.querySelector("#english textarea");
   if (wanted.text && box && wanted.text !== store.get("translation")?.request?.text) {
     box.value = wanted.text;

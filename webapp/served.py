@@ -15,8 +15,10 @@ in bytes too: `webapp.translation.sent_payload`), not in the page's Gradio sessi
 """
 
 import threading
+import time
 import types
 from collections import OrderedDict
+from typing import NamedTuple
 
 from deploy.lane import Busy, DeadlineExceeded, Lane, stop_at_deadline
 from deploy.routes import Refusal
@@ -35,6 +37,15 @@ def inspection_bytes(inspection):
     rest is a few kB)."""
     return sum(maps.nbytes for maps in (inspection.encoder_attention, inspection.decoder_attention,
                                         inspection.cross_attention)) + inspection.internals.nbytes + 4096
+
+
+class Made(NamedTuple):
+    """An `Inspection` with the seconds making it took, and whether it was answered again from the recent ones (so
+    that the page says so rather than "0.00 s")."""
+
+    inspection: object
+    seconds: float
+    kept: bool = False
 
 
 class Recent:
@@ -97,7 +108,7 @@ class ServedModel:
         self.cfg = translator.model.cfg
         stop_at_deadline(translator.model)
         self.lane = Lane(heavy_slots, heavy_waiting)
-        self.recent = Recent(inspections_bytes, inspection_bytes)
+        self.recent = Recent(inspections_bytes, lambda made: inspection_bytes(made.inspection))
         self.payloads = Recent(payloads_bytes)
         self._batcher = batched_decoder(translator, inspect, batch_size, wrap=wrap)
         self._inspect_alone = wrap(lambda translator, text, beam, sampling: inspect(translator, text, beam,
@@ -134,19 +145,25 @@ class ServedModel:
         return self.heavy(lambda: self._translate_alone(self._with_heads(heads), text, beam, sampling))
 
     def inspect(self, text, beam=1, sampling=None, heads=()):
-        """`interpretability.inspect` of `text`: light work with concurrent light requests (each then given its
-        teacher-forced pass), beam search (traced step by step), long inputs and heads switched off
+        """`interpretability.inspect` of `text` (`made`'s)."""
+        return self.made(text, beam, sampling, heads).inspection
+
+    def made(self, text, beam=1, sampling=None, heads=()):
+        """`interpretability.inspect` of `text`, as a `Made`: light work with concurrent light requests (each then
+        given its teacher-forced pass), beam search (traced step by step), long inputs and heads switched off
         (`ablation.ablated`) in the heavy lane. With all heads on, a recent one is answered again (`recent`)."""
         key = (text, beam, sampling)
         if not heads and (kept := self.recent.get(key)) is not None:
-            return kept
+            return kept._replace(kept=True)
+        start = time.perf_counter()
         if self.is_light(text, beam, sampling, heads):
             inspection = self._batcher((text, 1, sampling, True))
         else:
             inspection = self.heavy(lambda: self._inspect_alone(self._with_heads(heads), text, beam, sampling))
+        made = Made(inspection, time.perf_counter() - start)
         if not heads:
-            self.recent.put(key, inspection)
-        return inspection
+            self.recent.put(key, made)
+        return made
 
     def attribute(self, inspection, method):
         """`attribution.source_attribution` of an inspection, in the heavy lane."""

@@ -13,12 +13,16 @@
 //   tab          the id of the open tab ("attention", "head", ...): written on a click on the tab bar, and by a view
 //                that opens another (the heads diagnostics write {attention: ..., tab: "attention"}).
 //   attention    {kind, layer, head} that the Attention view shows; any view may write it to show a head there.
+//   style        "heatmap" (the default) or "lines": how the Attention view draws a map.
 //   scale        "fixed" (colours from 0 to 1, the default) or "own" (each map from 0 to its largest weight).
-//   head         {kind, layer} that Inside one head shows; the model map writes it (with tab: "head") to open a layer.
+//   head         {kind, layer, head, query} that Inside one head shows (1-based layer and head, the query token from
+//                0); the model map writes {kind, layer} (with tab: "head") to open a layer, the rest kept.
+//   box          the id of the model map's open box ("decoder-feed-forward").
 // A view may keep a key of its own (the positional encoding's table, asked of the server once per page:
 // "positionalTable"); name it after what it holds.
-// The URL keeps `tab`, `attention`, `scale` and the shown translation's sentence and settings (store.url), so that
-// a reload, the back button or a shared link shows the same view.
+// The URL keeps `tab`, `attention`, `style`, `scale`, `head` and `box` and the shown translation's sentence and
+// settings (page.js), so that a reload, the back button or a shared link shows the same view. A view takes what the
+// store holds when it is mounted (the URL's, read before a tab is first drawn) before it writes its own choices.
 //
 // Test hooks (what a canvas drew, how long a redraw took) are set only where the page was opened for tests
 // (`store.testing`: the tests set globalThis.translatorTestHooks before the page loads): `exposeForTests`.

@@ -97,8 +97,13 @@ table.beam .not-top {{ color: #c2185b; font-weight: 700; }}
 .model-card table {{ display: block; max-width: 100%; overflow-x: auto; }}
 .model-card th, .model-card td {{ word-break: normal !important; overflow-wrap: normal !important; hyphens: none; }}
 
-/* A phone (390 px): every control on the screen, labels readable. */
+/* A phone (390 px): every control on the screen, labels readable; the tab bar on the first screen (the examples one
+   row that scrolls sideways, not four rows; the title on two lines, the introduction smaller). Gradio scopes the
+   selectors inside a media query under its container: none may name .gradio-container. */
 @media (max-width: 600px) {{
+  #actions {{ flex-wrap: nowrap; overflow-x: auto; }}
+  #intro h1 {{ font-size: 1.2rem !important; }}
+  #intro p {{ font-size: 0.9rem; }}
   .diagnostics-table {{ border-spacing: 2px !important; width: 100%; table-layout: fixed; }}
   .diagnostics-table th[scope="row"] {{ width: 3.4em; }}
   .diagnostics-table td {{ padding: 0 !important; }}

@@ -9,7 +9,6 @@ screen (the decoding settings are an accordion whose title names the decoding, t
 """
 
 import secrets
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,15 +87,17 @@ def decoding_label(beam, sampling=None):
 
 
 def translation_status(seconds, decoding, report, italian_tokens, max_tokens, joined_lines=1, not_english=None,
-                       rarely_seen=None):
-    """The status line under a translation (`decoding`: `decoding_label`; tokens counted without the closing </s>, as
+                       rarely_seen=None, kept=False):
+    """The status line under a translation (`seconds`: what making it took, `kept`: True when it was a recent one
+    shown again, which took no time now; `decoding`: `decoding_label`; tokens counted without the closing </s>, as
     the truncation note does), then the warning `not_english` when the input does not look English (the line of
     `inputs.language.check_language`), a note when the input's `joined_lines` were read as one
     (`one_line`), a warning for each thing in the input the model may not have read
     (`interpretability.input_report`), and the line naming the words its training pairs held a handful of times or
     never (`rarely_seen`: `modeldir.seen.SeenWords.warning`)."""
-    lines = [f"Translated in {seconds:.2f} s · {decoding} · {report.tokens} English → {italian_tokens} Italian tokens "
-             f"(not counting `{EOS}`)"]
+    again = " (earlier: shown again from the recent translations)" if kept else ""
+    lines = [f"Translated in {seconds:.2f} s{again} · {decoding} · {report.tokens} English → {italian_tokens} Italian "
+             f"tokens (not counting `{EOS}`)"]
     if not_english:
         lines.append(f"**⚠️ Warning: {not_english}**")
     if joined_lines > 1:
@@ -138,14 +139,21 @@ def shown_payload(translator, inspection, text, beam, sampling):
     return payload
 
 
-def inspection_of(served, text, decoding, beam, temperature, top_k, seed):
-    """The `Inspection` of the translation of `text` (its lines read as one) with the decoding controls' settings,
-    None for an empty text. The translate event and every experiment (one head's numbers, attribution, heads
-    switched off) ask it so: the page sends the sentence and settings (SHOWN_TRANSLATION), the server keeps nothing."""
+def made_inspection(served, text, decoding, beam, temperature, top_k, seed):
+    """The translation of `text` (its lines read as one) with the decoding controls' settings, as a
+    `served.Made` (the inspection, the seconds it took, whether it was a recent one answered again); None for an
+    empty text. The translate event and every experiment (one head's numbers, attribution, heads switched off) ask it
+    so: the page sends the sentence and settings (SHOWN_TRANSLATION), the server keeps nothing."""
     if not isinstance(text, str) or not text.strip():
         return None
     request = page_request(text, decoding, beam, temperature, top_k, seed)
-    return served.inspect(request.text, request.beam, request.sampling)
+    return served.made(request.text, request.beam, request.sampling)
+
+
+def inspection_of(served, *request):
+    """The `Inspection` of `made_inspection(served, *request)`, None for an empty text."""
+    made = made_inspection(served, *request)
+    return made and made.inspection
 
 
 def shown_inspection(served, shown):
@@ -172,15 +180,13 @@ def translate(served, text, decoding, beam, temperature, top_k, seed):
     if not text or not text.strip():
         return "", EMPTY_MESSAGE, "", None
     request = page_request(text, decoding, beam, temperature, top_k, seed)
-    start = time.perf_counter()
-    inspection = served.inspect(request.text, request.beam, request.sampling)
-    seconds = time.perf_counter() - start
+    inspection, seconds, kept = served.made(request.text, request.beam, request.sampling)
     outputs = output_tokens(inspection)
     counts = served.directory.word_counts
     seen = seen_words(inspection.source_tokens, counts) if counts else None
     status = translation_status(seconds, decoding_label(request.beam, request.sampling), input_report(inspection),
                                 len(outputs) - 1, served.translator.max_source_tokens, request.joined_lines,
-                                check_language(request.text).warning, seen.warning() if seen else None)
+                                check_language(request.text).warning, seen.warning() if seen else None, kept)
     chips = token_chips(inspection.source_tokens, "English", seen=seen) + token_chips(outputs, "Italian")
     return inspection.translation, status, chips, sent_payload(served, shown_payload(
         served.translator, inspection, request.text, request.beam, request.sampling))

@@ -2,10 +2,11 @@
 // (the store's "translation"; views.js: unpack): the kind, layer, head, naming of the Italian rows and heatmap or
 // lines, a click on the overview, a hover, a click on a cell or a token, the downloads — all answered here, no request
 // to the server. The head shown is the store's "attention" ({kind, layer, head}: another view writes it to show a head
-// here; the URL keeps it), the colour scale its "scale". What is drawn is on #attention-heatmap's data-* (kind, layer,
-// head, rows, view, scale, outline "row,col", lit: the query whose lines are lit); for the tests only
-// (exposeForTests), on its canvas: `__matrices` (the matrices drawn), `__matrix` (the first), `__cells` (where each
-// map's cells are), and the figure's data-draw-ms (how long the last redraw took).
+// here; the URL keeps it), heatmap or lines its "style", the colour scale its "scale" (the URL keeps both). What is
+// drawn is on #attention-heatmap's data-* (kind, layer, head, rows, view, scale, outline "row,col", lit: the query
+// whose lines are lit); for the tests only (exposeForTests), on its canvas: `__matrices` (the matrices drawn),
+// `__matrix` (the first), `__cells` (where each map's cells are), and the figure's data-draw-ms (how long the last
+// redraw took).
 import {store, exposeForTests} from "../store.js";
 import {
   nameSentence, unpack, viridis, MASKED, ORANGE, sizedCanvas, readableScale, drawHeatmap, pointerAt, cellAt,
@@ -339,7 +340,9 @@ export function mount({element, props}) {
     if (shown?.kind !== state.kind || shown?.layer !== state.layer || shown?.head !== state.head) {
       store.set({attention: {kind: state.kind, layer: state.layer, head: state.head}});
     }
-    if (store.get("scale") !== state.scale) store.set({scale: state.scale});
+    if (store.get("scale") !== state.scale || store.get("style") !== state.view) {
+      store.set({scale: state.scale, style: state.view});
+    }
     if (!ready) {
       state.panels = [];
       $("#attention-heatmap .attn-title").textContent = "";
@@ -475,12 +478,19 @@ export function mount({element, props}) {
     state.outline = null;
     draw();
   };
+  // Heatmap or lines, and the colour scale: taken when one of their choices and new (then true).
+  const choose = (name, value) => {
+    if (value === state[name] || !CONTROLS[name]()[1].some(([choice]) => choice === value)) return false;
+    state[name] = value;
+    return true;
+  };
+  // What the store holds already (the URL's, when read before this view was mounted) is taken before the first draw,
+  // which writes the view's own into the store.
+  choose("view", store.get("style"));
+  choose("scale", store.get("scale"));
   store.on("attention", (shown) => shown && showHead(shown));
-  store.on("scale", (scale) => {
-    if (!SCALES[scale] || scale === state.scale) return;
-    state.scale = scale;
-    draw();
-  });
+  store.on("style", (style) => choose("view", style) && draw());
+  store.on("scale", (scale) => choose("scale", scale) && draw());
   store.on("translation", (payload) => {
     state.payload = payload;
     state.maps = {};

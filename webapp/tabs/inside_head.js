@@ -2,9 +2,13 @@
 // query token) are answered here; the numbers of one head, for every query token at once, come from the server in
 // one request (ask("head_numbers"), answered by inside_head.py), asked only while
 // the tab is in view: when it opens, when the kind, layer or head change, when a translation arrives while it is
-// shown. A click on another query token is drawn from those numbers, with no request.
+// shown. A click on another query token is drawn from those numbers, with no request. The head and query token shown
+// are the store's "head" ({kind, layer, head, query}: another view writes it to show a layer here; the URL keeps it).
 import {store} from "../store.js";
-import {escapeHtml, rgb, RDBU, diverging, MASKED, ORANGE, sizedCanvas, pointerAt, keepRadioGroup} from "../views.js";
+import {
+  nameSentence, escapeHtml, rgb, RDBU, diverging, MASKED, ORANGE, sizedCanvas, readableScale, pointerAt,
+  keepRadioGroup,
+} from "../views.js";
 
 export function mount({element, ask}) {
   element.querySelector(".view-mount").innerHTML = `<div class="inside-head" aria-label="Inside one head" data-state="empty">
@@ -36,6 +40,13 @@ export function mount({element, ask}) {
     state.head = Math.max(1, Math.min(state.head, heads));
     if (!(state.query >= 0 && state.query < rowTokens(state.kind).length)) state.query = 0;
   };
+  const CHOICES = ["kind", "layer", "head", "query"];
+  const publish = () => {  // the choices into the store's "head", where they differ
+    const shown = store.get("head");
+    if (CHOICES.some((name) => shown?.[name] !== state[name])) {
+      store.set({head: Object.fromEntries(CHOICES.map((name) => [name, state[name]]))});
+    }
+  };
 
   // --- Numbers and colours -------------------------------------------------------------------------------------
   const fmt = (v, digits = 3) => (v === null || v === -Infinity ? "−∞" : v.toFixed(digits).replace("-", "−"));
@@ -49,10 +60,13 @@ export function mount({element, ask}) {
     const ctx = canvas.getContext("2d"), font = "12px ui-monospace, monospace";
     ctx.font = font;
     const cols = rows[0]?.length || 0, scale = options.scale ?? maxAbs(rows);
-    const cell = Math.max(options.minCell ?? 6, Math.min(16, (options.width ?? 480) / Math.max(cols, 1)));
     const rowH = options.rowH ?? 16, left = Math.ceil(Math.max(0, ...labels.map((l) => ctx.measureText(l).width))) + 10;
+    // The columns as wide as the figure's room allows (a phone: narrower, not the whole drawing shrunk), the labels
+    // never shown under 10 px: a strip with no room left scrolls sideways in its box.
+    const room = Math.min(options.width ?? 480, (figure.closest(".ih-panel").clientWidth || Infinity) - left - 4);
+    const cell = Math.max(options.minCell ?? 6, Math.min(16, room / Math.max(cols, 1)));
     const [width, height] = [left + cell * cols + 4, rowH * rows.length + 4];
-    sizedCanvas(canvas, width, height);  // the same context, its state (font) reset
+    sizedCanvas(canvas, width, height, readableScale(12));  // the same context, its state (font) reset
     rows.forEach((row, i) => row.forEach((v, j) => {
       ctx.fillStyle = options.hidden?.[i] ? GREY : diverging(v / scale);
       ctx.fillRect(left + j * cell, 2 + i * rowH, cell + 0.3, rowH - 1);
@@ -238,6 +252,7 @@ export function mount({element, ask}) {
         </div><div class="ih-formula"></div></div>`;
     }
     clampChoices();
+    if (store.get("head")) publish();  // what another view or the URL asked, as clamped to this translation
     drawControls();
     drawNumbers();
     askForHead();
@@ -248,6 +263,7 @@ export function mount({element, ask}) {
     const name = event.target.name, value = event.target.value;
     if (name === "ih-query") {  // drawn here, no request
       state.query = +value;
+      publish();
       drawNumbers();
       return;
     }
@@ -256,6 +272,7 @@ export function mount({element, ask}) {
     else if (name === "ih-head") state.head = +value;
     else return;
     clampChoices();
+    publish();
     drawControls();
     drawNumbers();
     askForHead();
@@ -268,21 +285,21 @@ export function mount({element, ask}) {
     if (questionOf(d) === question()) drawNumbers();
   };
 
+  // Another view (the model map's attention boxes: {kind, layer}) or the URL shows a head here: 1-based layer and
+  // head, the query token from 0; what is not given stays as it is. Subscribed first: a head the URL asked
+  // for is taken before the first translation is drawn.
+  store.on("head", ({kind, layer, head = state.head, query = state.query}) => {
+    if (CHOICES.every((name, i) => state[name] === [kind, layer, head, query][i])) return;
+    Object.assign(state, {kind, layer, head, query});
+    if (state.payload) drawAll();
+  });
+
   store.on("translation", (payload) => {
     state.payload = payload;
     state.asked = null;
     answered.clear();
     drawAll();
-  });
-
-  // Another view shows a kind and layer here (the model map's attention boxes): {kind, layer}, 1-based.
-  store.on("head", ({kind, layer}) => {
-    state.kind = kind;
-    state.layer = layer;
-    if (!state.payload) return;
-    clampChoices();
-    drawAll();
-    askForHead();
+    nameSentence(root.parentElement, payload);
   });
 
   // The tab opened (its button clicked, or the arrow keys on the tab bar): ask once it is shown.

@@ -12,7 +12,8 @@ import {
 
 // The view's markup: the map (drawn below from the setup) and the panel its boxes open.
 const mapMarkup = () => `<div class="model-map-view"><div class="model-map" aria-label="Model map" data-state="empty">
-<div class="map-figure"><p class="map-note map-caption"></p><div class="map-svg-scroll"><svg class="map-svg"
+<div class="map-figure"><p class="map-note map-caption"></p><p class="map-note map-scroll-cue">⇆ The map is wider than
+  the screen: scroll it sideways for the decoder and the output.</p><div class="map-svg-scroll"><svg class="map-svg"
   role="group" aria-label="The Transformer of this app, box by box"></svg></div><p class="map-note map-norm-note"></p>
 </div>
 <div class="map-panel" aria-live="polite"><p class="map-empty">Click a box of the map to see its numbers for the
@@ -189,8 +190,9 @@ export function mount({element, props, ask}) {
     return q && state.payload ? answered.get(keyOf({translation: state.payload.id, ...q})) : null;
   };
 
-  const open = (id) => {
+  const open = (id) => {  // the box open is the store's "box" (the URL keeps it)
     state.open = byId[id];
+    if (store.get("box") !== id) store.set({box: id});
     svg.querySelectorAll(".box").forEach((g) => g.classList.toggle("open", g.dataset.box === id));
     if (state.open.box === "attention") return drawPanel();
     askForBox();
@@ -547,6 +549,10 @@ export function mount({element, props, ask}) {
     if (q && keyOf({translation: state.payload.id, ...q}) === key) drawPanel();
   };
 
+  store.on("box", (id) => {  // a box asked by the URL: opened; a name this map has no box of: none
+    if (!Object.hasOwn(byId, id)) return id && store.set({box: null});
+    if (id !== state.open?.id) open(id);
+  });
   store.on("tab", (tab) => {  // the map shown again: ask for the open box's vectors of a translation made meanwhile
     if (tab === "map") requestAnimationFrame(askForBox);
   });

@@ -4,7 +4,8 @@
 // a new sentence, the mouse over a map: all answered here, with no request to the server.
 import {store, exposeForTests} from "../store.js";
 import {
-  dequantize, escapeHtml, diverging, divergingRgb, sizedCanvas, drawHeatmap, pointerAt, cellAt, chosen,
+  nameSentence, dequantize, escapeHtml, diverging, divergingRgb, sizedCanvas, readableScale, drawHeatmap, pointerAt,
+  cellAt, chosen,
 } from "../views.js";
 
 // The view's markup, for the model's dimensions (`last`: the last one) and the ones plotted at first (`dims`).
@@ -18,7 +19,8 @@ const positionsMarkup = ({dims, last}) => `<div class="positions-view" aria-labe
   value="${dims}" aria-label="Dimensions to plot" disabled></label>
 <p class="pos-note pos-dims-note"></p>
 <ul class="pos-legend pos-curves-legend"></ul>
-<svg class="pos-curves" viewBox="0 0 760 300" role="img" aria-label="PE values of the chosen dimensions"></svg>
+<div class="pos-scroll"><svg class="pos-curves" viewBox="0 0 760 300" role="img"
+  aria-label="PE values of the chosen dimensions"></svg></div>
 <h3>Position similarity: nearby positions have similar encodings</h3>
 <p class="pos-note pos-similarity-note">Translate a sentence to see its positions.</p>
 <div class="pos-scroll"><canvas class="pos-similarity" role="img"></canvas></div>
@@ -28,7 +30,8 @@ const positionsMarkup = ({dims, last}) => `<div class="positions-view" aria-labe
 position.</p>
 <ul class="pos-legend"><li><i class="pos-embedding" style="background:#1f77b4"></i>‖embedding × √d_model‖</li>
 <li><i style="background:#ff7f0e"></i>‖positional encoding‖</li></ul>
-<svg class="pos-norms" viewBox="0 0 760 320" role="img" aria-label="Vector lengths per token"></svg>
+<div class="pos-scroll"><svg class="pos-norms" viewBox="0 0 760 320" role="img"
+  aria-label="Vector lengths per token"></svg></div>
 </div>`;
 
 export function mount({element, props, ask}) {
@@ -62,11 +65,15 @@ export function mount({element, props, ask}) {
       }));
       ctx.putImageData(image, 0, 0);
     }
-    const cw = Math.max(2, Math.min(20, Math.floor(720 / D))), ch = Math.max(2, Math.min(12, Math.floor(400 / P)));
-    const [left, top, right, bottom] = [48, 8, 90, 40], [w, h] = [cw * D, ch * P];
-    const canvas = $(".pos-table"), [width, height] = [left + w + right, top + h + bottom];
-    const ctx = sizedCanvas(canvas, width, height);
-    ctx.imageSmoothingEnabled = false;
+    // The columns as wide as the box allows (whole pixels where there is room for 2 each; a phone: less than one), so
+    // that the table fits the screen with its labels (11 px) drawn at their size, never shrunk under 10 px.
+    const [left, top, right, bottom] = [48, 8, 90, 54], canvas = $(".pos-table");
+    const room = Math.min(720, (canvas.parentElement.clientWidth || Infinity) - left - right) / D;
+    const cw = room >= 2 ? Math.min(20, Math.floor(room)) : Math.max(0.5, room);
+    const ch = Math.max(2, Math.min(12, Math.floor(400 / P))), [w, h] = [cw * D, ch * P];
+    const [width, height] = [left + w + right, top + h + bottom];
+    const ctx = sizedCanvas(canvas, width, height, readableScale(11));
+    ctx.imageSmoothingEnabled = cw < 1;  // sharp blocks, or where a column is under a pixel, no moiré
     ctx.drawImage(tableImage, left, top, w, h);
     ctx.fillStyle = "#222";
     ctx.font = "11px system-ui, sans-serif";
@@ -77,7 +84,10 @@ export function mount({element, props, ask}) {
     ctx.textAlign = "center";
     ctx.textBaseline = "top";
     for (let j = 0; j < D; j += step(cw)) ctx.fillText(j, left + (j + 0.5) * cw, top + h + 3);
-    ctx.fillText("dimension (even: sin, odd: cos; frequency falls to the right)", left + w / 2, top + h + 20);
+    const [axis, note] = ["dimension", "(even: sin, odd: cos; frequency falls to the right)"];
+    const half = ctx.measureText(note).width / 2 + 2;  // centred under the table, within the canvas
+    ctx.fillText(axis, left + w / 2, top + h + 20);
+    ctx.fillText(note, Math.max(half, Math.min(left + w / 2, width - half)), top + h + 36);
     ctx.save();
     ctx.translate(12, top + h / 2);
     ctx.rotate(-Math.PI / 2);
@@ -214,6 +224,7 @@ export function mount({element, props, ask}) {
 
   store.on("translation", (payload) => {
     state.payload = payload;
+    nameSentence(root.parentElement, payload);
     drawSentence();
   });
 
