@@ -253,7 +253,7 @@ def test_the_shipped_model_card_is_made_from_its_directory(tmp_path):
 RESULTS = ROOT / "bench" / "results"
 NUMBER = r"~?\d[\d,.]*(?:–\d[\d.]*)?"  # 9, 1,058, ~700, 8.5–9.8
 BENCH_NUMBER = re.compile(rf"({NUMBER}(?:(?:, | / | and )(?:{NUMBER}|—))*) ?(?:ms|kB|MB)\b")
-CHECKED_FOR_BENCH_NUMBERS = ["README.md", "docs/design.md"]
+CHECKED_FOR_BENCH_NUMBERS = ["README.md", "docs/design.md", "docs/deployment.md", "docs/app.md", "docs/training.md"]
 
 
 def bench_result(name):
@@ -286,10 +286,30 @@ def bench_quotes():
         ("docs/design.md", f"a 12-word sentence's payload is {payload['12 words']['kB']} kB, a 40-token one's "
                            f"{payload['40 tokens']['kB']} kB ({payload['40 tokens']['kB_gzip']:.0f} kB gzipped), "
                            f"against a goal of {app['payload_goal_kB']:.0f} kB"),
+        ("docs/deployment.md", f"a 40-token sentence's: {payload['40 tokens']['kB_gzip']} kB"),
     ]
 
 
-@pytest.mark.parametrize("doc, text", bench_quotes())
+def setting_quotes():
+    """(doc, text) quoting a size that is a setting or a file, not a measurement: read from where it is set."""
+    from bench.decode_latency import GOAL_GREEDY_P50_MS
+    from bench.model_shapes import GOAL_SIZE_MB
+    from deploy.process import MMAP_THRESHOLD
+    from deploy.settings import Settings
+
+    defaults = Settings.from_environment({})
+    weights_mb = (MODEL / "model.safetensors").stat().st_size / 1e6
+    return [
+        ("docs/deployment.md", f"| request body | {defaults.body_mb} MB, refused with HTTP 413"),
+        ("docs/deployment.md", f"| {defaults.inspections_mb} MB of inspections"),
+        ("docs/deployment.md", f"| {defaults.payloads_mb} MB of gzip JSON"),
+        ("docs/deployment.md", f"maps every block of {MMAP_THRESHOLD // 1024} kB or more on its own"),
+        ("docs/deployment.md", f"files over 10 MB (the weights, {weights_mb:.1f} MB)"),
+        ("docs/training.md", f"within the shipped model's {GOAL_SIZE_MB:.0f} MB and {GOAL_GREEDY_P50_MS:.0f} ms"),
+    ]
+
+
+@pytest.mark.parametrize("doc, text", bench_quotes() + setting_quotes())
 def test_benchmark_numbers_quoted_are_those_of_the_saved_runs(doc, text):
     assert flat(text) in flat((ROOT / doc).read_text(encoding="utf-8")), (
         f"{doc} should say (from bench/results/): {text}")
@@ -317,8 +337,7 @@ def unsourced_bench_numbers(doc_text, sourced):
 @pytest.mark.parametrize("doc", CHECKED_FOR_BENCH_NUMBERS)
 def test_every_benchmark_number_quoted_comes_from_a_saved_run(doc):
     """Not "appears somewhere in benchmarks.md": each latency or size is one of `bench_quotes`, read from its entry."""
-    sourced = [text for quoted_in, text in bench_quotes() if quoted_in == doc]
-    assert sourced
+    sourced = [text for quoted_in, text in bench_quotes() + setting_quotes() if quoted_in == doc]
     unsourced = unsourced_bench_numbers((ROOT / doc).read_text(encoding="utf-8"), sourced)
     assert not unsourced, f"{doc} quotes {unsourced} (ms, kB or MB) that no bench/results/ entry gives"
 
