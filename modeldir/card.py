@@ -34,7 +34,7 @@ from .files import (
     scores,
     write_atomic,
 )
-from .loading import read_config
+from .loading import WEIGHTS_SHA256, read_config
 
 UNKNOWN = "?"
 # The trained weights' licence: share-alike, as the training data that asks for it (OLDI Seed, MT-GenEval, CoCoA-MT,
@@ -257,9 +257,11 @@ def scores_card(metrics):
                               "reference; metrics.json holds the command behind each record.")
 
 
-def usage_card(repo_id):
-    """How to run the model: with the code of the project that trained it, not `transformers`."""
+def usage_card(repo_id, sha256=None):
+    """How to run the model: with the code of the project that trained it, not `transformers`; `sha256`: the
+    weights' (metrics.json), which `open_model` checks."""
     repo = repo_id or "USER/NAME"
+    checked = f", sha256 `{sha256}`, checked when `open_model` loads it" if isinstance(sha256, str) else ""
     where = "" if repo_id else " (`USER/NAME`: the id of the Hub repository that holds this model)"
     return f"""## How to use it
 
@@ -275,7 +277,7 @@ tr.translate(["Good morning.", "Where is the station?"], beam=4)
 ```
 
 The project's web app shows every attention map while it translates: `MODEL_DIR={repo} python app.py`. The files:
-`model.safetensors` (weights; tied matrices stored once), `config.json` (the architecture), `tokenizer.json` (the BPE
+`model.safetensors` (weights; tied matrices stored once{checked}), `config.json` (the architecture), `tokenizer.json` (the BPE
 tokenizer), `metrics.json` (training runs and scores, each with the command that produced it)."""
 
 
@@ -333,7 +335,7 @@ def hub_model_card(cfg, parameters, metrics, notes="", repo_id=None, loss_curve=
                 "\n".join(["## Architecture", "", *table(("part", "size"), architecture_rows(cfg, parameters))]),
                 training_card(metrics, loss_curve), history_markdown(*histories, heading="## How it learned"),
                 scores_card(metrics),
-                usage_card(repo_id), limits_card(cfg, notes), CREDITS]
+                usage_card(repo_id, metrics.get(WEIGHTS_SHA256)), limits_card(cfg, notes), CREDITS]
     return f"---\n{card_metadata(metrics, repo_id).to_yaml()}\n---\n\n" + "\n\n".join(s for s in sections if s) + "\n"
 
 

@@ -27,13 +27,23 @@ from .files import (
     read_notes,
     write_metrics,
 )
-from .loading import CONFIG, TOKENIZER, WEIGHTS, check_dtype, load_checked, tied_weight_names
+from .loading import (
+    CONFIG,
+    TOKENIZER,
+    WEIGHTS,
+    WEIGHTS_SHA256,
+    check_dtype,
+    load_checked,
+    tied_weight_names,
+    weights_sha256,
+)
 from .seen import WORD_COUNTS, WordCounts, read_word_counts
 
 
 def save_model_dir(model, tokenizer, model_dir, dtype=torch.float16, metrics=None):
     """Write a directory that `Translator.load` (and `open_model`) reads, with its Hub model card (README.md), so it can be uploaded
-    to the Hub as it is; tied weights are stored once."""
+    to the Hub as it is; tied weights are stored once. `metrics` (metrics.json) records the weights' sha256, which
+    `open_model` checks."""
     model_dir = Path(model_dir)
     model_dir.mkdir(parents=True, exist_ok=True)
     skip = tied_weight_names(model.cfg)
@@ -46,7 +56,7 @@ def save_model_dir(model, tokenizer, model_dir, dtype=torch.float16, metrics=Non
     model.cfg.to_json(model_dir / CONFIG)
     tokenizer.save(str(model_dir / TOKENIZER))
     if metrics is not None:
-        write_metrics(model_dir / METRICS, metrics)
+        write_metrics(model_dir / METRICS, {**metrics, WEIGHTS_SHA256: weights_sha256(model_dir)})
     write_model_card(model_dir)
 
 

@@ -15,9 +15,8 @@ from pathlib import Path
 
 from interpretability.kinds import head_grid
 
-from .loading import CONFIG, ModelLoadError, read_config
+from .loading import CONFIG, METRICS, ModelLoadError, read_config  # noqa: F401 (METRICS: files.py names every file)
 
-METRICS = "metrics.json"
 LOSS_CURVE = "loss_curve.png"
 NOTES = "notes.md"
 HEAD_IMPORTANCE = "head_importance.json"

@@ -3,6 +3,7 @@ from_pretrained, which trusts what it reads) loads it, so that a missing file, a
 tokenizer of another size or weights of another shape is one line naming the file, never a traceback from deep in
 PyTorch. The checks read the safetensors header only: the shapes, not the tensors."""
 
+import hashlib
 import json
 import numbers
 import warnings
@@ -16,8 +17,11 @@ from inputs.checks import echo
 from transformer.model import Transformer, TransformerConfig
 from transformer.tokenizer import load_tokenizer
 
-# What a model directory must hold (files.py names the optional files beside them).
+# What a model directory must hold (files.py names the optional files beside them), and the optional metrics.json,
+# whose `weights_sha256` the weights are checked against.
 WEIGHTS, CONFIG, TOKENIZER = "model.safetensors", "config.json", "tokenizer.json"
+METRICS = "metrics.json"
+WEIGHTS_SHA256 = "weights_sha256"
 REQUIRED_FILES = (WEIGHTS, CONFIG, TOKENIZER)
 
 # Precisions a model can run in. float16 halves the bytes each decoding step reads, which is what limits a
@@ -113,6 +117,29 @@ def check_model_dir(model_dir):
             raise ModelLoadError(f"{model_dir}: weight {name} has shape {stored[name]}, config.json implies {shape}")
 
 
+def weights_sha256(model_dir):
+    """The sha256 of the directory's weights file, hex."""
+    digest = hashlib.sha256()
+    with open(Path(model_dir) / WEIGHTS, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def check_weights_sha256(model_dir):
+    """Raise ModelLoadError when metrics.json records a sha256 of the weights and the file has another: a flipped
+    byte in a tensor loads without a complaint from safetensors, and translates wrongly. A directory whose
+    metrics.json records none (made before the exporter wrote it) is not checked."""
+    path = Path(model_dir) / METRICS
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8")).get(WEIGHTS_SHA256)
+    except (OSError, ValueError, AttributeError):
+        return  # no metrics.json, or one the model card reports as unreadable: nothing recorded to check against
+    if isinstance(recorded, str) and recorded != weights_sha256(model_dir):
+        raise ModelLoadError(f"{Path(model_dir) / WEIGHTS}: its sha256 differs from the one metrics.json records "
+                             f"({recorded[:12]}...): the file was damaged or replaced after export")
+
+
 def check_dtype(dtype):
     """A ValueError unless `dtype` names one of DTYPES."""
     if dtype not in DTYPES:
@@ -120,10 +147,11 @@ def check_dtype(dtype):
 
 
 def load_checked(translator_class, model_dir, dtype="float32", device="cpu"):
-    """`translator_class.load(model_dir, dtype, device)` once `check_model_dir` passes, with a warning when the
-    weights hold NaN or infinity in `dtype`."""
+    """`translator_class.load(model_dir, dtype, device)` once `check_model_dir` and `check_weights_sha256` pass, with a
+    warning when the weights hold NaN or infinity in `dtype`."""
     check_dtype(dtype)
     check_model_dir(model_dir)
+    check_weights_sha256(model_dir)
     translator = translator_class.load(model_dir, dtype, device)
     warn_of_non_finite_weights(translator.model, Path(model_dir) / WEIGHTS, dtype)
     return translator

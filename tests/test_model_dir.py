@@ -22,7 +22,7 @@ from modeldir.files import (
     write_atomic,
     write_metrics,
 )
-from modeldir.loading import CONFIG, WEIGHTS, ModelLoadError
+from modeldir.loading import CONFIG, WEIGHTS, WEIGHTS_SHA256, ModelLoadError, weights_sha256
 
 
 def test_fp32_export_round_trips_exactly_and_stores_tied_weights_once(translator, tmp_path):
@@ -30,11 +30,31 @@ def test_fp32_export_round_trips_exactly_and_stores_tied_weights_once(translator
     assert "output_projection.weight" not in load_file(str(tmp_path / "model.safetensors"))
     directory = open_model(tmp_path)
     loaded = directory.translator
-    assert directory.metrics == {"note": "x"} and not directory.problems
+    assert directory.metrics == {"note": "x", WEIGHTS_SHA256: weights_sha256(tmp_path)} and not directory.problems
     expected = translator.model.state_dict()
     for name, tensor in loaded.model.state_dict().items():
         assert torch.equal(tensor, expected[name]), name
     assert loaded.model.output_projection.weight.data_ptr() == loaded.model.src_embed.embedding.weight.data_ptr()
+
+
+def test_a_flipped_byte_in_the_weights_is_refused_against_the_sha256_the_export_recorded(translator, tmp_path):
+    save_model_dir(translator.model, translator.tokenizer, tmp_path, dtype=torch.float32, metrics={})
+    data = bytearray((tmp_path / WEIGHTS).read_bytes())
+    data[-5] ^= 0x01  # inside the last tensor: safetensors reads it without a complaint
+    (tmp_path / WEIGHTS).write_bytes(bytes(data))
+    with pytest.raises(ModelLoadError, match="sha256 differs from the one metrics.json records"):
+        open_model(tmp_path)
+    metrics = json.loads((tmp_path / METRICS).read_text(encoding="utf-8"))
+    del metrics[WEIGHTS_SHA256]  # a directory exported before the hash was recorded is not checked
+    write_metrics(tmp_path / METRICS, metrics)
+    assert open_model(tmp_path).translator
+
+
+def test_the_shipped_weights_are_those_their_metrics_record():
+    from pathlib import Path
+
+    shipped = Path(__file__).resolve().parent.parent / "assets" / "model"
+    assert json.loads((shipped / METRICS).read_text(encoding="utf-8"))[WEIGHTS_SHA256] == weights_sha256(shipped)
 
 
 def test_notes_are_read_from_the_model_directory(tiny_model_dir, tmp_path):
