@@ -9,6 +9,7 @@ not a copy of it (tests/test_walk.py checks both, and that the last step equals 
 from dataclasses import dataclass, field
 
 import numpy as np
+import torch
 
 from .internals import sublayer_names
 
@@ -52,10 +53,10 @@ def attention_rows(inspection, kind, layer, position):
 ATTENTION_OF = {"self-attention": "encoder", "masked self-attention": "decoder", "cross-attention": "cross"}
 
 
-def walk(inspection, output_weight, stack, position, top=WALK_TOP):
+def walk(inspection, model, stack, position, top=WALK_TOP):
     """The `WalkStep`s of token `position` of `stack` ("encoder": an English token; "decoder": an Italian step, the
-    decoder input at that position) through `inspection`'s pass. `output_weight` (V, C): the output layer's weights
-    (the embedding table, tied), for the logits of the step's `top` most probable tokens."""
+    decoder input at that position) through `inspection`'s pass of `model`; the output layer's logits are computed
+    for the step's `top` most probable tokens."""
     internals = inspection.internals
     s = internals.stack(stack)
     row = s.embedding[position]
@@ -81,9 +82,9 @@ def walk(inspection, output_weight, stack, position, top=WALK_TOP):
     if stack == "decoder":
         logits = internals.logits[position]
         ids = np.argsort(-logits, kind="stable")[:top]
-        rows = np.asarray(output_weight[ids], dtype=np.float32)
+        rows = model.output_projection.weight[torch.as_tensor(ids)].detach().float().cpu().numpy()  # E[token], tied
         steps.append(WalkStep("linear", stack, h, logits[ids], numbers={"ids": ids, "rows": rows}))
         finite = logits[np.isfinite(logits)].astype(np.float64)
         lse = float(finite.max() + np.log(np.exp(finite - finite.max()).sum()))  # over the whole vocabulary
-        steps.append(WalkStep("softmax", stack, logits[ids], np.exp(logits[ids] - lse), numbers={"lse": lse}))
+        steps.append(WalkStep("softmax", stack, logits[ids], np.exp(logits[ids] - lse), numbers={"ids": ids, "lse": lse}))
     return steps

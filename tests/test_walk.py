@@ -25,13 +25,9 @@ def ids(translator, tokens):
     return torch.tensor([[translator.tokenizer.token_to_id(t) for t in tokens]])
 
 
-def output_weight(translator):
-    return translator.model.output_projection.weight.detach().float().numpy()
-
-
 @pytest.mark.parametrize("stack, position", [("encoder", 0), ("encoder", 3), ("decoder", 0), ("decoder", 4)])
 def test_each_box_starts_from_the_previous_ones_output(translator, inspection, stack, position):
-    steps = walk(inspection, output_weight(translator), stack, position)
+    steps = walk(inspection, translator.model, stack, position)
     cfg = translator.model.cfg
     layers = cfg.n_encoder_layers if stack == "encoder" else cfg.n_decoder_layers
     sublayers = 2 if stack == "encoder" else 3
@@ -44,7 +40,7 @@ def test_each_box_starts_from_the_previous_ones_output(translator, inspection, s
 @pytest.mark.parametrize("stack, position", [("encoder", 2), ("decoder", 3)])
 def test_each_box_computes_its_output_from_its_input(translator, inspection, stack, position):
     model = translator.model
-    steps = walk(inspection, output_weight(translator), stack, position)
+    steps = walk(inspection, translator.model, stack, position)
     token = translator.tokenizer.token_to_id(steps[0].numbers["token"])
     embedding = model.src_embed.embedding.weight[token].detach().numpy()
     assert np.allclose(steps[0].output, embedding * math.sqrt(model.cfg.d_model), atol=1e-6)
@@ -83,10 +79,10 @@ def test_the_walk_ends_on_the_models_own_numbers(translator, inspection):
     memory, src_mask = model.encode(src)
     logits = teacher_forced_logits(model.decode(tgt, memory, src_mask), tgt, translator.no_repeat_ngram)
     for position in range(len(inspection.source_tokens)):
-        last = walk(inspection, output_weight(translator), "encoder", position)[-1]
+        last = walk(inspection, translator.model, "encoder", position)[-1]
         assert last.box == "final-norm" and np.allclose(last.output, memory[0, position].numpy(), atol=1e-4)
     for position in range(len(inspection.target_tokens)):
-        *_, linear, softmax = walk(inspection, output_weight(translator), "decoder", position)
+        *_, linear, softmax = walk(inspection, translator.model, "decoder", position)
         top = logits[position].topk(WALK_TOP)
         assert list(linear.numbers["ids"]) == top.indices.tolist()
         assert np.allclose(linear.output, top.values.numpy(), atol=1e-4)
