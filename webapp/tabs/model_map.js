@@ -690,14 +690,14 @@ export function mount({element, props, ask}) {
     }
     const {on, stack, position} = state.walk, chosen = (s) => (s === stack ? position : -1);
     const options = (s) => tokensOf(s).map((t, i) => [i, `${i} ${t}`]);
-    walkBar.innerHTML = `<h3>Follow a token</h3><p>Pick an English token or an Italian step, then Next (or →): its
-      vector through every box, in the order the model computes; each box starts from the vector the one before gave.</p>
+    walkBar.innerHTML = `<h3>Follow a token</h3><p>Its vector through every box in the order the model computes, each
+      box starting from what the one before gave: pick a token, then Next (or →).</p>
       <div class="map-tokens">${radios("map-walk-encoder", "English token (encoder)", options("encoder"),
       chosen("encoder"))}${radios("map-walk-decoder", "Italian step (decoder input)", options("decoder"),
       chosen("decoder"))}</div><p class="map-walk-controls"><button type="button" class="map-walk-prev"
-      aria-label="Previous box">◀ Previous</button> <span class="map-walk-where" aria-live="polite">${on ? "" :
-      "not started"}</span> <button type="button" class="map-walk-next" aria-label="Next box">${
-      on ? "Next ▶" : "Start ▶"}</button></p>`;
+      aria-label="Previous box">◀ Previous</button> <button type="button" class="map-walk-next"
+      aria-label="Next box">${on ? "Next ▶" : "Start ▶"}</button> <span class="map-walk-where" aria-live="polite">${
+      on ? "" : "not started"}</span></p>`;
   };
   const walkTo = (index) => {  // a box of the walk (the first press starts it at its first box)
     const start = performance.now();
