@@ -21,9 +21,10 @@ const mapMarkup = () => `<div class="model-map-view"><div class="model-map" aria
   role="group" aria-label="The Transformer of this app, box by box"></svg></div><p class="map-note map-norm-note"></p>
 </div>
 <div class="map-side"><div class="map-walk-bar" role="group" aria-label="Follow a token"></div>
-<div class="map-panel" aria-live="polite"><p class="map-empty">Follow a token above, or click a box of the map to see
-its numbers for the translated sentence, and the code that computes them.</p></div></div>
+<div class="map-panel" aria-live="polite">${INTRO}</div></div>
 </div></div>`;
+const INTRO = `<p class="map-empty">Follow a token above, or click a box of the map to see its numbers for the translated
+sentence, and the code that computes them.</p>`;
 
 export function mount({element, props, ask}) {
   element.querySelector(".view-mount").innerHTML = mapMarkup();
@@ -752,6 +753,7 @@ export function mount({element, props, ask}) {
     delete root.dataset.walk;
     if (!b || !state.payload) {
       root.dataset.state = state.payload ? "ready" : "empty";
+      if (state.payload) panel.innerHTML = INTRO;
       return;
     }
     const [html, after] = PANELS[b.box](b);
@@ -828,6 +830,7 @@ export function mount({element, props, ask}) {
     nameSentence(root.parentElement, payload);
     state.asked = null;
     state.token = state.step = 0;
+    if (state.walk.on) state.open = null;  // a walk's box belongs to its token: a new sentence starts from the intro
     Object.assign(state.walk, {on: false, stack: "encoder", position: 0, index: 0});
     answered.clear();
     drawWalkBar();
