@@ -117,14 +117,14 @@ def box_json(internals, box, stack_name, index):
     return None
 
 
-def walk_json(served, inspection, stack, position):
-    """The walk of token `position` of `stack` (`interpretability.walk`): per box, its name, layer and kind, the
-    vector it outputs (float32, as the model computed it: its input is the previous box's output) and the numbers it
-    computes with; the English token's word and its training pairs at the embedding (`seen_json`). None for a
-    position the stack lacks."""
+def walk_json(translator, inspection, stack, position, counts=None):
+    """The walk of token `position` of `stack` (`interpretability.walk`) through `translator`'s model: per box, its
+    name, layer and kind, the vector it outputs (float32, as the model computed it: its input is the previous box's
+    output) and the numbers it computes with; with the model directory's word `counts`, the English token's word and
+    its training pairs at the embedding (`seen_json`). None for a position the stack lacks."""
     if not 0 <= position < len(inspection.internals.stack(stack).tokens):
         return None
-    tokenizer, seen = served.translator.tokenizer, seen_json(inspection, served.directory.word_counts)
+    tokenizer, seen = translator.tokenizer, seen_json(inspection, counts)
 
     def numbers_json(step):
         numbers = {name: exact(value) if isinstance(value, np.ndarray) else value
@@ -135,7 +135,7 @@ def walk_json(served, inspection, stack, position):
             numbers["seen"] = {"word": seen["words"][position], "rare": seen["rare"][position], "pairs": seen["pairs"]}
         return numbers
 
-    steps = walk(inspection, served.translator.model, stack, position)
+    steps = walk(inspection, translator.model, stack, position)
     return {"steps": [{"box": step.box, "layer": step.layer, "kind": step.kind, "output": exact(step.output),
                        "numbers": numbers_json(step)} for step in steps]}
 
@@ -152,7 +152,7 @@ def map_numbers(served, evt: gr.EventData):
     if inspection is None:
         numbers = None
     elif box == "walk":
-        numbers = walk_json(served, inspection, stack, index)
+        numbers = walk_json(served.translator, inspection, stack, index, served.directory.word_counts)
     else:
         numbers = box_json(inspection.internals, box, stack, index)
         if box == "embedding" and stack == "encoder" and numbers is not None:
