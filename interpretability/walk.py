@@ -14,6 +14,8 @@ import torch
 from .internals import sublayer_names
 
 WALK_TOP = 8  # the output layer's logits computed for this many of the most probable tokens
+# Each attention sublayer -> its maps in the inspection (`Inspection.attention`).
+ATTENTION_OF = {"self-attention": "encoder", "masked self-attention": "decoder", "cross-attention": "cross"}
 
 
 @dataclass
@@ -48,9 +50,6 @@ def attention_rows(inspection, kind, layer, position):
     if kind == "decoder":
         rows, keys = rows[:, : position + 1], keys[: position + 1]
     return rows, keys
-
-
-ATTENTION_OF = {"self-attention": "encoder", "masked self-attention": "decoder", "cross-attention": "cross"}
 
 
 def walk(inspection, model, stack, position, top=WALK_TOP):

@@ -23,6 +23,8 @@ const mapMarkup = () => `<div class="model-map-view"><div class="model-map" aria
 <div class="map-side"><div class="map-walk-bar" role="group" aria-label="Follow a token"></div>
 <div class="map-panel" aria-live="polite">${INTRO}</div></div>
 </div></div>`;
+// Each attention sublayer -> its kind in the Attention and Inside one head tabs.
+const ATTENTION_KIND = {"self-attention": "encoder", "masked self-attention": "decoder", "cross-attention": "cross"};
 const INTRO = `<p class="map-empty">Follow a token above, or click a box of the map to see its numbers for the translated
 sentence, and the code that computes them.</p>`;
 
@@ -445,8 +447,7 @@ export function mount({element, props, ask}) {
   };
 
   const attentionPanel = (b) => {
-    const layer = state.layer[b.stack], kind = {"self-attention": "encoder", "masked self-attention": "decoder",
-                                                "cross-attention": "cross"}[b.kind];
+    const layer = state.layer[b.stack], kind = ATTENTION_KIND[b.kind];
     const html = `<p>${b.kind === "cross-attention" ? "Each Italian position looks at the English sentence (the " +
       "encoder's output): queries from the decoder, keys and values from the memory." : b.kind.startsWith("masked")
       ? "Each Italian position looks at itself and the positions before it (the causal mask hides the future)."
@@ -613,7 +614,7 @@ export function mount({element, props, ask}) {
         const best = row.indexOf(Math.max(...row));
         return `head ${h + 1}: <code>${escapeHtml(n.keys[best])}</code> ${fmt(row[best], 2)}`;
       }).join(" · ");
-      const kind = {"self-attention": "encoder", "masked self-attention": "decoder", "cross-attention": "cross"}[s.kind];
+      const kind = ATTENTION_KIND[s.kind];
       return [`<p>This token's query against the keys of ${s.kind === "cross-attention" ? "the English sentence (the " +
         "encoder's output)" : s.kind.startsWith("masked") ? "itself and the Italian tokens before it (the causal mask " +
         "hides the later ones)" : "every English token"}: its row of weights, per head (each row sums to 1). The heads'
