@@ -36,7 +36,7 @@ import time
 import types
 import urllib.request
 
-from bench.common import ROOT, percentile, print_json, print_table, set_threads
+from bench.common import ROOT, add_save_argument, percentile, print_json, print_table, set_threads
 
 SENTENCE = "We are going to the beach tomorrow with all of our friends."  # 12 words
 OTHER_SENTENCE = "She bought a new car last week because the old one was broken."  # 12 words, for the browser
@@ -56,6 +56,7 @@ def parse_args(argv=None):
     p.add_argument("--browser", action="store_true", help="also time clicks in headless Chromium")
     p.add_argument("--browser-repeats", type=int, default=5, help="timed runs per browser case")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    add_save_argument(p)
     return p.parse_args(argv)
 
 
@@ -238,6 +239,13 @@ def radio(name, value):
     return f'input[name="{name}"][value="{value}"]'
 
 
+def open_tab(page, tab, ready):
+    """Show the tab `tab` and wait for its view's `ready` selector: a tab's module is loaded and mounted when the tab
+    is first shown, so its controls exist only then."""
+    page.locator(f"#tab-{tab}-button").click()
+    page.wait_for_selector(ready, timeout=120_000)
+
+
 def browser_round(page, sentence):
     """{case: (ms, requests)} of one round: a translation, then each control."""
     old = page.evaluate("() => window.translatorStore?.get('translation')?.id ?? null")
@@ -249,8 +257,7 @@ def browser_round(page, sentence):
         runs[case] = click_until(page, radio(name, value), DRAWN["attention"], [key, value])
     for name, value in [("attention-kind", "cross"), ("attention-layer", "1"), ("attention-head", "mean")]:
         page.locator(radio(name, value)).click()
-    page.locator("#tab-steps-button").click()
-    page.wait_for_selector("#step-panel .step-next")  # the tab's view mounted (its module imported when first shown)
+    open_tab(page, "steps", "#step-panel .step-next")
     runs["steps: Next"] = click_until(page, "#step-panel .step-next", DRAWN["step"], "2")
     page.locator("#tab-head-button").click()
     page.wait_for_function("() => document.querySelector('#inside-head .inside-head')?.dataset.state === 'drawn'",
@@ -258,11 +265,11 @@ def browser_round(page, sentence):
     page.wait_for_timeout(500)  # the head's request, answered, may still close its stream: not the click's
     page.wait_for_selector(f"#inside-head {radio('ih-query', '2')}")  # its query tokens drawn, under load too
     runs["inside one head: another query token"] = click_until(page, radio("ih-query", "2"), DRAWN["query"], "2")
-    page.locator("#tab-heads-button").click()
+    open_tab(page, "heads", radio("measure", "previous"))
     runs["heads: diagnostics measure"] = click_until(page, radio("measure", "previous"), DRAWN["measure"],
                                                      "previous")
     page.locator(radio("measure", "entropy")).click()
-    page.locator("#tab-map-button").click()
+    open_tab(page, "map", '#model-map [data-box="decoder-add-feed-forward"]')
     box = lambda name: f'#model-map [data-box="{name}"]'  # noqa: E731
     runs["map: open a box"] = click_until(page, box("decoder-add-feed-forward"), DRAWN["map"],
                                           "decoder-add-feed-forward")
@@ -331,7 +338,7 @@ def main(argv=None):
     print_table(["sentence", "tokens (English / Italian)", "kB", "kB gzip"],
                 [[name, f"{s['source_tokens']} / {s['target_tokens']}", f"{s['kB']}", f"{s['kB_gzip']}"]
                  for name, s in sizes.items()])
-    result["payload"] = sizes
+    result["payload"], result["payload_goal_kB"] = sizes, PAYLOAD_GOAL_KB
     if args.browser:
         print(f"\nbrowser side, click to figure ({args.browser_repeats} runs per case):")
         runs = run_browser(args.model, [args.sentence, OTHER_SENTENCE], args.browser_repeats)
@@ -341,7 +348,7 @@ def main(argv=None):
             result["browser"][case]["requests"], result["browser"][case]["requests_by_kind"] = requests_summary(r)
         print_table(["case", "requests (most in a run)", "by kind"],
                     [[case, str(v["requests"]), json.dumps(v["requests_by_kind"])] for case, v in result["browser"].items()])
-    print_json(result)
+    print_json(result, save_as=args.save)
 
 
 if __name__ == "__main__":

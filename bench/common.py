@@ -1,7 +1,11 @@
 """Helpers shared by the benchmark scripts: paths, thread setup, the tokenizer, percentiles and output."""
 
 import json
+import os
+import platform
+import subprocess
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +18,7 @@ from transformer.tokenizer import load_tokenizer, train_tokenizer
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository
 DATA_DIR = ROOT / "data" / "en-it"  # what `python -m training.prepare_data` writes
+RESULTS = ROOT / "bench" / "results"  # each NAME.json: a run saved with --save NAME, the source of the docs' numbers
 
 
 def default_path(*candidates):
@@ -96,6 +101,26 @@ def print_table(headers, rows, text_columns=1):
         print(line(row))
 
 
-def print_json(result):
-    """The machine-readable summary: always the last line of the output."""
+def add_save_argument(parser):
+    parser.add_argument("--save", metavar="NAME", help="also write the result to bench/results/NAME.json, where the "
+                        "docs' numbers are read from (tests/test_docs.py)")
+
+
+def machine():
+    """Where and when a run was made: enough to tell two runs' conditions apart (a loaded machine shows in its load
+    average)."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "commit": commit.stdout.strip(),
+            "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+            "load_average": [round(load, 2) for load in os.getloadavg()], "torch": torch.__version__}
+
+
+def print_json(result, save_as=None):
+    """The machine-readable summary: always the last line of the output; with `save_as`, also
+    bench/results/SAVE_AS.json, with the machine it ran on."""
+    if save_as:
+        RESULTS.mkdir(exist_ok=True)
+        path = RESULTS / f"{save_as}.json"
+        path.write_text(json.dumps({"machine": machine(), **result}, indent=1) + "\n", encoding="utf-8")
+        print(f"saved to {path.relative_to(ROOT)}")
     print(json.dumps(result, sort_keys=False), flush=True)

@@ -31,6 +31,7 @@ import torch
 from bench.common import (
     DATA_DIR,
     ROOT,
+    add_save_argument,
     add_sentence_timing_arguments,
     default_path,
     get_tokenizer,
@@ -61,6 +62,7 @@ def parse_args(argv=None):
     p.add_argument("--train-data", default=default_path(DATA_DIR / "train.tsv"),
                    help="TSV the random model's tokenizer is learnt from (default: train.tsv, else --data)")
     p.add_argument("--beam", type=int, default=4)
+    add_save_argument(p)
     return parse_timing_args(p, argv)
 
 
@@ -179,7 +181,7 @@ def main(argv=None):
         "parameters": translator.model.num_parameters(), "dtype": args.dtype, "threads": threads, "sentences": len(sentences),
         "modes": rows, "goal_greedy_p50_ms": GOAL_GREEDY_P50_MS, "goal_met": met,
         "caveats": caveats, "wall_seconds": round(time.perf_counter() - started, 1),
-    })
+    }, save_as=args.save)
 
 
 if __name__ == "__main__":

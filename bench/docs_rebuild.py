@@ -14,7 +14,7 @@ import argparse
 
 from bench.common import DATA_DIR, print_json, print_table, refuse_missing
 from training import doc_pairs
-from training.prepare_data import Lock
+from training.pinned import Lock
 
 
 def parse_args(argv=None):

@@ -8,6 +8,8 @@ import numbers
 from transformer.decoding import Sampling
 
 MAX_BEAM = 16  # every hypothesis is a row of each decoding step: beam 16 does the work of 16 sentences per sentence
+# The widest beam a server shared by many offers (the page, the API): each beam adds to every decoding step of all.
+SERVER_MAX_BEAM = MAX_BEAM // 2
 # A temperature below MIN_TEMPERATURE is greedy decoding in all but name (a logit ahead by 0.1 already has e^10 times
 # the odds of the next one); above MAX_TEMPERATURE the draw is all but uniform over the tokens kept. Within both,
 # logits / temperature stays finite in float32 (1e-46 rounds to 0 and 1e39 to inf there: NaN probabilities).

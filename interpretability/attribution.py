@@ -32,10 +32,8 @@ from transformer.tokenizer import EOS, EOS_ID
 from .inspection import token_ids
 
 METHODS = ("gradient_x_input", "integrated_gradients")
-# Measured on the shipped model (float16, as the app loads it) for a 12-word sentence (17 source, 19 output tokens)
-# with a training run on the same 2 cores, so noisy. On 1 thread: gradient × input 0.1-0.2 s, integrated gradients
-# 0.4 s with 8 steps and 0.7 s with 16. On 2 threads the thread pool fights the training run and any call can take
-# 3-18 s. Gradient × input is the method that answers within the app's 1 s with room to spare.
+# Gradient × input is one backward pass per step; integrated gradients are one per point along the path. The first
+# answers within the app's 1 s with room to spare (`python -m bench.app_latency` times both).
 DEFAULT_METHOD = "gradient_x_input"
 # Integrated gradients' points along the path. On the shipped model (three sentences), with 16 midpoints a row's
 # attributions add up to log p(y_t | x) - log p(y_t | no words) within 1-6% on average (8 steps: 8-11%, 4: 24-34%):

@@ -24,18 +24,18 @@ def connect(url):
 @pytest.fixture(scope="module")
 def translator(tiny_model_dir):
     """The library's translator as the app runs it, on the app's default MODEL_DEVICE in its default MODEL_DTYPE."""
+    from deploy.settings import serving_dtype
     from inputs.text import CheckedTranslator
     from modeldir.device import pick_device
-    from webapp.settings import serving_dtype
 
     return CheckedTranslator.load(tiny_model_dir, dtype=serving_dtype(pick_device(), 16))
 
 
 @pytest.fixture(scope="module")
 def app(tiny_model_dir):
-    """`python app.py` on the tiny model, with small upload and body limits (test_the_app_refuses_uploads...), stopped
-    as a service manager stops it: a clean stop, and no traceback printed in all the module's tests."""
-    with start_app(tiny_model_dir, MAX_UPLOAD_MB="1", MAX_BODY_MB="2") as app:
+    """`python app.py` on the tiny model, with a small body limit (test_the_app_refuses_uploads_and_large_bodies...),
+    stopped as a service manager stops it: a clean stop, and no traceback printed in all the module's tests."""
+    with start_app(tiny_model_dir, MAX_BODY_MB="2") as app:
         yield app
     assert app.returncode == 0 and "Traceback" not in app.output, app.output[-3000:]  # SIGTERM: a clean stop
 
@@ -190,6 +190,9 @@ def test_only_the_api_is_public(client, app_url):
             response = httpx.post(f"{app_url}gradio_api/{route}", json={"data": [[0] * 20_000]}, timeout=30)
             assert response.status_code == 404, (route, response.text)
     assert "the API has ablate, inspect, sample, translate" in response.json()["error"]
+    direct = httpx.post(f"{app_url}gradio_api/run/translate", json={"data": ["I see.", "greedy", 1, 1.0, 0, 0]},
+                        timeout=30)
+    assert direct.status_code == 404 and "join the queue" in direct.text  # queue(api_open=False): no run outside it
 
 
 TEXT = '"I see the cat."'
@@ -231,6 +234,20 @@ def test_rest_calls_read_what_json_allows(app_url, translator):
                                                                 timeout=120).text
 
 
+def test_the_v2_body_api_md_shows_translates_by_name(app_url, translator):
+    """docs/api.md's /call/v2 example, sent as written: the arguments it names are used, the others defaulted."""
+    import re
+    from pathlib import Path
+
+    api_md = (Path(__file__).resolve().parent.parent / "docs" / "api.md").read_text(encoding="utf-8")
+    body = json.loads(re.search(r"call/v2/translate .*\n\s*-d '(\{.*\})'", api_md).group(1))
+    assert set(body) > {"text"} and body["decoding"] == "beam"
+    response = httpx.post(f"{app_url}gradio_api/call/v2/translate", json=body, timeout=30)
+    stream = httpx.get(f"{app_url}gradio_api/call/translate/{response.json()['event_id']}", timeout=120).text
+    data = [json.loads(line[5:]) for line in stream.splitlines() if line.startswith("data:") and "null" not in line]
+    assert data[-1] == [translator.translate(body["text"], beam=body["beam"])]
+
+
 def test_inspect_answers_json(client, translator):
     answer = client.predict("we love the dog.", "greedy", 4, 1.0, 0, 0, 3, api_name="/inspect")
     assert answer["translation"] == translator.translate("we love the dog.")
@@ -240,11 +257,11 @@ def test_inspect_answers_json(client, translator):
     assert all(len(step) <= 3 for step in answer["candidates"])
 
 
-def test_the_app_refuses_uploads_over_its_limit_and_compresses_its_answers(app):
-    """The module's app runs with MAX_UPLOAD_MB=1 and MAX_BODY_MB=2 (the `app` fixture)."""
-    big = httpx.post(app.url + "gradio_api/upload", files={"files": ("a.txt", b"x" * 1_500_000)}, timeout=60)
-    assert big.status_code == 413  # Gradio's max_file_size
-    huge = httpx.post(app.url + "gradio_api/upload", content=b"x" * 3_000_000, timeout=60)
+def test_the_app_refuses_uploads_and_large_bodies_and_compresses_its_answers(app):
+    """The module's app runs with MAX_BODY_MB=2 (the `app` fixture)."""
+    small = httpx.post(app.url + "gradio_api/upload", files={"files": ("a.txt", b"x")}, timeout=60)
+    assert small.status_code == 404 and "takes no files" in small.text  # NoUploads: the app takes none
+    huge = httpx.post(app.url + "gradio_api/call/v2/translate", content=b"x" * 3_000_000, timeout=60)
     assert huge.status_code == 413 and "request body over 2 MB" in huge.text  # BodyLimit, before Gradio reads it
     config = httpx.get(app.url + "config", headers={"Accept-Encoding": "gzip"}, timeout=60)
     assert config.headers.get("content-encoding") == "gzip"
@@ -266,8 +283,7 @@ def test_the_app_refuses_uploads_over_its_limit_and_compresses_its_answers(app):
 def test_a_page_session_keeps_a_key_to_its_payload_not_the_payload(app):
     """Gradio keeps each session's last output values until it drops the session (MAX_SESSIONS, 256): the page's
     translate event answers a key (a few bytes), by which the page fetches the payload from a store bounded in bytes
-    (PAYLOADS_MB). The payload sent as the output instead stayed as long as its session: 0.5 MB for a long sentence of
-    the shipped model, 500 sessions 800 MB. 24 sessions, each translating a long text of its own, grow this server by
+    (PAYLOADS_MB). The payload sent as the output instead stayed as long as its session. 24 sessions, each translating a long text of its own, grow this server by
     at most 15 MB (Gradio's own state of each session, the allocator)."""
     texts = [f"{'I see the cat and the dog. ' * 12}Number {i}." for i in range(28)]
     for text in texts[:4]:
@@ -325,6 +341,7 @@ def test_starts_without_a_model_and_says_how_to_train_one(tmp_path):
         url = app.url
         page_config = httpx.get(url + "config", timeout=10).text
         assert "No model loaded" in page_config and "python -m training.train" in page_config
+        assert str(tmp_path) not in page_config and "no_model: no such model directory" in page_config
         italian, status = connect(url).predict("Hello", api_name="/translate")
         assert italian == "" and "No model loaded" in status
     assert f"{tmp_path / 'no_model'}: no such model directory" in app.output

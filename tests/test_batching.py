@@ -1,4 +1,4 @@
-"""Sharing the model among concurrent requests (serving/batching.py): who goes in which batch, errors, answers
+"""Sharing the model among concurrent requests (serving/batching.py, deploy/lane.py): who goes in which batch, errors, answers
 identical to one-by-one translations and inspections; heavy work one at a time in order of arrival, within a budget
 that stops a model run between two steps."""
 
@@ -9,9 +9,10 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
+from deploy.lane import Busy, DeadlineExceeded, Lane, deadline_at, stop_at_deadline
 from helpers import toy_pairs
 from interpretability import inspect
-from serving.batching import Batcher, Busy, DeadlineExceeded, Lane, batched_decoder, deadline_at, stop_at_deadline
+from serving.batching import Batcher, batched_decoder
 from transformer import Sampling
 
 

@@ -1,11 +1,12 @@
 """The docs cannot drift from what they describe: the README's reading order gives each file's line count; every
 internal link and anchor, and every docs/NAME.md#anchor and `python -m` command in the code, points to a file,
 heading or module that exists; the scores and steps the docs quote are those of the shipped model's metrics.json and
-training histories; the benchmark numbers the README and the design notes quote are in docs/benchmarks.md; and the
-shipped model card is what `modeldir.card` makes of its directory.
+training histories; the benchmark numbers the README and the design notes quote are those of the runs saved in
+bench/results/ (`python -m bench.NAME --save NAME`), each read from its entry; and the shipped model card is what `modeldir.card` makes of its directory.
 
 After files change length, `python tests/test_docs.py` prints the README's reading-order table with today's line
-counts, and `python tests/test_docs.py --write` puts it into README.md.
+counts, and `python tests/test_docs.py --write` puts it into README.md, with the table of the page's clicks made
+from bench/results/app_latency.json.
 """
 
 import ast
@@ -249,42 +250,124 @@ def test_the_shipped_model_card_is_made_from_its_directory(tmp_path):
 
 # ---- Numbers that come from the benchmarks ----
 
+RESULTS = ROOT / "bench" / "results"
 NUMBER = r"~?\d[\d,.]*(?:–\d[\d.]*)?"  # 9, 1,058, ~700, 8.5–9.8
 BENCH_NUMBER = re.compile(rf"({NUMBER}(?:(?:, | / | and )(?:{NUMBER}|—))*) ?(?:ms|kB|MB)\b")
+CHECKED_FOR_BENCH_NUMBERS = ["README.md", "docs/design.md"]
 
 
-def quoted_bench_numbers(text):
-    """Each latency or size a doc quotes (a number or range before ms, kB or MB, lists "11 / 9 / 13 ms" split)."""
-    groups = BENCH_NUMBER.findall(flat(outside_code(text)))
+def bench_result(name):
+    """bench/results/NAME.json: the run of a benchmark saved with `--save NAME`, where the docs' numbers come from."""
+    return json.loads((RESULTS / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def latency_table(result):
+    """The README's table of the page's clicks, made from a saved `bench.app_latency --browser` run."""
+    rows = [f"| {case} | {numbers['p50_ms']:.0f} | {numbers['requests']} |"
+            for case, numbers in result["browser"].items()]
+    return "\n".join(["| click → figure on the page | p50 ms | requests |", "|---|---|---|", *rows])
+
+
+def bench_quotes():
+    """(doc, text) that each doc must hold, its numbers read from bench/results/ as `quotes` reads metrics.json."""
+    app = bench_result("app_latency")
+    payload, browser = app["payload"], app["browser"]
+    float16, float32 = bench_result("decode_latency-float16"), bench_result("decode_latency-float32")
+    cached16, cached32 = float16["modes"][0]["p50_ms"], float32["modes"][0]["p50_ms"]
+    first_opening = browser["map: open a box, first opening (its vectors asked)"]["p50_ms"]
+    return [
+        ("README.md", f"{payload['12 words']['kB']} kB for a 12-word sentence, {payload['40 tokens']['kB']} kB for 40 "
+                      "tokens"),
+        ("README.md", latency_table(app)),
+        ("README.md", f"asks the server once for its vectors ({first_opening:.0f} ms"),
+        ("README.md", f"{cached16:.0f} ms per sentence (p50) on 2 CPU cores in float16"),
+        ("docs/design.md", f"cached greedy decoding of the shipped model takes {cached16} ms p50 in float16 against "
+                           f"{cached32} ms in float32"),
+        ("docs/design.md", f"a 12-word sentence's payload is {payload['12 words']['kB']} kB, a 40-token one's "
+                           f"{payload['40 tokens']['kB']} kB ({payload['40 tokens']['kB_gzip']:.0f} kB gzipped), "
+                           f"against a goal of {app['payload_goal_kB']:.0f} kB"),
+    ]
+
+
+@pytest.mark.parametrize("doc, text", bench_quotes())
+def test_benchmark_numbers_quoted_are_those_of_the_saved_runs(doc, text):
+    assert flat(text) in flat((ROOT / doc).read_text(encoding="utf-8")), (
+        f"{doc} should say (from bench/results/): {text}")
+
+
+def numbers_with_units(flat_text):
+    """Each latency or size in a text (a number or range before ms, kB or MB, lists "11 / 9 / 13 ms" split)."""
+    groups = BENCH_NUMBER.findall(flat_text)
     return [n.lstrip("~") for group in groups for n in re.split(r", | / | and ", group) if n != "—"]
 
 
-def in_benchmarks(number, benchmarks):
-    """Whether `number` ("9", "106", "8.5–9.8") is in benchmarks.md: a range as written, a number as written or
-    rounded from one written there more precisely."""
-    if "–" in number:
-        return number in benchmarks
-    decimals = -Decimal(number.replace(",", "")).as_tuple().exponent
-    written = {Decimal(n.replace(",", "")) for n in re.findall(r"(?<![\d.])\d[\d,]*(?:\.\d+)?", benchmarks)}
-    return any(round(n, decimals) == Decimal(number.replace(",", "")) for n in written)
+def quoted_bench_numbers(text):
+    """Each latency or size a doc's prose and tables quote (code left out)."""
+    return numbers_with_units(flat(outside_code(text)))
 
 
-@pytest.mark.parametrize("doc", ["README.md", "docs/design.md"])
-def test_benchmark_numbers_quoted_are_in_benchmarks_md(doc):
-    benchmarks = flat((ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8"))
-    numbers = quoted_bench_numbers((ROOT / doc).read_text(encoding="utf-8"))
-    assert numbers
-    missing = [n for n in numbers if not in_benchmarks(n, benchmarks)]
-    assert not missing, f"{doc} quotes {missing} (ms, kB or MB) that docs/benchmarks.md does not give"
+def unsourced_bench_numbers(doc_text, sourced):
+    """The latencies and sizes `doc_text` quotes outside the texts of `sourced` (those read from bench/results/)."""
+    text = flat(outside_code(doc_text))
+    for quote in sourced:
+        text = text.replace(flat(quote), " ")
+    return numbers_with_units(text)
 
 
-def test_a_range_that_drifted_from_the_benchmarks_is_found():
+@pytest.mark.parametrize("doc", CHECKED_FOR_BENCH_NUMBERS)
+def test_every_benchmark_number_quoted_comes_from_a_saved_run(doc):
+    """Not "appears somewhere in benchmarks.md": each latency or size is one of `bench_quotes`, read from its entry."""
+    sourced = [text for quoted_in, text in bench_quotes() if quoted_in == doc]
+    assert sourced
+    unsourced = unsourced_bench_numbers((ROOT / doc).read_text(encoding="utf-8"), sourced)
+    assert not unsourced, f"{doc} quotes {unsourced} (ms, kB or MB) that no bench/results/ entry gives"
+
+
+def test_a_number_quoted_outside_the_saved_runs_is_found():
     assert quoted_bench_numbers("from 37–44 ms to 14–18 ms; 11 / 9 / — ms; `9 ms`; 106 kB") == [
         "37–44", "14–18", "11", "9", "106"]
-    benchmarks = "took 37–44 ms; **105.9 kB**; 8.5–9.8"
-    assert in_benchmarks("37–44", benchmarks) and in_benchmarks("106", benchmarks)
-    assert not in_benchmarks("14–18", benchmarks) and not in_benchmarks("105", benchmarks)
+    doc = "The payload is 40.5 kB. Decoding takes 9 ms, and 12 / 14 ms before."
+    assert unsourced_bench_numbers(doc, ["The payload is 40.5 kB.", "Decoding takes 9 ms"]) == ["12", "14"]
 
+
+# ---- What the docs list ----
+
+def test_api_md_names_every_training_config():
+    from training.configs import CONFIGS
+
+    api = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    listed = re.search(r"`configs\.py` \(([^)]*)\)", api).group(1)
+    assert re.findall(r"`(\w+)`", listed) == list(CONFIGS)
+
+
+PACKAGES = ["transformer", "inputs", "interpretability", "modeldir", "serving", "deploy", "training", "webapp", "bench"]
+
+
+def package_rows(text):
+    """{package: its row's text} of a markdown table whose first cell names packages as `name/`."""
+    rows = {}
+    for line in text.splitlines():
+        cells = line.strip().strip("|").split("|")
+        for package in re.findall(r"`(\w+)/`", cells[0]) if len(cells) > 1 else []:
+            rows[package] = "|".join(cells[1:])
+    return rows
+
+
+def unlisted_modules(text):
+    """The project's modules (`recipes/deepen.py` or `deepen.py`) that a doc's table of packages does not name."""
+    rows = package_rows(text)
+    missing = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            relative = path.relative_to(ROOT / package).as_posix()
+            if path.name != "__init__.py" and not re.search(rf"`({relative}|{path.name})`", rows.get(package, "")):
+                missing.append(f"{package}/{relative}")
+    return missing
+
+
+@pytest.mark.parametrize("doc", ["docs/api.md", "README.md"])
+def test_the_tables_of_packages_name_every_module(doc):
+    assert not unlisted_modules((ROOT / doc).read_text(encoding="utf-8")), f"{doc} does not name these modules"
 
 
 # ---- The translations the docs' code examples promise ----
@@ -313,8 +396,16 @@ def test_the_docs_translation_examples_say_what_the_shipped_model_writes():
         assert eval(code, {"tr": tr}) == ast.literal_eval(said), f"{doc}: {code}"
 
 
+def synced_latency_table(readme_text):
+    """The README with its table of the page's clicks made from bench/results/app_latency.json."""
+    header = "| click → figure on the page |"
+    before, rest = readme_text.split(header, 1)
+    after = rest.split("\n\n", 1)[1]
+    return f"{before}{latency_table(bench_result('app_latency'))}\n\n{after}"
+
+
 if __name__ == "__main__":
-    synced = synced_reading_order(README.read_text(encoding="utf-8"))
+    synced = synced_latency_table(synced_reading_order(README.read_text(encoding="utf-8")))
     if sys.argv[1:] == ["--write"]:
         README.write_text(synced, encoding="utf-8")
     for line, _, _ in reading_order_rows(synced):

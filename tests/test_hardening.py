@@ -4,11 +4,15 @@ full and stopped at its budget (attribution's float32 copy too), nothing kept pe
 refusal one line. The whole app's limits on uploads and bodies are met in test_app.py (its app runs with small
 ones)."""
 
+import contextlib
 import json
+import math
+import shutil
 import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 from pathlib import Path
 
 import fastapi
@@ -20,19 +24,23 @@ from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from inputs.checks import ECHO_CHARACTERS, check_sampling, check_whole_number, echo
+from deploy.admission import ARRIVAL_S, HeavyAdmission
+from deploy.harden import harden
+from deploy.lane import Busy, Lane, check_deadline
+from deploy.routes import BodyLimit, CallRefused, PreparedAnswers, Refusal, compression, event_call
+from deploy.settings import SettingError, Settings
+from inputs.checks import ECHO_CHARACTERS, MAX_BEAM, SERVER_MAX_BEAM, check_sampling, check_whole_number, echo
+from inputs.request import Request, parse_request
 from interpretability import inspect
 from interpretability.attribution import source_attribution
 from interpretability.head_details import attention_module, head_attention
 from interpretability.inspection import source_ids
 from modeldir.device import pick_device
 from modeldir.directory import ModelDirectory, open_model
-from serving.batching import Busy, DeadlineExceeded, Lane, check_deadline
 from transformer import Sampling, Translator
 from webapp import api, translation
-from webapp.events import BodyLimit, PreparedAnswers, PublicRoutesOnly, Refusal, compression
+from webapp.page_script import module_import
 from webapp.served import Recent, ServedModel, inspection_bytes
-from webapp.settings import SettingError, Settings
 from webapp.tabs import heads
 from webapp.tabs.heads import parse_head_name
 from webapp.texts import PAYLOAD_MISSING
@@ -140,6 +148,7 @@ def test_the_door_lets_in_no_more_than_the_lane_has_places_for_until_they_come_o
 
 
 def test_closing_the_lane_stops_running_work_at_its_next_step_and_refuses_more():
+    """Work stopped by the lane closing (SIGTERM) is told the server is shutting down, not that it ran out of time."""
     lane, steps, started = Lane(1), [], threading.Event()
 
     def work():
@@ -150,12 +159,12 @@ def test_closing_the_lane_stops_running_work_at_its_next_step_and_refuses_more()
             time.sleep(0.01)
 
     errors = []
-    thread = threading.Thread(target=lambda: errors.append(pytest.raises(DeadlineExceeded, lane.run, work, 60)))
+    thread = threading.Thread(target=lambda: errors.append(pytest.raises(Busy, lane.run, work, 60)))
     thread.start()
     started.wait(5)
     assert lane.close(5)  # idle once the running work stopped
     thread.join(5)
-    assert errors and steps
+    assert errors and "shutting down" in str(errors[0].value) and steps
     with pytest.raises(Busy, match="shutting down"):
         lane.run(lambda: None, 60)
 
@@ -180,7 +189,7 @@ def test_heavy_api_calls_are_refused_at_the_door_while_the_lane_is_full(translat
     with gr.Blocks() as demo:
         api.register(served)
     demo.queue()
-    app = fastapi.FastAPI(middleware=[Middleware(api.HeavyAdmission, served=served)])
+    app = fastapi.FastAPI(middleware=[Middleware(HeavyAdmission, served=served, blocks=demo)])
     release = threading.Event()
     holder = threading.Thread(target=served.heavy, args=(lambda: release.wait(10),))
     with TestClient(gr.mount_gradio_app(app, demo, path="")) as client:
@@ -215,7 +224,7 @@ def test_heavy_page_events_are_refused_at_the_door_while_the_lane_is_full(transl
     def inputs(name, *first):
         return [*first, *[[] for _ in events[name][1].inputs[len(first):]]]
 
-    app = fastapi.FastAPI(middleware=[Middleware(api.HeavyAdmission, served=served, blocks=demo)])
+    app = fastapi.FastAPI(middleware=[Middleware(HeavyAdmission, served=served, blocks=demo)])
     release = threading.Event()
     holder = threading.Thread(target=served.heavy, args=(lambda: release.wait(10),))
     with TestClient(gr.mount_gradio_app(app, demo, path="")) as client:
@@ -237,9 +246,9 @@ def test_heavy_page_events_are_refused_at_the_door_while_the_lane_is_full(transl
         finally:
             release.set()
             holder.join(10)
-    assert served.lane.admit(api.ARRIVAL_S) and not served.lane.admit(api.ARRIVAL_S)  # one place: now taken
+    assert served.lane.admit(ARRIVAL_S) and not served.lane.admit(ARRIVAL_S)  # one place: now taken
     events["translate"][1].fn(SENTENCE, "beam", 2, 1.0, 0, 0)  # the event let in comes: its place is free again
-    assert served.lane.admit(api.ARRIVAL_S)
+    assert served.lane.admit(ARRIVAL_S)
 
 
 def test_attribution_stops_at_the_budget_in_its_float32_copy(translator, tiny_model_dir):
@@ -331,7 +340,7 @@ def test_a_wrong_setting_is_one_line_naming_it(environ, message):
 def test_the_settings_default_to_the_documented_limits():
     settings = Settings.from_environment({"MODEL_DEVICE": "cpu"})
     assert (settings.batch_size, settings.heavy_slots, settings.heavy_budget, settings.heavy_waiting) == (16, 1, 30, 4)
-    assert (settings.body_mb, settings.upload_mb, settings.sessions, settings.inspections_mb) == (1, 1, 256, 32)
+    assert (settings.body_mb, settings.sessions, settings.inspections_mb) == (1, 256, 32)
     assert settings.payloads_mb == 8 and Settings.from_environment({"PAYLOADS_MB": "2"}).payloads_mb == 2
 
 
@@ -383,8 +392,207 @@ def test_a_named_call_missing_an_argument_is_told_what_it_takes(translator, tiny
     served = serve(translator, tiny_model_dir)
     with gr.Blocks() as demo:
         api.register(served)
-    fn = next(fn for fn in demo.fns.values() if fn.api_name == "ablate")
-    assert PublicRoutesOnly.wrong_named("ablate", fn, {"text": "hi"}) == (
-        "/ablate needs heads: it takes text, heads, beam=1")
-    assert PublicRoutesOnly.wrong_named("ablate", fn, ["hi"]).startswith("/ablate takes a JSON object")
-    assert PublicRoutesOnly.wrong_named("ablate", fn, {"text": "hi", "heads": []}) is None
+
+    def call(body, route="call/v2/ablate"):
+        return event_call(demo, f"/gradio_api/{route}", json.dumps(body))
+
+    with pytest.raises(CallRefused, match="/ablate needs heads: it takes text, heads, beam=1"):
+        call({"text": "hi"})
+    with pytest.raises(CallRefused, match="/ablate takes a JSON object of named arguments"):
+        call(["hi"])
+    assert call({"text": "hi", "heads": []}).arguments == ["hi", [], 1]
+    with pytest.raises(CallRefused, match="/ablate takes 3 arguments, in order: text, heads, beam; got 1"):
+        call({"data": ["hi"]}, "call/ablate")
+
+
+# --- One request type, parsed at the door --------------------------------------------------------------------------
+
+
+def test_the_page_and_the_api_parse_one_request_type_alike(translator, tiny_model_dir):
+    """A sentence and its decoding settings become one `Request` wherever they come in, with the same limits (one
+    beam width for a shared server, derived from the library's) and the same words for what is wrong."""
+    served = serve(translator, tiny_model_dir)
+    sent = ("I see\nthe cat.", "sampling", math.nan, 0.5, 4.0, 2)  # a beam width sampling does not read
+    expected = Request("I see the cat.", 1, Sampling(0.5, 4, 2), joined_lines=2)
+    assert parse_request(*sent) == translation.page_request(*sent) == api.request_argument(served, *sent) == expected
+    assert expected.decoding == "sampling" and parse_request("a", "beam", 3).decoding == "beam"
+    assert SERVER_MAX_BEAM == MAX_BEAM // 2
+    for refuse in (translation.page_request, lambda *sent: api.request_argument(served, *sent)):
+        with pytest.raises(gr.Error, match=f"beam must be a whole number in 1..{SERVER_MAX_BEAM}, got 9"):
+            refuse("I see.", "beam", 9, 1.0, 0, 0)
+
+
+# --- One door for every route (issue 51) ----------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def heavy_lane_held(served):
+    """The heavy lane's slot taken, until the block ends, by a request that waits for it."""
+    release = threading.Event()
+    holder = threading.Thread(target=served.heavy, args=(lambda: release.wait(10),))
+    holder.start()
+    time.sleep(0.05)
+    try:
+        yield
+    finally:
+        release.set()
+        holder.join(10)
+
+
+def page_and_api(served):
+    """The translation box, the heads tab and the API, hardened as app.py hardens them (`deploy.harden`)."""
+    with gr.Blocks() as demo:
+        box = translation.build(served, demo)
+        heads.build(served, box.text, box.decoding_controls)
+        arguments = harden(demo, served, Settings.from_environment({}), public=api.ENDPOINTS)
+        api.admit_page_events(demo, served)
+        api.register(served)
+    demo.queue()
+    events = {fn.api_name: index for index, fn in demo.fns.items()}
+    return demo, events, fastapi.FastAPI(middleware=arguments["app_kwargs"]["middleware"])
+
+
+def test_heavy_work_is_admitted_or_refused_at_the_door_by_every_route_and_counted_once(translator, tiny_model_dir):
+    """A beam search asked for by name (call, call/v2, run, api) or joining the queue by the public /translate's
+    index (an int, or a string Gradio reads as one) meets the same door: refused at once while the lane is full; once
+    let in, its place is counted once, when it reaches its handler."""
+    served = serve(translator, tiny_model_dir, heavy_waiting=0)
+    demo, events, app = page_and_api(served)
+    beam = [SENTENCE, "beam", 4, 1.0, 0, 0]
+    routes = [("call/translate", {"data": beam}), ("call/v2/translate", {"text": SENTENCE, "decoding": "beam"}),
+              ("run/translate", {"data": beam}), ("api/translate", {"data": beam})]
+    routes += [("queue/join", {"data": beam, "fn_index": index, "session_hash": "s"})
+               for index in (events["translate"], str(events["translate"]), float(events["translate"]))]
+    with TestClient(gr.mount_gradio_app(app, demo, path="")) as client:
+        with heavy_lane_held(served):
+            for route, body in routes:
+                refused = client.post(f"/gradio_api/{route}", json=body)
+                assert refused.status_code in (429, 503), (route, refused.text)
+                assert "The server is busy with heavy requests" in refused.json()["error"]
+        answer = client.post("/gradio_api/run/translate", json={"data": beam})  # let in, run, its place given back
+        assert answer.status_code == 200 and answer.json()["data"] == [translator.translate(SENTENCE, beam=4)]
+    assert served.lane.admit(ARRIVAL_S) and not served.lane.admit(ARRIVAL_S)  # one place, free again, now taken
+
+
+def test_private_events_are_not_run_by_index_on_a_named_route(translator, tiny_model_dir):
+    """The named routes run their endpoint only: a body's fn_index naming a page event is refused (Gradio would run
+    that event, outside the queue), and so is an index that names no event. (The app's queue takes no direct runs at
+    all, `api_open=False`: test_app.py.)"""
+    served = serve(translator, tiny_model_dir)
+    demo, events, app = page_and_api(served)
+    with TestClient(gr.mount_gradio_app(app, demo, path="")) as client:
+        for route in ("run/translate", "api/sample"):
+            for index in (events["page_translate"], str(events["switch_heads_off"]), 9999, -1):
+                refused = client.post(f"/gradio_api/{route}", json={"data": [SENTENCE], "fn_index": index})
+                assert refused.status_code == 404 and "only, not event" in refused.json()["error"], refused.text
+        for index in (9999, -1, "x", None):
+            refused = client.post("/gradio_api/queue/join", json={"data": [], "fn_index": index, "session_hash": "s"})
+            assert refused.status_code == 404 and refused.json()["error"].startswith("no event"), refused.text
+
+
+# --- Nothing from the address rendered on the page (issue 51) -------------------------------------------------------
+
+
+LINK = '<a href="https://evil.example/login" style="font-size:40px">Session expired: sign in again</a>'
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page's script")
+def test_the_urls_settings_reach_the_controls_only_as_values_they_offer():
+    """The page's load reads the sentence and settings from the address (`translation.FROM_URL`, which calls
+    translation.js's `fromUrl` with the choices and ranges the controls offer): a decoding that is not a choice, or a
+    number out of its control's range, leaves the control as it is, so Gradio never answers with a message quoting it
+    (which the page would render as HTML). The event's own script is run, its module imported from the file."""
+    defaults = ["I love reading books.", "greedy", 4, 1.0, 0, 0]
+    from_file = translation.FROM_URL.replace(module_import(translation.SCRIPT),
+                                             f"import({json.dumps(translation.SCRIPT.resolve().as_uri())})")
+    assert from_file != translation.FROM_URL
+    script = (f"const fromUrl = {from_file};"
+              "(async () => { for (const search of JSON.parse(process.argv[1])) { globalThis.location = {search}; "
+              f"console.log(JSON.stringify(await fromUrl(...{json.dumps(defaults)}))); }} }})();")
+    searches = ["?" + urllib.parse.urlencode({"decoding": LINK}), "?beam=99&temperature=-1&top_k=2.5&seed=-3",
+                "?text=%3Cb%3Ehi%3C%2Fb%3E&decoding=beam&beam=8&temperature=0.5&top_k=50&seed=7"]
+    answers = subprocess.run(["node", "-e", script, json.dumps(searches)], capture_output=True, text=True, check=True,
+                             timeout=60).stdout.splitlines()
+    assert [json.loads(answer) for answer in answers] == [defaults, defaults, ["<b>hi</b>", "beam", 8, 0.5, 50, 7]]
+
+
+def test_a_refusal_quoting_html_shows_it_as_text(caplog):
+    """A refusal quotes what was sent; the page renders a message as HTML, so its tags are escaped."""
+    with pytest.raises(gr.Error) as refused:
+        translation.page_request("I see.", LINK, 4, 1.0, 0, 0)
+    assert "<a" not in refused.value.message and "&lt;a href=" in refused.value.message
+
+
+# --- No uploads (issue 51) ------------------------------------------------------------------------------------------
+
+
+def test_no_file_comes_in_at_any_size_and_none_is_left_on_disk(translator, tiny_model_dir, tmp_path, monkeypatch):
+    """The app takes no files: every upload (Gradio's upload route, a multipart body to a server function, a
+    chunked one) is refused before it is read, so none waits on disk for Gradio's hourly cleanup."""
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path))
+    served = serve(translator, tiny_model_dir)
+    demo, _, app = page_and_api(served)
+
+    def chunks():
+        yield b"--x\r\nContent-Disposition: form-data; name=\"files\"; filename=\"a.txt\"\r\n\r\n"
+        yield b"x" * 500_000
+
+    with TestClient(gr.mount_gradio_app(app, demo, path="")) as client:
+        for size in (0, 1, 900_000):
+            refused = client.post("/gradio_api/upload", files={"files": ("a.txt", b"x" * size)})
+            assert refused.status_code == 404 and refused.json() == {"error": "this app takes no files"}
+        refused = client.post("/gradio_api/component_server", files={"data": ("a.txt", b"x")})
+        assert refused.status_code == 404
+        refused = client.post("/gradio_api/upload", content=chunks(),
+                              headers={"content-type": "multipart/form-data; boundary=x"})
+        assert refused.status_code == 404
+    assert not [path for path in tmp_path.rglob("*") if path.is_file()]
+
+
+# --- Malformed bodies and events: 4xx and one line (issue 51) -------------------------------------------------------
+
+
+def test_a_malformed_body_or_event_gets_a_4xx_and_one_line(translator, tiny_model_dir, caplog):
+    """A body nested 100,000 deep (RecursionError in json.loads: a bare 500 before), a value the page's control does
+    not offer (Gradio refused it with a traceback in the log and its words, HTML included, in a toast), an unknown
+    component: each a 4xx with one line. A handler meeting a value of the wrong shape refuses it in one line."""
+    served = serve(translator, tiny_model_dir)
+    demo, events, app = page_and_api(served)
+    nested = "[" * 100_000 + "]" * 100_000
+    with TestClient(gr.mount_gradio_app(app, demo, path="")) as client:
+        for route, body in [("call/translate", '{"data": ' + nested + "}"), ("call/v2/translate", nested),
+                            ("queue/join", '{"fn_index": 0, "data": ' + nested + "}"),
+                            ("component_server", '{"data": ' + nested + "}")]:
+            refused = client.post(f"/gradio_api/{route}", content=body, headers={"content-type": "application/json"})
+            assert 400 <= refused.status_code < 500 and "\n" not in refused.json()["error"], (route, refused.text)
+        join = {"data": [SENTENCE, LINK, 4, 1.0, 0, 0], "fn_index": events["page_translate"], "session_hash": "s"}
+        refused = client.post("/gradio_api/queue/join", json=join)
+        assert refused.status_code == 422 and "Decoding: not a value it offers" in refused.json()["error"]
+        assert "<a" not in refused.json()["error"]
+        refused = client.post("/gradio_api/component_server", json={"component_id": 10**6, "fn_name": "payload",
+                                                                   "session_hash": "s", "data": None})
+        assert refused.status_code == 404 and "no such function" in refused.json()["error"]
+    controls_for = next(fn.fn for fn in demo.fns.values() if fn.api_name == "decoding_controls_for")
+    with pytest.raises(gr.Error) as wrong_shape:
+        controls_for(None)
+    assert wrong_shape.value.print_exception is False
+    assert wrong_shape.value.message.startswith("decoding_controls_for cannot use what was sent: KeyError")
+    assert all(record.exc_info is None for record in caplog.records)
+
+
+# --- The GPU path, prepared (issue 51) ------------------------------------------------------------------------------
+
+
+def test_the_gpu_check_runs_its_steps_on_the_cpu_with_dry_run(tiny_model_dir, toy_corpus, tmp_path):
+    """bench.gpu_check, which measures the GPU path on a lent GPU, runs every step on the CPU with --dry-run: the app
+    started, its translations compared with the CPU's, latencies, throughput, the trainer; its JSON says it is a dry
+    run."""
+    out = tmp_path / "gpu_check.json"
+    subprocess.run([sys.executable, "-m", "bench.gpu_check", "--dry-run", "--model", str(tiny_model_dir), "--data",
+                    str(toy_corpus[1]), "--out", str(out)], cwd=ROOT, check=True, capture_output=True, timeout=300)
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert result["dry_run"] is True and result["device"] == "cpu"
+    assert result["agreement"] == {"sentences": 6, "equal": 6, "near_tie": 0, "different": 0}  # float32 both sides
+    assert result["greedy_p50_ms"] > 0 and result["beam4_p50_ms"] > 0
+    assert [row["clients"] for row in result["throughput"]] == [1, 16]
+    assert result["trainer"]["target_tokens_per_s"] > 0 and 0 < result["trainer"]["share_of_bf16_peak"]

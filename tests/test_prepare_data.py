@@ -3,6 +3,7 @@ pinned URLs by a stand-in for urllib (no test touches the network): the test set
 public test set kept out of training data, pinned and first-download hashes enforced, reproducible output, errors."""
 
 import dataclasses
+import gzip
 import hashlib
 import io
 import json
@@ -11,13 +12,16 @@ import re
 import unicodedata
 import urllib.error
 import zipfile
+from pathlib import Path
 
 import pytest
 
 from bench import docs_rebuild
 from helpers import run_command, run_module, toy_pairs, write_tsv
-from training import data_sources, doc_pairs, prepare_data
-from training.prepare_data import DownloadError, SourceChanged, main
+from training import data_sources, doc_pairs, europarl, pinned, prepare_data
+from training.pinned import DownloadError, SourceChanged
+from training.prepare_data import main
+from training.sentences import normalise
 
 ATTRIBUTION = "CC-BY 2.0 (France) Attribution: tatoeba.org #1 (someone) & #2 (someone else)"
 CLEAN = toy_pairs()[:40]
@@ -86,16 +90,20 @@ def tsv_sha256(pairs):
     return hashlib.sha256("".join(f"{en}\t{it}\n" for en, it in pairs).encode()).hexdigest()
 
 
-def unpinned(sets):
-    """`sets` with no sha256 in the code: the stand-in serves tiny files at the real URLs, not the real bytes."""
-    return tuple(dataclasses.replace(p, english=dataclasses.replace(p.english, sha256=None),
-                                     italian=dataclasses.replace(p.italian, sha256=None)) for p in sets)
+def unpinned(source):
+    """`source` with no sha256 in the code: the stand-in serves tiny files at the real URLs, not the real bytes."""
+    return dataclasses.replace(source, sha256=None)
+
+
+def unpinned_sets(sets):
+    return tuple(dataclasses.replace(p, english=unpinned(p.english), italian=unpinned(p.italian)) for p in sets)
 
 
 # The project's files, for these sources: the benchmark and dev-news as published (their one pair with a composed
 # "È" written as published, the repeated pair kept).
 FIXTURE_SOURCES = dataclasses.replace(
-    data_sources.PINNED, test_sets=unpinned(data_sources.TEST_SETS), extra_sets=unpinned(data_sources.EXTRA_SETS),
+    data_sources.PINNED, test_sets=unpinned_sets(data_sources.TEST_SETS),
+    extra_sets=unpinned_sets(data_sources.EXTRA_SETS), docs_also_avoid=tuple(map(unpinned, data_sources.UD_PUD)),
     project_outputs={"test-tatoeba.tsv": tsv_sha256(BENCHMARK), "dev-news.tsv": tsv_sha256(NEWS)})
 
 
@@ -117,7 +125,7 @@ class StandIn:
 @pytest.fixture
 def network(monkeypatch):
     stand_in = StandIn(served_files())
-    monkeypatch.setattr(prepare_data.urllib.request, "urlopen", stand_in)
+    monkeypatch.setattr(pinned.urllib.request, "urlopen", stand_in)
     return stand_in
 
 
@@ -227,13 +235,12 @@ def test_downloads_are_made_once_then_read_from_the_cache(network, tmp_path):
     assert (tmp_path / "first" / "train.tsv").read_bytes() == (tmp_path / "second" / "train.tsv").read_bytes()
 
 
-def test_the_sources_whose_bytes_are_known_are_pinned_in_the_code():
+def test_every_github_source_is_pinned_in_the_code():
     sources = {s.name: s for p in data_sources.TEST_SETS + data_sources.EXTRA_SETS for s in (p.english, p.italian)}
-    pinned = {name for name, s in sources.items() if s.sha256}
-    assert pinned == set(data_sources.SHA256)  # no entry of SHA256 is misspelt, so none is silently unused
-    extras = {s for p in data_sources.EXTRA_SETS for s in (p.english.name, p.italian.name)}
-    assert pinned == extras | {"tatoeba-test-v2020-07-28.eng", "tatoeba-test-v2020-07-28.ita", "newssyscomb2009.ita"}
-    assert all(re.fullmatch("[0-9a-f]{64}", sources[name].sha256) for name in pinned)
+    sources |= {s.name: s for s in data_sources.UD_PUD}
+    assert all(s.sha256 for s in sources.values())
+    assert set(sources) == set(data_sources.SHA256)  # no entry of SHA256 is misspelt, so none is silently unused
+    assert all(re.fullmatch("[0-9a-f]{64}", s.sha256) for s in sources.values())
 
 
 def test_a_source_pinned_in_the_code_is_checked(network, tmp_path):
@@ -258,7 +265,7 @@ def test_a_source_changed_since_its_first_download_is_refused(network, tmp_path)
     lock = json.loads((tmp_path / "cache" / "sources.lock.json").read_text())
     source = data_sources.EXTRA_SETS[1].italian
     assert lock[source.name]["sha256"] == hashlib.sha256(network.files[source.url]).hexdigest()
-    prepare_data.cache_path(source.url, tmp_path / "cache").write_bytes(b"changed\nfile\n")
+    pinned.cache_path(source.url, tmp_path / "cache").write_bytes(b"changed\nfile\n")
     with pytest.raises(SourceChanged, match=f"^{source.name}: .* pinned on first download for {source.url}; "
                                             "delete the file to download it again$"):
         prepare(tmp_path, "again")
@@ -290,9 +297,9 @@ def test_a_failed_download_names_the_url_and_where_to_put_the_file(tmp_path, mon
     def no_network(request, timeout):
         raise urllib.error.URLError("no network")
 
-    monkeypatch.setattr(prepare_data.urllib.request, "urlopen", no_network)
+    monkeypatch.setattr(pinned.urllib.request, "urlopen", no_network)
     url = data_sources.TEST_SETS[0].english.url
-    expected = prepare_data.cache_path(url, tmp_path / "cache")
+    expected = pinned.cache_path(url, tmp_path / "cache")
     with pytest.raises(DownloadError, match=f"{url} .*no network.*save it as {expected}$"):
         prepare(tmp_path)
     assert isinstance(DownloadError("x"), FileNotFoundError)  # so run_cli prints it as one `error:` line
@@ -325,7 +332,7 @@ def test_a_wrong_cached_source_is_one_error_line(tmp_path):
     """The real command, offline: the benchmark's English file in the cache is a later release (it begins "Look."),
     not the v2020-07-28 file whose sha256 is in the code."""
     source = data_sources.TEST_SETS[0].english
-    path = prepare_data.cache_path(source.url, tmp_path / "cache")
+    path = pinned.cache_path(source.url, tmp_path / "cache")
     path.parent.mkdir(parents=True)
     path.write_text("Look. My house is cleaner than yours.\n", encoding="utf-8")
     proc = run_module("training.prepare_data", "--out", tmp_path / "out", "--cache", tmp_path / "cache")
@@ -338,12 +345,12 @@ def test_a_wrong_cached_source_is_one_error_line(tmp_path):
 
 def test_treebank_sentences_are_the_text_lines_and_a_file_without_them_is_refused(tmp_path):
     cache = tmp_path / "cache"
-    good, bad = data_sources.UD_PUD  # trusted on first use: no sha256 in the code
+    good, bad = FIXTURE_SOURCES.docs_also_avoid  # trusted on first use: no sha256 in the code
     for source, text in ((good, "# sent_id = 1\n# text = The  Cat sat.\n1\tThe\n\n# text = A dog.\n"),
                          (bad, "<html>Not Found</html>\n")):
-        prepare_data.cache_path(source.url, cache).parent.mkdir(parents=True, exist_ok=True)
-        prepare_data.cache_path(source.url, cache).write_text(text, encoding="utf-8")
-    lock = prepare_data.Lock(cache)
+        pinned.cache_path(source.url, cache).parent.mkdir(parents=True, exist_ok=True)
+        pinned.cache_path(source.url, cache).write_text(text, encoding="utf-8")
+    lock = pinned.Lock(cache)
     sentences, entries = prepare_data.treebank_sentences((good,), cache, lock)
     assert sentences == {"the cat sat.", "a dog."} and entries[0]["sentences"] == 2
     with pytest.raises(ValueError, match=f"^{bad.name}: .* has no '# text = ' lines; is it a CoNLL-U file\\?$"):
@@ -510,7 +517,7 @@ def test_doc_pairs_lose_shared_numbers_repeats_and_test_sentences_ignoring_punct
     pairs = [("Figure 17.11. The Curves tool", "Figura 17.11. Lo strumento Curve"),
              ("2.1. Saving files", "2.1. Salvare i file"), ("2.1. Saving files", "2.1. Salvare i file"),
              ("Where are you?", "Dove sei")]
-    kept, removed = doc_pairs.filter_doc_pairs(pairs, {prepare_data.normalise("Dove sei?")})
+    kept, removed = doc_pairs.filter_doc_pairs(pairs, {normalise("Dove sei?")})
     assert kept == [("The Curves tool", "Lo strumento Curve"), ("Saving files", "Salvare i file")]
     assert removed["duplicates"] == 1 and removed["test_overlap"] == 1
     assert doc_pairs.strip_leading_numbers("3. Three steps", "4. Tre passi") == ("3. Three steps", "4. Tre passi")
@@ -599,3 +606,133 @@ def test_the_docs_rebuild_bench_counts_the_file_lines_it_rebuilds_and_the_differ
                                                                                      ("A manual", 4, 2)]
     assert (summary["rebuilt"], summary["in_file"], summary["not_in_file"], summary["not_rebuilt"]) == (7, 2, 5, 1)
     assert "not rebuilt: A line no manual gives.\tUna riga che nessun manuale dà." in out
+
+
+# --- train-europarl.tsv.gz: tokenised ISO-8859-1 session files written here, through the --europarl step ---
+
+EUROPARL_SESSIONS = {  # session file -> (English lines, Italian lines), as the release writes them
+    "ep-00-01-17.al": (
+        ["Resumption of the session ",
+         "You have requested a debate on this subject during this part - session , in 1999 / 2000 . ",
+         "The Commission 's report on the Member States ' interests ( COM ( 1999 ) 10 ) . ",
+         ("That is why we would recommen. and it is my impression that the Commission is open to this ide. that we "
+          "hold the debate . "),
+         "( Applause ) ",
+         "We fell asleep ! ",
+         "It costs USD 72 . 750 million . ",
+         "Resumption of the session "],
+        ["Ripresa della sessione ",
+         "Avete chiesto una discussione su questo tema nel corso della presente tornata , nel 1999 / 2000 . ",
+         "La relazione della Commissione sugli interessi degli Stati membri ( COM ( 1999 ) 10 ) . ",
+         "Per questo raccomandiamo che si tenga la discussione , e credo che la Commissione sia d ' accordo . ",
+         "( Applausi ) ",
+         "Ci siamo addormentati . ",
+         "Costa 72 . 750 milioni di dollari . ",
+         "Ripresa della sessione "]),
+    "ep-00-01-18.al": (
+        ["Mr President , the European Union 's role is clear . ",
+         "", "Chechnya ", "Why should we , in the name of all our citizens , support this ? ", "Good morning ! "],
+        ["Signor Presidente , il ruolo dell ' Unione è « chiaro » , almeno un po ' , il 1 º maggio . ",
+         "Sì . ", "Situazione in Cecenia ", "Perché ? ", "Buongiorno ! "]),
+}
+EXPECTED_EUROPARL = [
+    ("Resumption of the session", "Ripresa della sessione"),
+    ("You have requested a debate on this subject during this part-session, in 1999/2000.",
+     "Avete chiesto una discussione su questo tema nel corso della presente tornata, nel 1999/2000."),
+    ("The Commission's report on the Member States' interests (COM (1999) 10).",
+     "La relazione della Commissione sugli interessi degli Stati membri (COM (1999) 10)."),
+    ("It costs USD 72.750 million.", "Costa 72.750 milioni di dollari."),
+    ("Mr President, the European Union's role is clear.",
+     "Signor Presidente, il ruolo dell'Unione è «chiaro», almeno un po', il 1º maggio."),
+    ("Chechnya", "Situazione in Cecenia"),  # a short pair is not dropped for its length ratio
+]
+
+
+@pytest.fixture
+def europarl_copy(tmp_path, monkeypatch):
+    """A copy of the Europarl repository holding EUROPARL_SESSIONS, with their sha256 pinned in place of the real
+    ones: -> the copy's folder."""
+    folder = tmp_path / "Sin-r"
+    table = {}
+    for name, sides in EUROPARL_SESSIONS.items():
+        for language, side in zip(europarl.LANGUAGES, sides):
+            path = folder / "it-en" / language / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes("".join(f"{line}\n" for line in side).encode("latin-1"))
+            table.setdefault(name, []).append(hashlib.sha256(path.read_bytes()).hexdigest())
+    monkeypatch.setattr(europarl, "SHA256", table)
+    return folder
+
+
+def read_gzip_pairs(path):
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [tuple(line.split("\t")) for line in f.read().splitlines()]
+
+
+def test_europarl_step_cleans_filters_and_decontaminates_the_sessions(network, tmp_path, europarl_copy):
+    out = prepare(tmp_path, "out", "--europarl-from", europarl_copy)
+    assert read_gzip_pairs(out / "train-europarl.tsv.gz") == EXPECTED_EUROPARL
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["removed"]["europarl"] == {"empty": 1, "dash_artefact": 1, "stage_direction": 1,
+                                               "length_mismatch": 1, "duplicates": 1, "test_overlap": 2}
+    # "We fell asleep !" shares its English with the benchmark, "Good morning !" with the demo set
+    entry = next(entry for entry in manifest["sources"] if entry["name"] == "europarl-it-en")
+    assert entry["files"] == 4 and entry["pairs"] == len(EXPECTED_EUROPARL)
+    assert "Philipp Koehn, MT Summit 2005" in entry["credit"] and europarl.COMMIT in entry["url"]
+    assert manifest["outputs"]["train-europarl.tsv.gz"]["sha256"] == tsv_sha256(EXPECTED_EUROPARL)  # uncompressed
+    first = (out / "train-europarl.tsv.gz").read_bytes()
+    again = prepare(tmp_path, "again", "--europarl-from", europarl_copy)
+    assert (again / "train-europarl.tsv.gz").read_bytes() == first
+    assert "train-europarl.tsv.gz" not in os.listdir(prepare(tmp_path, "again"))  # without --europarl: removed
+
+
+def test_europarl_sessions_are_downloaded_at_the_pinned_commit(network, tmp_path, europarl_copy):
+    for name in EUROPARL_SESSIONS:
+        for language in europarl.LANGUAGES:
+            url = data_sources.github(europarl.REPOSITORY, europarl.COMMIT, f"it-en/{language}/{name}")
+            network.files[url] = (europarl_copy / "it-en" / language / name).read_bytes()
+    out = prepare(tmp_path, "out", "--europarl")
+    assert read_gzip_pairs(out / "train-europarl.tsv.gz") == EXPECTED_EUROPARL
+
+
+def test_a_europarl_file_with_another_sha256_is_refused(network, tmp_path, europarl_copy, monkeypatch):
+    changed = europarl_copy / "it-en" / "it" / "ep-00-01-18.al"
+    changed.write_bytes(changed.read_bytes().replace(b"Buongiorno", b"Buonasera"))
+    with pytest.raises(SourceChanged, match=r"^europarl-it/ep-00-01-18.al: .*ep-00-01-18.al has sha256 [0-9a-f]{64}, "
+                                            r"not the [0-9a-f]{64} pinned in the code for https://raw.githubusercontent"
+                                            r".com/Martingeek4life/Sin-r/e8471c43b9812223f0d9d561625d8c6131b893ce/"
+                                            r"it-en/it/ep-00-01-18.al"):
+        prepare(tmp_path, "out", "--europarl-from", europarl_copy)
+    assert not (tmp_path / "out").exists()
+
+
+def test_every_europarl_session_is_pinned_at_one_commit():
+    sources = europarl.session_sources()
+    assert len(sources) == 387
+    assert all(re.fullmatch(r"ep-\d\d-\d\d-\d\d\.al", Path(source.url).name) for pair in sources for source in pair)
+    assert all(re.fullmatch("[0-9a-f]{64}", source.sha256) for pair in sources for source in pair)
+    assert {source.url.split("/")[5] for pair in sources for source in pair} == {europarl.COMMIT}
+
+
+@pytest.mark.parametrize("tokenised, reason", [
+    (("Thank you . ", " "), "empty"),
+    (("That is why we would recommen. and I agree . ", "Per questo lo raccomandiamo . "), "dash_artefact"),
+    (("( Applause ) ", "( Applausi ) "), "stage_direction"),
+    (("Sitting closed . ", "( La seduta termina alle 19.15 ) "), "stage_direction"),
+    (("I am booking my seat today ! ", "Mi prenoto ! "), "length_mismatch"),
+    (("and ", "e "), "length_mismatch"),
+])
+def test_each_europarl_filter_drops_what_it_names(tmp_path, tokenised, reason):
+    english, italian = tmp_path / "en.al", tmp_path / "it.al"
+    english.write_bytes(f"{tokenised[0]}\nAt 10 a.m. , etc. and so on . \n".encode("latin-1"))
+    italian.write_bytes(f"{tokenised[1]}\nAlle 10 , ecc. e così via . \n".encode("latin-1"))
+    kept, removed = europarl.europarl_pairs([(english, italian)])
+    assert kept == [("At 10 a.m., etc. and so on.", "Alle 10, ecc. e così via.")]
+    assert removed[reason] == 1 and sum(removed.values()) == 1
+
+
+def test_session_files_of_different_lengths_are_refused(tmp_path):
+    (tmp_path / "en.al").write_bytes(b"One .\nTwo .\n")
+    (tmp_path / "it.al").write_bytes(b"Uno .\n")
+    with pytest.raises(ValueError, match="^en.al: 2 English lines but 1 Italian lines$"):
+        europarl.europarl_pairs([(tmp_path / "en.al", tmp_path / "it.al")])

@@ -9,6 +9,7 @@ from pathlib import Path
 import gradio as gr
 import pytest
 
+from inputs.request import one_line
 from interpretability import inspect
 from transformer import Sampling
 from web_helpers import answered, changed_indices, chips, question, served_translator, translated  # noqa: F401 (fixture)
@@ -44,7 +45,7 @@ def test_decoding_settings_refuse_what_the_page_does_not_offer():
     assert translation.decoding_settings("greedy", 5, 1.0, 0, 0) == (1, None)
     assert translation.decoding_settings("beam", 3, 1.0, 0, 0) == (3, None)
     assert translation.decoding_settings("sampling", 3, 0.5, 4, 2) == (1, Sampling(0.5, 4, 2))
-    with pytest.raises(gr.Error, match="the beam width must be a whole number in 1..8, got 9"):
+    with pytest.raises(gr.Error, match="Decoding settings: beam must be a whole number in 1..8, got 9"):
         translation.decoding_settings("beam", 9, 1.0, 0, 0)
     with pytest.raises(gr.Error, match="Decoding settings"):
         translation.decoding_settings("sampling", 1, "hot", 0, 0)
@@ -65,10 +66,10 @@ def test_line_breaks_are_read_as_spaces_and_said():
     the lines were joined."""
     from interpretability import InputReport
 
-    assert translation.one_line("Hello there.\nHow are you?") == ("Hello there. How are you?", 2)
-    assert translation.one_line("  a \r\n\n b\u2028c\n") == ("a b c", 3)
-    assert translation.one_line("I see the cat.") == ("I see the cat.", 1)  # untouched
-    assert translation.one_line("I see the cat.\n") == ("I see the cat.", 1)
+    assert one_line("Hello there.\nHow are you?") == ("Hello there. How are you?", 2)
+    assert one_line("  a \r\n\n b\u2028c\n") == ("a b c", 3)
+    assert one_line("I see the cat.") == ("I see the cat.", 1)  # untouched
+    assert one_line("I see the cat.\n") == ("I see the cat.", 1)
     status = translation.translation_status(0.5, "greedy", InputReport(8, 0, False, False), 3, 127, joined_lines=2)
     assert "your 2 lines were joined into one text (each line break read as a space)" in status
     assert "joined" not in translation.translation_status(0.5, "greedy", InputReport(8, 0, False, False), 3, 127)
@@ -138,9 +139,9 @@ def test_an_experiment_runs_on_the_translation_shown_made_again_from_its_request
     assert shown.translation == payload["translation"] and shown.source_tokens == payload["source_tokens"]
     assert shown.target_tokens == payload["target_tokens"] and shown.sampling.seed == 7
     assert translation.inspection_of(served, " ", *settings) is None  # no translation shown
-    with pytest.raises(gr.Error, match="the decoding must be one of greedy, beam, sampling"):
+    with pytest.raises(gr.Error, match="decoding must be one of 'greedy', 'beam', 'sampling'"):
         translation.inspection_of(served, request["text"], "<script>", 2, 1.0, 0, 0)
-    with pytest.raises(gr.Error, match="the beam width must be a whole number in"):
+    with pytest.raises(gr.Error, match="beam must be a whole number in"):
         translation.inspection_of(served, request["text"], "beam", 99, 1.0, 0, 0)
     assert "shownTranslation" in translation.SHOWN_TRANSLATION  # the page's translation (translation.js), not the box's
     assert 'store.get("translation")?.request' in (ROOT / "webapp" / "translation.js").read_text(encoding="utf-8")

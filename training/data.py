@@ -14,8 +14,8 @@ from tokenizers import Tokenizer
 from transformer.tokenizer import BOS_ID, EOS_ID, encode_batch, load_tokenizer, pad_sequences, train_tokenizer
 
 # No pair a model can learn from is this long: a side of max_len tokens (at most 256 in training.configs) holds at
-# most a few kB (a BPE token is rarely over 16 bytes). Longer lines are dropped unread: a 10 MB line cost 38 s and
-# 2.8 GB of tokenising before encode_pairs dropped it.
+# most a few kB (a BPE token is rarely over 16 bytes). Longer lines are dropped unread: tokenising a
+# 10 MB line before encode_pairs dropped it cost tens of seconds and gigabytes.
 MAX_LINE_BYTES = 16_384
 PREPARE_DATA_HINT = "`python -m training.prepare_data --out data/en-it` rebuilds the project's data files"
 

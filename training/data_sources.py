@@ -1,16 +1,12 @@
 """Every public source `training.prepare_data` reads, pinned: a URL at a fixed commit (never a branch, which can
-move), its licence and credit line, and the sha256 it must have where that is known.
-
-Two kinds of pin:
-- a sha256 in `SHA256`: the file must have it, from the first download on;
-- none: the hash is recorded in the download cache's lock file on the first download and checked on every later run
-  (trust on first use). The build also checks its *outputs* against the sha256 of the project's own files
-  (`PROJECT_OUTPUTS`): a test set built from a source that is not the one the scores were made on is refused.
+move), its licence and credit line, and the sha256 it must have (`SHA256`; Europarl's 774 files in
+`europarl_sha256.json`), from the first download on. A source without one (a fixture of the tests, a source being
+added) is checked by trust on first use: its hash is recorded in the download cache's lock file on its first download
+and checked on every later run. The build also checks its *outputs* against the sha256 of the project's own files
+(`PROJECT_OUTPUTS`): a test set that is not the one the scores were made on is refused.
 
 The test sets come from Helsinki-NLP/OPUS-MT-testsets. Its layout changed over time (`testsets/SRC-TRG/NAME.LANG`,
-later `datasets/ORIGIN/...`), so each file is pinned at a commit that holds it, not all at one commit. docs/data.md
-says which of these paths and commits were read from a stored copy of the repository and which are inferred.
-"""
+later `datasets/ORIGIN/...`), so each file is pinned at a commit that holds it, not all at one commit."""
 
 from dataclasses import dataclass
 
@@ -27,15 +23,25 @@ class Source:
     sha256: str | None = None
 
 
-# The sha256 of each source whose bytes are known here without a download. Each file's stored copy at its pinned commit
-# holds exactly as many characters as the matching column of the project's file (`test-tatoeba.tsv`, `dev-news.tsv`,
-# or `train-extra.tsv` cut at the sets' boundaries), one sentence a line with a final newline, and its first and last
-# lines are those of the column: so the file is that column, and its hash is the column's. docs/data.md says which
-# sources remain trust on first use, and why.
+# The sha256 of every source file, read from each repository at its pinned commit (a stored copy of it: GitHub
+# itself cannot be reached from the build machines). A file with another sha256 is refused from its first download on.
 SHA256 = {
     "tatoeba-test-v2020-07-28.eng": "bca1c6ae7fd5a20072fb2bc915a173a84b10eaccf0794b6f1addb9eb7abb84f9",
     "tatoeba-test-v2020-07-28.ita": "bf975736ba74af76b1be3dedb5b1fc6f8d7f874e9fc72c4ca37603500f99be39",
+    "tatoeba-test-v2021-03-30.eng": "103aaaf7d2c221a553493d684e30a9e26963846c04bd3421764b8617bb60997e",
+    "tatoeba-test-v2021-03-30.ita": "54db454e0d713c4c7aeacc40331aba471eb3f63af4d3444ccccda61ab2efdfe5",
+    "tatoeba-test-v2021-08-07.eng": "ef0c6a6d746c0d53e6496ac1073db91d4efe51d21c7a586bbbaa0f3660e938e4",
+    "tatoeba-test-v2021-08-07.ita": "3735d63c036d6e7359c708c14c793f282ff84dd6f3c83353edb50085d0a958e1",
+    "flores200-devtest.eng": "612e9fbe87997617c0fa8fa8929654a4f49b728d96738112c2b86ef6a1d78d88",
+    "flores200-devtest.ita": "4166da51aba285736535916870142d7e9491494cee52b1db0808533399796a94",
+    "newstest2009.eng": "c74a4862decfe87f88fb10eacdcb6ac972a648f0dd6deeb25ac2dbc6128dc0b6",
+    "newstest2009.ita": "363ada491ad342afa56aedf1d144de5ed9b1fa67f0777c353ae34bf5b31562a7",
+    "newssyscomb2009.eng": "b734a44294fa3b23a2491cd9a2c59fb5eb71332ace70b2c9039978863dd0e43d",
     "newssyscomb2009.ita": "f3b5bc7aec6901cbbb73aff50bfc741fedfea69e7b540655f0b8ef53b1f82393",
+    "ntrex128.eng": "3a62f94f5c42a395d4452ec890ca45afc75866b5b4b1d493429433cfe8469fe9",
+    "ntrex128.ita": "682d667d41c84c93e02d5290ae7ba2ec7bb346bb23522692cb45bf6b28ee62a7",
+    "ud-pud-en.conllu": "9740cff4792d36310201f0037f2856ff6a92736cb341f92e9a6a5193edaf5aaf",
+    "ud-pud-it.conllu": "8612f1c216eda8ede799770b65b33e9c13cfcf774275172f03fcd26204b0e170",
     "oldi-seed.eng_Latn": "55d30a333f99dbb44a9f5c3c3828d6e33ddf9d15040d5d8c985526c8be4577b1",
     "oldi-seed.ita_Latn": "78a615d57e30b55e02eb6f5f6974937047b6ff047ada48a5aa7db7662701c4a9",
     "mt-geneval-dev-feminine.en": "dc765706f68a17654f8a592d64532765a39d3e3f7d474cca3f55e21faa8e69e7",
@@ -193,6 +199,7 @@ PROJECT_OUTPUTS = {
     "train.tsv": "c2b207589321f3bd38117def3a676d1ee6591c806d2cc552bf268df58e42421e",
     "dev.tsv": "3c05e483c0c33bd9b7bc1f940e80ba6b2fccb3cb2c9a00531b9674a7e5cd3b11",
     "train-docs.tsv": "4ab6e235bb7ec53d605c09843e6cea3d481b2fbf355b17b0436b758c9f0f75ec",
+    "train-europarl.tsv.gz": "97e145362d12f9f0c89e98c81730faf2d089cea1ba1b5c6470541940983503f2",  # uncompressed
 }
 MUST_MATCH = ("test-tatoeba.tsv", "dev-news.tsv")
 

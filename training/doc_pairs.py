@@ -18,7 +18,6 @@ clean translation pair, in that order, counting what each removed.
 """
 
 import difflib
-import hashlib
 import html.parser
 import json
 import random
@@ -27,7 +26,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from .prepare_data import clean, normalise
+from .pinned import sha256
+from .sentences import clean, normalise
 
 DEBIAN_SUITE = "Debian 12 (bookworm)"
 
@@ -360,7 +360,7 @@ def unpacked(package, version, cache_dir, lock):
                                     f"{DEBIAN_SUITE} apt source, or put its .deb in {folder}") from e
         debs = sorted(folder.glob(f"{package}_*.deb"))
     deb = debs[-1]
-    digest = hashlib.sha256(deb.read_bytes()).hexdigest()
+    digest = sha256(deb.read_bytes())
     lock.check(deb.name, digest, deb, f"{package}={version}")
     root = folder / package
     if not root.is_dir():

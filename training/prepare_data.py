@@ -2,6 +2,7 @@
 
     python -m training.prepare_data --out data/en-it
     python -m training.prepare_data --out data/en-it --docs          # also train-docs.tsv, from Debian packages
+    python -m training.prepare_data --out data/en-it --europarl      # also train-europarl.tsv.gz (774 files, 232 MB)
     python -m training.prepare_data --out data/en-it --tatoeba ita-eng.zip --exclude more-tests.tsv
 
 Every source is a URL at a fixed commit (training/data_sources.py). A source is checked against the sha256 recorded
@@ -9,152 +10,44 @@ in the code, or else against the one recorded in CACHE/sources.lock.json on its 
 an error that names it. The one source that cannot be pinned, manythings.org's ita-eng.zip (republished as Tatoeba
 grows), gives a warning with the pair counts when it differs from the recorded one.
 
-Writes OUT/test-tatoeba.tsv (the Tatoeba MT Challenge eng-ita test set v2020-07-28, as scored), OUT/dev-news.tsv
-(WMT newssyscomb2009), OUT/train.tsv (shuffled) and OUT/dev.tsv (the Tatoeba pairs), OUT/train-extra.tsv (OLDI Seed,
-MT-GenEval, CoCoA-MT), with --docs OUT/train-docs.tsv, and OUT/manifest.json: each source's URL, sha256, licence and
-credit, each output's pair count and sha256 (and whether it is the project's file), what each filter removed.
-test-tatoeba.tsv and dev-news.tsv must be byte-identical to the files the scores are on, or nothing is written.
+Writes OUT/test-tatoeba.tsv (the Tatoeba MT Challenge eng-ita test set v2020-07-28, as scored), OUT/dev-news.tsv (WMT
+newssyscomb2009), OUT/train.tsv (shuffled) and OUT/dev.tsv (the Tatoeba pairs), OUT/train-extra.tsv (OLDI Seed,
+MT-GenEval, CoCoA-MT), with --docs OUT/train-docs.tsv, with --europarl OUT/train-europarl.tsv.gz, and OUT/manifest.json:
+each source's URL, sha256, licence and credit, each output's pair count and sha256 (and whether it is the project's
+file), what each filter removed. test-tatoeba.tsv and dev-news.tsv must be byte-identical to the files the scores are
+on, or nothing is written.
 
 Every pair whose English or Italian side occurs on either side of any public test set (the three Tatoeba releases,
 FLORES-200 devtest, newstest2009, newssyscomb2009, NTREX-128) or of an `--exclude` file is removed from train, dev,
-extra and docs, ignoring case, spacing and Unicode composition; docs also loses every pair sharing a side with dev or
-the UD PUD treebanks. The same inputs and `--seed` give byte-identical files.
+extra, docs and Europarl, ignoring case, spacing and Unicode composition; docs also loses every pair sharing a side
+with dev or the UD PUD treebanks, Europarl every pair sharing a side with dev or the demo sets (data/demo). The same
+inputs and `--seed` give byte-identical files.
 """
 
 import argparse
-import hashlib
-import http.client
+import gzip
 import json
-import os
 import random
-import re
-import unicodedata
-import urllib.parse
-import urllib.request
 import zipfile
 from pathlib import Path
-
-from tqdm import tqdm
 
 from . import data_sources
 from .cli import command_line, positive_int, run_cli
 from .data import load_pairs
+from .doc_pairs import build_docs
+from .europarl import europarl_pairs, session_files
+from .pinned import Lock, SourceChanged, checked_source, fetch, sha256, write_atomic
+from .sentences import clean, normalise
 
-LOCK = "sources.lock.json"
 NEWLINE = b"\n"
 TREEBANK_TEXT = "# text = "
-# Characters that would end a TSV field or line for some reader (str.splitlines splits on all of them).
-LINE_BREAKS = re.compile(r"[\t\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
-TRAIN, DEV, TEST, DEV_NEWS, EXTRA, DOCS, MANIFEST = ("train.tsv", "dev.tsv", "test-tatoeba.tsv", "dev-news.tsv",
-                                                     "train-extra.tsv", "train-docs.tsv", "manifest.json")
+TRAIN, DEV, TEST, DEV_NEWS, EXTRA, DOCS, EUROPARL, MANIFEST = (
+    "train.tsv", "dev.tsv", "test-tatoeba.tsv", "dev-news.tsv", "train-extra.tsv", "train-docs.tsv",
+    "train-europarl.tsv.gz", "manifest.json")
+OPTIONAL = {DOCS: "--docs", EUROPARL: "--europarl"}  # output -> the flag that builds it
+DEMO_DIR = Path(__file__).resolve().parent.parent / "data" / "demo"
+DEMO_SETS = ("demo.tsv", "heldout.tsv")  # in data/demo, with the columns english and italian
 EXCLUDED = {"licence": "not redistributed: only compared against"}
-
-
-class DownloadError(FileNotFoundError):
-    """A source that could not be downloaded: like a missing file, the user fixes it by putting the file in place."""
-
-
-class SourceChanged(ValueError):
-    """A source or an output that is not the pinned one: the data would not be the data the scores are on."""
-
-
-def normalise(text):
-    """The form two sentences are compared in: NFC, lower-cased, runs of whitespace collapsed, stripped."""
-    return " ".join(unicodedata.normalize("NFC", text.lower()).split())
-
-
-def clean(text):
-    """`text` as one TSV field: tabs and line breaks become a space."""
-    return LINE_BREAKS.sub(" ", text).strip()
-
-
-def sha256(data):
-    return hashlib.sha256(data).hexdigest()
-
-
-def write_atomic(path, data):
-    """Write through a temporary file: an interrupted run never leaves half a file."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
-def download(url, path):
-    """`url` -> `path`, with a progress bar, through a temporary file so no half download is ever cached."""
-    part = path.with_name(path.name + ".part")
-    request = urllib.request.Request(url, headers={"User-Agent": "Mozilla/5.0 (training.prepare_data)"})
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response, open(part, "wb") as f:
-            size = int(response.headers.get("Content-Length") or 0) or None
-            with tqdm(total=size, unit="B", unit_scale=True, desc=f"downloading {path.name}") as bar:
-                while chunk := response.read(1 << 16):
-                    f.write(chunk)
-                    bar.update(len(chunk))
-    except BaseException:
-        part.unlink(missing_ok=True)
-        raise
-    os.replace(part, path)
-
-
-def cache_path(url, cache_dir):
-    """Where the download of `url` is kept: CACHE/HOST/PATH, so a commit-pinned URL keeps its commit in the path."""
-    parts = urllib.parse.urlsplit(url)
-    return Path(cache_dir, parts.netloc, *parts.path.strip("/").split("/"))
-
-
-def fetch(url, cache_dir):
-    """The cached download of `url`, downloaded first when absent. A failure names the URL and where to put the file
-    by hand."""
-    path = cache_path(url, cache_dir)
-    if path.is_file():
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        download(url, path)
-    except (OSError, http.client.HTTPException) as e:
-        reason = getattr(e, "reason", None) or e
-        raise DownloadError(f"could not download {url} ({reason}); download it elsewhere and save it as {path}") from e
-    return path
-
-
-class Lock:
-    """CACHE/sources.lock.json: the sha256 of each source without a hash in the code, recorded on its first
-    download and checked on every later run."""
-
-    def __init__(self, cache_dir):
-        self.path = Path(cache_dir, LOCK)
-        self.entries = json.loads(self.path.read_text(encoding="utf-8")) if self.path.is_file() else {}
-
-    def record(self, name, entry):
-        self.entries[name] = entry
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(self.entries, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-        write_atomic(self.path, text.encode("utf-8"))
-
-    def check(self, name, digest, path, origin):
-        """Record `digest` as `name`'s sha256 on its first download; afterwards a different one is an error."""
-        recorded = self.entries.get(name, {}).get("sha256")
-        if recorded is None:
-            self.record(name, {"origin": origin, "sha256": digest})
-            print(f"{name}: first download, sha256 {digest} recorded in {self.path}")
-        elif digest != recorded:
-            raise SourceChanged(f"{name}: {path} has sha256 {digest}, not the {recorded} pinned on first download "
-                                f"for {origin}; delete the file to download it again")
-
-
-def checked_source(source, cache_dir, lock):
-    """-> (path of `source`'s file, its manifest entry), once its sha256 is the pinned one: the one in the code, or
-    the one recorded on its first download (recorded now when this is the first)."""
-    path = fetch(source.url, cache_dir)
-    digest = sha256(path.read_bytes())
-    if source.sha256 and digest != source.sha256:
-        raise SourceChanged(f"{source.name}: {path} has sha256 {digest}, not the {source.sha256} pinned in the code "
-                            f"for {source.url}; delete the file to download it again")
-    if not source.sha256:
-        lock.check(source.name, digest, path, source.url)
-    return path, {"name": source.name, "url": source.url, "sha256": digest,
-                  "pinned": "in the code" if source.sha256 else "on first download",
-                  "licence": source.licence, "credit": source.credit}
 
 
 def decode(path, data):
@@ -325,6 +218,27 @@ def read_extras(sources, cache_dir, lock, sides_to_avoid):
     return pairs, entries, removed
 
 
+def demo_sentences(folder=DEMO_DIR):
+    """The normalised English and Italian sentences of the project's demo sets (DEMO_SETS in `folder`)."""
+    sentences = set()
+    for name in DEMO_SETS:
+        header, *rows = [line.split("\t") for line in lines(Path(folder, name))]
+        columns = [header.index("english"), header.index("italian")]
+        sentences |= {normalise(row[i]) for row in rows for i in columns}
+    return sentences
+
+
+def build_europarl(args, lock, sides_to_avoid):
+    """-> (Europarl's pairs in session order, manifest entry, what was removed): cleaned by training/europarl.py, then
+    without repeated pairs and pairs sharing a side with `sides_to_avoid`."""
+    files, entry = session_files(args.cache, lock, args.europarl_from)
+    pairs, removed = europarl_pairs(files)
+    pairs, more_removed = filter_pairs(pairs, sides_to_avoid)
+    removed |= {"duplicates": more_removed["duplicates"], "test_overlap": more_removed["test_overlap"]}
+    print(f"europarl: {len(pairs)} pairs; removed {json.dumps(removed)}")
+    return pairs, {**entry, "pairs": len(pairs)}, removed
+
+
 def split_dev(pairs, dev_size, seed):
     """-> (train shuffled, dev in reading order). Dev takes whole English sentences (normalised; all their
     translations) in a seeded random order until it holds at least `dev_size` pairs, so it shares none with train."""
@@ -353,6 +267,12 @@ def tsv_bytes(pairs):
     return "".join(f"{en}\t{it}\n" for en, it in pairs).encode("utf-8")
 
 
+def as_written(name, data):
+    """A file's bytes as written: a .gz one gzip-compressed without a time stamp, so the same pairs give the same
+    bytes."""
+    return gzip.compress(data, mtime=0) if name.endswith(".gz") else data
+
+
 def checked_outputs(files, project_outputs, sources_of):
     """-> ({name: bytes}, {name: manifest entry}), once every file the scores are on is byte-identical to the
     project's: otherwise nothing is written and the error names the file and the sources (`sources_of[name]`) it
@@ -371,15 +291,16 @@ def checked_outputs(files, project_outputs, sources_of):
     return contents, entries
 
 
-def write_outputs(out, contents, docs):
-    """Write each file. Without --docs, a train-docs.tsv of an earlier run is removed, so the folder holds what the
-    manifest lists."""
+def write_outputs(out, contents):
+    """Write each file (a .gz one compressed). An optional file of an earlier run that this one did not build is
+    removed, so the folder holds what the manifest lists."""
     out.mkdir(parents=True, exist_ok=True)
-    if not docs and (out / DOCS).exists():
-        (out / DOCS).unlink()
-        print(f"removed {out / DOCS} of an earlier run (no --docs given)")
+    for name, flag in OPTIONAL.items():
+        if name not in contents and (out / name).exists():
+            (out / name).unlink()
+            print(f"removed {out / name} of an earlier run (no {flag} given)")
     for name, data in contents.items():
-        write_atomic(out / name, data)
+        write_atomic(out / name, as_written(name, data))
         print(f"wrote {out / name} ({data.count(NEWLINE)} pairs)")
 
 
@@ -396,6 +317,11 @@ def parse_args(argv):
                         help="more test sets (TSV) to keep out, besides the pinned public ones")
     parser.add_argument("--docs", action="store_true",
                         help="also build train-docs.tsv from the Debian documentation packages (apt-get download)")
+    parser.add_argument("--europarl", action="store_true",
+                        help="also build train-europarl.tsv.gz from Europarl's it-en release (774 files, 232 MB)")
+    parser.add_argument("--europarl-from", metavar="DIR", type=Path,
+                        help="read Europarl's files from DIR, a copy of the repository at its pinned commit, "
+                             "instead of downloading them (still checked by sha256); implies --europarl")
     parser.add_argument("--cache", metavar="DIR", type=Path, default=Path("data/downloads"),
                         help="folder downloads and the lock file of their hashes are kept in (default: data/downloads)")
     parser.add_argument("--dev-size", metavar="N", type=positive_int, default=2000,
@@ -412,6 +338,8 @@ def main(argv=None, sources=data_sources.PINNED):
     for path, flag in [(args.tatoeba, "--tatoeba"), *((path, "--exclude") for path in args.exclude)]:
         if path:
             given_file(path, flag)  # before any download
+    if args.europarl_from and not args.europarl_from.is_dir():
+        raise FileNotFoundError(f"{args.europarl_from}: no such folder (given with --europarl-from)")
     lock = Lock(args.cache)
     test_sets, source_entries, sides_to_avoid = read_test_sets(args, sources, lock)
     test, removed_from_test = as_published(test_sets[sources.benchmark])
@@ -425,18 +353,20 @@ def main(argv=None, sources=data_sources.PINNED):
     removed = {"tatoeba": {"malformed": malformed, **removed_from_tatoeba}, "test_set": removed_from_test,
                "dev_news": removed_from_dev_news, "extra": removed_from_extra}
     source_entries += [tatoeba_entry, *extra_entries]
+    dev_sides = {normalise(side) for pair in dev for side in pair}
     if args.docs:
-        from .doc_pairs import build_docs  # here: doc_pairs builds on this module
-
-        dev_sides = {normalise(side) for pair in dev for side in pair}
         treebank_sides, treebank_entries = treebank_sentences(sources.docs_also_avoid, args.cache, lock)
         files[DOCS], docs_entries, removed["docs"] = build_docs(
             args.cache, lock, sides_to_avoid | dev_sides | treebank_sides, args.seed)
         source_entries += treebank_entries + docs_entries
+    if args.europarl or args.europarl_from:
+        files[EUROPARL], europarl_entry, removed["europarl"] = build_europarl(
+            args, lock, sides_to_avoid | dev_sides | demo_sentences())
+        source_entries.append(europarl_entry)
     test_set_files = {parallel.name: [parallel.english.name, parallel.italian.name] for parallel in sources.test_sets}
     sources_of = {TEST: test_set_files[sources.benchmark], DEV_NEWS: test_set_files[sources.dev_news]}
     contents, outputs = checked_outputs(files, sources.project_outputs, sources_of)
-    write_outputs(args.out, contents, args.docs)
+    write_outputs(args.out, contents)
     manifest = {"command": command_line("training.prepare_data", argv), "seed": args.seed, "dev_size": args.dev_size,
                 "sources": source_entries, "outputs": outputs, "removed": removed}
     write_atomic(args.out / MANIFEST, (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))

@@ -39,7 +39,16 @@ from transformer.model import Transformer, TransformerConfig
 from transformer.tokenizer import PAD_ID, load_tokenizer
 
 from .cli import check_writable, command_line, non_negative_float, non_negative_int, positive_float, run_cli
-from .configs import TrainConfig, config_dict, load_config, model_config, model_settings, parse_overrides, train_config
+from .configs import (
+    CONFIGS,
+    TrainConfig,
+    config_dict,
+    load_config,
+    model_config,
+    model_settings,
+    parse_overrides,
+    train_config,
+)
 from .curve import plot_curve
 from .data import TokenBatcher, TrainingData, build_tokenizer, load_pairs
 from .evaluate import score
@@ -55,7 +64,7 @@ LOG_COLUMNS = ["step", "epoch", "minutes", "target_tokens", "train_loss", "lr", 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="python -m training.train", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--config", default="tiny", help="tiny | cpu | base, or a JSON file")
+    p.add_argument("--config", default="tiny", help=f"{' | '.join(CONFIGS)}, or a JSON file")
     p.add_argument("--train", required=True, nargs="+", metavar="DATA",
                    help="TSV files of English<TAB>Italian pairs or Hugging Face dataset ids (several, or a comma list)")
     p.add_argument("--train-weights", nargs="+", type=positive_float, metavar="W",

@@ -1,6 +1,6 @@
 """The HTTP API: what scripts call (gradio_client, or REST at /gradio_api/call/NAME), apart from the page's own
-events, which are private (`events.make_private`). Each endpoint checks its arguments at the door and says what is
-wrong with one in a gr.Error naming it and its range, and keeps nothing once it has answered.
+events, which are private (`deploy.routes.make_private`). Each endpoint checks its arguments at the door and says
+what is wrong with one in a gr.Error naming it and its range, and keeps nothing once it has answered.
 
 - `/translate`: the translation only, none of the page's work (no teacher-forced pass for the attention maps, no HTML,
   no session state). It equals the page's translation of the same text and settings.
@@ -12,77 +12,45 @@ lanes of `served.ServedModel`. Each endpoint has its own Gradio concurrency grou
 requests waiting for their turn never fill the light ones' (`register`).
 
 Gradio opens a session for every API call made without one (each REST call); how many it keeps is bounded by
-`launch(state_session_capacity=...)` (app.py, MAX_SESSIONS), the oldest dropped first.
+`launch(state_session_capacity=...)` (`deploy.harden`, MAX_SESSIONS), the oldest dropped first.
 """
 
-import functools
 import inspect as inspect_module
-import json
-import math
-import numbers
-import re
 
 import gradio as gr
 
-from inputs.checks import MAX_SEED, MAX_TEMPERATURE, MIN_TEMPERATURE, check_whole_number, echo
+from deploy.admission import admitted
+from deploy.routes import Refusal
+from inputs.checks import echo
+from inputs.request import one_line, parse_request, whole
 from interpretability import input_report
 from interpretability.inspection import MAX_CANDIDATES
 from interpretability.kinds import head_grid
-from transformer import Sampling
 
 from . import translation
-from .events import Refusal, answer_json, read_body
 from .payload import candidates, input_json, rounded
 from .tabs import heads, inside_head, steps
 from .tabs.heads import parse_head_name
-from .translation import MAX_BEAM, decoding_label, one_line
-
-DECODINGS = ("greedy", "beam", "sampling")
-
+from .translation import decoding_label
 
 # --- Arguments -------------------------------------------------------------------------------------------------------
 
 
-def text_argument(text, name="text"):
-    """`text` as the page reads it (its lines as one: `translation.one_line`); a gr.Error unless it is a string."""
-    if not isinstance(text, str):
-        raise Refusal(f"{name} must be a string, got {type(text).__name__} {echo(text)}")
-    return one_line(text)[0]
+def request_argument(served, text, decoding="greedy", beam=4, temperature=1.0, top_k=0, seed=0):
+    """The `Request` of an endpoint's arguments (`inputs.request.parse_request`: only those its decoding uses are
+    read); a gr.Error naming the first one wrong, with its range."""
+    try:
+        return parse_request(text, decoding, beam, temperature, top_k, seed, vocab_size=served.cfg.vocab_size)
+    except ValueError as e:
+        raise Refusal(str(e)) from e
 
 
 def whole_argument(name, value, low, high):
-    """`value` as an int (a float with no fraction counts: 4.0 is 4); a gr.Error naming `name` and low..high
-    otherwise (NaN, infinity, a fraction, a bool, a string, out of range)."""
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        value = int(value)
+    """`value` as an int (4.0 is 4); a gr.Error naming `name` and low..high otherwise."""
     try:
-        check_whole_number(name, value, low, high)
+        return whole(name, value, low, high)
     except ValueError as e:
         raise Refusal(str(e)) from e
-    return value
-
-
-def number_argument(name, value, low, high):
-    """`value` as a float; a gr.Error naming `name` and low..high unless it is a finite number in that range."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not low <= value <= high:
-        raise Refusal(f"{name} must be a number in {low:g}..{high:g}, got {echo(value)}")
-    return float(value)
-
-
-def decoding_arguments(served, decoding="greedy", beam=4, temperature=1.0, top_k=0, seed=0):
-    """(beam width, Sampling or None) of the page's decoding settings, each checked (only those the decoding uses,
-    as on the page); a gr.Error naming the first one wrong."""
-    if decoding not in DECODINGS:
-        raise Refusal(f"decoding must be one of {', '.join(map(repr, DECODINGS))}, got {echo(decoding)}")
-    if decoding == "sampling":
-        return 1, sampling_argument(temperature, top_k, seed, served.cfg.vocab_size)
-    return (whole_argument("beam", beam, 1, MAX_BEAM) if decoding == "beam" else 1), None
-
-
-def sampling_argument(temperature, top_k, seed, vocab_size):
-    """A Sampling of checked arguments (top_k up to the vocabulary's size: more would keep them all too)."""
-    return Sampling(number_argument("temperature", temperature, MIN_TEMPERATURE, MAX_TEMPERATURE),
-                    whole_argument("top_k", top_k, 0, vocab_size), whole_argument("seed", seed, 0, MAX_SEED))
 
 
 def heads_argument(served, heads):
@@ -109,37 +77,32 @@ def translate(served, text: str, decoding: str = "greedy", beam: int = 4, temper
               seed: int = 0) -> str:
     """English -> Italian, the translation only (the page's translation of the same text and settings). `decoding`:
     "greedy", "beam" (with `beam`, the width, 1-8) or "sampling" (with `temperature` 0.01-100, `top_k` (0: all
-    tokens) and `seed`: the same seed gives the same translation)."""
-    came_through_the_door(served, "translate", text, decoding, beam)
-    text = text_argument(text)
-    beam, sampling = decoding_arguments(served, decoding, beam, temperature, top_k, seed)
-    if not text.strip():
+    tokens) and `seed`: the same seed gives the same translation). A text longer than the model reads is translated
+    from its beginning, as on the page; /inspect's `input.truncated` says whether it was cut."""
+    request = request_argument(served, text, decoding, beam, temperature, top_k, seed)
+    if not request.text.strip():
         return ""
-    return served.translate(text, beam, sampling)
+    return served.translate(request.text, request.beam, request.sampling)
 
 
 def sample(served, text: str, temperature: float = 1.0, top_k: int = 0, seed: int = 0) -> str:
     """English -> Italian by sampling: each token drawn from the model's distribution at `temperature` (0.01-100)
     among the `top_k` most probable (0: all); the same seed gives the same translation."""
-    came_through_the_door(served, "sample", text)
-    text = text_argument(text)
-    sampling = sampling_argument(temperature, top_k, seed, served.cfg.vocab_size)
-    if not text.strip():
+    request = request_argument(served, text, "sampling", 1, temperature, top_k, seed)
+    if not request.text.strip():
         return ""
-    return served.translate(text, 1, sampling)
+    return served.translate(request.text, 1, request.sampling)
 
 
 def ablate(served, text: str, heads: list[str], beam: int = 1) -> str:
     """English -> Italian with the attention heads `heads` switched off (their output zeroed before W_O), each named
     "<kind> L<layer> H<head>", kind encoder, decoder or cross, e.g. ["cross L2 H3", "encoder L1 H1"]; `beam`: the
     beam width, 1-8 (1: greedy)."""
-    came_through_the_door(served, "ablate", text)
-    text = text_argument(text)
+    request = request_argument(served, text, "beam", beam)
     chosen = heads_argument(served, heads)
-    beam = whole_argument("beam", beam, 1, MAX_BEAM)
-    if not text.strip():
+    if not request.text.strip():
         return ""
-    return served.translate(text, beam, None, chosen)
+    return served.translate(request.text, request.beam, None, chosen)
 
 
 def inspect(served, text: str, decoding: str = "greedy", beam: int = 4, temperature: float = 1.0, top_k: int = 0,
@@ -149,13 +112,13 @@ def inspect(served, text: str, decoding: str = "greedy", beam: int = 4, temperat
     each layers x heads x queries x keys, rows adding up to 1, rounded to 4 decimals), the `candidates` most probable
     next tokens at each step ([token, probability]; 1-100) and what of the input the model may not read well
     (`input`). Decoding settings as for /translate."""
-    came_through_the_door(served, "inspect", text)
-    text = text_argument(text)
-    beam, sampling = decoding_arguments(served, decoding, beam, temperature, top_k, seed)
+    request = request_argument(served, text, decoding, beam, temperature, top_k, seed)
     candidates = whole_argument("candidates", candidates, 1, MAX_CANDIDATES)
-    if not text.strip():
+    if not request.text.strip():
         raise Refusal("text is empty: there is nothing to inspect")
-    return served.heavy(lambda: inspection_json(served.inspect_alone(text, beam, sampling, candidates), beam, sampling))
+    beam, sampling = request.beam, request.sampling
+    return served.heavy(lambda: inspection_json(served.inspect_alone(request.text, beam, sampling, candidates), beam,
+                                                sampling))
 
 
 def inspection_json(inspection, beam=1, sampling=None):
@@ -177,81 +140,36 @@ def inspection_json(inspection, beam=1, sampling=None):
 
 
 ENDPOINTS = {"translate": translate, "inspect": inspect, "sample": sample, "ablate": ablate}
-HEAVY_ENDPOINTS = ("inspect", "sample", "ablate")
 
 
 def register(served):
-    """The API's endpoints, each with its concurrency group: /translate (light and heavy work alike: its group has
-    room for every heavy request the lane holds, running or in line, beside a full batch of light ones, and heavy
-    ones beyond that are refused at once, so that greedy requests never queue behind heavy ones:
-    `served.ServedModel.concurrency`) and the heavy endpoints /inspect, /sample, /ablate (a group of their own). The
-    lanes bound the work done at once; the groups bound the threads that wait for them."""
+    """The API's endpoints, each with its concurrency group and its `ticket` for the door (`endpoint_ticket`):
+    /translate (light and heavy work alike: its group has room for every heavy request the lane holds, running or in
+    line, beside a full batch of light ones, and heavy ones beyond that are refused at once, so that greedy requests
+    never queue behind heavy ones: `served.ServedModel.concurrency`) and the heavy endpoints /inspect, /sample,
+    /ablate (a group of their own). The lanes bound the work done at once; the groups bound the threads that wait for
+    them."""
     groups = {"translate": dict(concurrency_id="api-translate", concurrency_limit=served.concurrency)}
     heavy = dict(concurrency_id="api-heavy", concurrency_limit=served.batch_size)
     for name, fn in ENDPOINTS.items():
-        gr.api(served.bind(fn), api_name=name, **groups.get(name, heavy))
+        gr.api(admitted(served.bind(fn), served.lane, endpoint_ticket(served, name)), api_name=name,
+               **groups.get(name, heavy))
 
 
-ARRIVAL_S = 5.0  # a call let in at the door is expected at its endpoint within this (Gradio's queue, a loaded machine)
+def endpoint_ticket(served, name):
+    """Whether a call of the endpoint `name` with these arguments (in order) is heavy work (`ticketed`)."""
+    def ticket(text, decoding="greedy", beam=4, *rest):
+        if name != "translate":
+            decoding, beam = "greedy", 1
+        return ticketed(served, name, text, decoding, beam)
 
-
-class HeavyAdmission:
-    """ASGI middleware: a call of heavy work for which the heavy lane has no place (`serving.batching.Lane.admit`:
-    its slots, its line and the calls let in before it, not arrived yet) is refused at once, before it becomes an
-    event in Gradio's queue: an API call (`ticketed`: /inspect, /ablate; /translate with a beam; /translate and
-    /sample of a long text) with HTTP 503 and the busy message, a page event that asks for heavy work
-    (`admit_page_events`: a translation with a beam or of a long text, heads switched off, attribution) with HTTP
-    429 and the busy message, which the page shows (Gradio's page shows its own words for a 503). In the queue, a
-    burst of them would go first, in order of arrival, each opening a session on the event loop before the lane
-    refuses it: 100 of them held up the greedy request that came next for 10 s. `blocks`: the page (None: the API
-    only)."""
-
-    ROUTE = re.compile(r"/gradio_api/(call/v2|call)/(translate|inspect|sample|ablate)/?$")
-    JOIN = re.compile(r"/gradio_api/queue/join/?$")
-    ARGUMENTS = {"translate": ("text", "decoding", "beam"), "sample": ("text",), "inspect": ("text",),
-                 "ablate": ("text",)}  # each endpoint's first arguments, in order
-
-    def __init__(self, app, served, blocks=None):
-        self.app, self.served, self.blocks = app, served, blocks
-
-    async def __call__(self, scope, receive, send):
-        posted = scope["type"] == "http" and scope["method"] == "POST"
-        route = posted and self.ROUTE.search(scope["path"])
-        joins = posted and self.blocks is not None and self.JOIN.search(scope["path"])
-        if not (route or joins):
-            return await self.app(scope, receive, send)
-        body, receive = await read_body(receive)
-        heavy = self.heavy(*route.groups(), body) if route else self.heavy_page_event(body)
-        if heavy and not self.served.lane.admit(ARRIVAL_S):
-            status = 503 if route else 429
-            return await answer_json(scope, receive, send, status, self.served.busy_message("the heavy lane is full"))
-        await self.app(scope, receive, send)
-
-    def heavy(self, kind, name, body):
-        """Whether a call's body asks for heavy work (`ticketed`); what it gets wrong, the endpoint says."""
-        try:
-            sent = json.loads(body)
-            arguments = dict(zip(self.ARGUMENTS[name], sent["data"])) if kind == "call" else dict(sent)
-        except (ValueError, TypeError, KeyError):
-            return False
-        return ticketed(self.served, name, arguments.get("text"), arguments.get("decoding", "greedy"),
-                        arguments.get("beam", 4))
-
-    def heavy_page_event(self, body):
-        """Whether a page event joining the queue asks for heavy work (its `ticket`, `admit_page_events`)."""
-        try:
-            sent = json.loads(body)
-            ticket = self.blocks.fns[sent["fn_index"]].fn.ticket
-            return ticket(*sent["data"])
-        except (ValueError, TypeError, KeyError, AttributeError, IndexError):
-            return False  # not a heavy page event, or one Gradio or its handler says is wrong
+    return ticket
 
 
 def admit_page_events(demo, served):
-    """Each page event of `demo` whose handler may do heavy work gets the `ticket` `HeavyAdmission` asks at the door
-    (whether its inputs ask for heavy work, by `ticketed`'s rules: a translation with a beam or of a long text;
-    heads switched off and attribution always), and says when it has come through the queue (`Lane.arrived`), as
-    the API's endpoints do (`came_through_the_door`). Returns how many events it marked."""
+    """Each page event of `demo` whose handler may do heavy work gets the `ticket` the door asks
+    (`deploy.admission`): whether its inputs ask for heavy work, by `ticketed`'s rules (a translation with a beam or
+    of a long text; heads switched off and attribution always). Returns how many events it marked."""
     def as_translated(text, decoding="greedy", beam=4, *rest):
         return ticketed(served, "translate", text, decoding, beam)
 
@@ -261,26 +179,15 @@ def admit_page_events(demo, served):
     for fn in demo.fns.values():
         handler = getattr(inspect_module.unwrap(fn.fn), "__func__", None) if fn.fn else None
         if handler in tickets:
-            fn.fn = _arriving(fn.fn, served, tickets[handler])
+            fn.fn = admitted(fn.fn, served.lane, tickets[handler])
             marked += 1
     return marked
 
 
-def _arriving(fn, served, ticket):
-    @functools.wraps(fn)  # Gradio reads the signature: __wrapped__ keeps it
-    def arriving(*args, **kwargs):
-        if ticket(*args):
-            served.lane.arrived()
-        return fn(*args, **kwargs)
-
-    arriving.ticket = ticket
-    return arriving
-
-
 def ticketed(served, name, text, decoding="greedy", beam=4):
-    """Whether a call of the endpoint `name` with these raw arguments is heavy work, let in by `HeavyAdmission` only
-    with a place in the heavy lane: /inspect and /ablate always; /translate with a beam; /translate and /sample of a
-    long text. The door and the endpoint (`came_through_the_door`) ask it alike."""
+    """Whether a call of the endpoint `name` with these raw arguments is heavy work, let in at the door only with a
+    place in the heavy lane: /inspect and /ablate always; /translate with a beam; /translate and /sample of a long
+    text."""
     if name in ("inspect", "ablate"):
         return True
     if not isinstance(text, str):
@@ -289,10 +196,3 @@ def ticketed(served, name, text, decoding="greedy", beam=4):
         return True
     # no token is 64 characters long: a text this long has more tokens than light work takes, uncounted
     return len(text) > 64 * served.light_tokens or not served.is_light(one_line(text)[0])
-
-
-def came_through_the_door(served, name, text, decoding="greedy", beam=4):
-    """A call `HeavyAdmission` let in has left Gradio's queue for its endpoint: its place in the heavy lane is now
-    counted there (`Lane.arrived`)."""
-    if ticketed(served, name, text, decoding, beam):
-        served.lane.arrived()

@@ -4,8 +4,8 @@ ships its numbers once to the JavaScript that draws them (`webapp/views.js` read
 
 Attention weights are the bulk: (layers, heads, queries, keys) for three kinds. Each map travels as bytes
 (`packed`), a weight w as round(255 w) (base64 of uint8, row-major): the colour scale has 256 steps anyway, every
-weight is within 1/510 of the model's, and a 40-token sentence's maps fit in about 100 kB of JSON, uncompressed
-(`bench/app_latency.py` reports the size). Everything else is small and rounded to 4 decimals.
+weight is within 1/510 of the model's, and a weight takes about one and a third bytes of JSON (`bench/app_latency.py`
+reports the payload's size, bench/results/app_latency.json keeps it). Everything else is small and rounded to 4 decimals.
 """
 
 import base64

@@ -1,7 +1,7 @@
 """The loaded model as the page's handlers and the API call it: one object holding the translator, its model directory
 and the model calls, each wrapped once (`spaces.GPU` on a ZeroGPU Space) when the app starts.
 
-Two lanes share the model (serving.batching). Light work, one hypothesis (greedy or sampled) of a text of up to
+Two lanes share the model (`serving.batching`, `deploy.lane`). Light work, one hypothesis (greedy or sampled) of a text of up to
 `light_tokens` source tokens, goes into batches run one after another (greedy ones decoded together). Heavy work
 (beam search, longer inputs, heads switched off, gradient attribution, /inspect) takes turns, `heavy_slots` at a
 time in order of arrival, `heavy_waiting` more in line and the others refused at once, each within `heavy_budget`
@@ -18,14 +18,14 @@ import threading
 import types
 from collections import OrderedDict
 
+from deploy.lane import Busy, DeadlineExceeded, Lane, stop_at_deadline
+from deploy.routes import Refusal
 from interpretability import embedding_norms, head_details, inspect
 from interpretability.ablation import ablated
 from interpretability.attribution import float32_model, source_attribution
 from interpretability.inspection import LONG_INPUT_TOKENS
 from interpretability.kinds import head_grid
-from serving.batching import Busy, DeadlineExceeded, Lane, batched_decoder, stop_at_deadline
-
-from .events import Refusal
+from serving.batching import batched_decoder
 
 HEAVY_WORK = "beam search, long inputs, heads switched off, attribution, /inspect"
 

@@ -22,13 +22,17 @@ export function mount({element, props, watch, ask}) {
 }
 
 // The page's load: the box and the decoding controls as the URL's query string says (page.js writes it: text,
-// decoding, beam, temperature, top_k, seed), else as they are.
-export const fromUrl = (text, decoding, beam, temperature, topK, seed) => {
+// decoding, beam, temperature, top_k, seed), each value one its control offers (`choices`, the decodings; `ranges`,
+// each number's [lowest, highest, whole numbers only]: webapp/translation.py's CONTROL_RANGES), else as they are: a
+// value Gradio refuses comes back as a message the page renders as HTML.
+export const fromUrl = (choices, ranges, text, decoding, beam, temperature, topK, seed) => {
   const query = new URLSearchParams(location.search), number = (name, value) => {
-    const given = Number(query.get(name));
-    return query.has(name) && Number.isFinite(given) ? given : value;
+    const given = Number(query.get(name)), [low, high, whole] = ranges[name];
+    const offered = Number.isFinite(given) && low <= given && given <= high && (!whole || Number.isInteger(given));
+    return query.has(name) && offered ? given : value;
   };
-  return [query.get("text") ?? text, query.get("decoding") ?? decoding, number("beam", beam),
+  const chosen = query.get("decoding");
+  return [query.get("text") ?? text, choices.includes(chosen) ? chosen : decoding, number("beam", beam),
           number("temperature", temperature), number("top_k", topK), number("seed", seed)];
 };
 

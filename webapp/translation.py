@@ -8,7 +8,6 @@ Laid out for a projector: at 1024×768, after Translate, the tab bar and the top
 screen (the decoding settings are an accordion whose title names the decoding, the examples one row of small buttons).
 """
 
-import re
 import secrets
 import time
 from dataclasses import dataclass
@@ -16,12 +15,11 @@ from pathlib import Path
 
 import gradio as gr
 
-from inputs.checks import MAX_BEAM as LIBRARY_MAX_BEAM
-from inputs.checks import check_sampling, check_whole_number, echo
+from inputs.checks import SERVER_MAX_BEAM
 from inputs.language import check_language
+from inputs.request import one_line, parse_request  # noqa: F401 (one_line: the tabs read text as the box does)
 from interpretability import input_report
 from modeldir.seen import seen_words
-from transformer import Sampling
 from transformer.tokenizer import EOS
 
 from .events import Refusal
@@ -31,9 +29,6 @@ from .texts import EMPTY_MESSAGE
 from .tokens import output_tokens, token_chips
 from .views import carrier, gzipped_json
 
-# The widest beam the page offers, and the API accepts: the app's choice, half the library's limit, since each beam
-# adds to every decoding step of a server that others share.
-MAX_BEAM = LIBRARY_MAX_BEAM // 2
 EXAMPLES = [  # short enough to fit one row on a projector (1024 px)
     "I love reading books.",
     "Where is the station?",
@@ -41,13 +36,17 @@ EXAMPLES = [  # short enough to fit one row on a projector (1024 px)
     "The cat is sleeping.",
 ]
 DECODINGS = {"greedy": "Greedy", "beam": "Beam search", "sampling": "Sampling"}
+# What each decoding control takes: (lowest, highest, whole numbers only); the controls and the URL's values alike.
+CONTROL_RANGES = {"beam": (2, SERVER_MAX_BEAM, True), "temperature": (0.1, 3.0, False), "top_k": (0, 50, True),
+                  "seed": (0, 2**53 - 1, True)}
 # What the box's events run in the browser first (translation.js): the page's load reads the URL's sentence and
-# settings (`fromUrl`); every experiment sends the shown translation's sentence and settings, not the box's
-# (`shownTranslation`); an example clicked goes into the box and presses Translate (`pressTranslate`).
+# settings (`fromUrl`), each value one its control offers (`DECODINGS`, `CONTROL_RANGES`), else as they are: a value
+# Gradio refuses comes back as a message the page renders as HTML; every experiment sends the shown translation's
+# sentence and settings, not the box's (`shownTranslation`); an example clicked goes into the box and presses
+# Translate (`pressTranslate`).
 SCRIPT = Path(__file__).with_name("translation.js")
-FROM_URL = module_call(SCRIPT, "fromUrl")
+FROM_URL = module_call(SCRIPT, "fromUrl", list(DECODINGS), CONTROL_RANGES)
 SHOWN_TRANSLATION = module_call(SCRIPT, "shownTranslation")
-LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 
 
 @dataclass
@@ -65,18 +64,19 @@ class TranslationBox:
         return [self.text, *self.decoding_controls]
 
 
-def decoding_settings(decoding, beam, temperature, top_k, seed):
-    """(beam width, Sampling or None) of the decoding controls; a gr.Error that says why for values out of range."""
+def page_request(text, decoding, beam, temperature, top_k, seed):
+    """The `Request` of the sentence and decoding controls a page event sends (`inputs.request.parse_request`); a
+    gr.Error that says why for values the page does not offer."""
     try:
-        if decoding == "sampling":
-            sampling = Sampling(float(temperature), int(top_k), int(seed))
-            check_sampling(sampling)
-            return 1, sampling
-        beam = 1 if decoding == "greedy" else int(beam)
-        check_whole_number("the beam width", beam, 1, MAX_BEAM)
-        return beam, None
-    except (TypeError, ValueError) as e:
+        return parse_request(text, decoding, beam, temperature, top_k, seed)
+    except ValueError as e:
         raise Refusal(f"Decoding settings: {e}") from e
+
+
+def decoding_settings(decoding, beam, temperature, top_k, seed):
+    """(beam width, Sampling or None) of the decoding controls (`page_request`)."""
+    request = page_request("", decoding, beam, temperature, top_k, seed)
+    return request.beam, request.sampling
 
 
 def decoding_label(beam, sampling=None):
@@ -85,21 +85,6 @@ def decoding_label(beam, sampling=None):
         top_k = f", top-{sampling.top_k}" if sampling.top_k else ""
         return f"sampling (temperature {sampling.temperature:g}{top_k}, seed {sampling.seed})"
     return "greedy" if beam == 1 else f"beam search ({beam} beams)"
-
-
-def one_line(text):
-    """(`text` with its line breaks read as spaces, how many non-empty lines it had).
-
-    Shift+Enter puts a line break into the English box. The model learnt from single sentences and its tokenizer has
-    no token for a line break, so one reached it as the byte token `<0x0A>`: "Hello there.⏎How are you?" came out as
-    "Ciao lì. Inoltre è?", under a warning that blamed emoji. Of the two honest answers, translating each line as its
-    own sentence (and a way to pick which line the views show) or reading the lines as one text, this takes the
-    second: it is what the model can do (read one stretch of text, as it does a long sentence), every view keeps
-    showing the one translation above it, and the status line says the lines were joined (`translation_status`)."""
-    if not LINE_BREAK.search(text):
-        return text, 1
-    lines = [line.strip() for line in LINE_BREAK.split(text) if line.strip()]
-    return " ".join(lines), len(lines)
 
 
 def translation_status(seconds, decoding, report, italian_tokens, max_tokens, joined_lines=1, not_english=None,
@@ -159,10 +144,8 @@ def inspection_of(served, text, decoding, beam, temperature, top_k, seed):
     switched off) ask it so: the page sends the sentence and settings (SHOWN_TRANSLATION), the server keeps nothing."""
     if not isinstance(text, str) or not text.strip():
         return None
-    if decoding not in DECODINGS:
-        raise Refusal(f"Decoding settings: the decoding must be one of {', '.join(DECODINGS)}, got {echo(decoding)}")
-    beam, sampling = decoding_settings(decoding, beam, temperature, top_k, seed)
-    return served.inspect(one_line(text)[0], beam, sampling)
+    request = page_request(text, decoding, beam, temperature, top_k, seed)
+    return served.inspect(request.text, request.beam, request.sampling)
 
 
 def shown_inspection(served, shown):
@@ -176,8 +159,8 @@ def shown_inspection(served, shown):
 def sent_payload(served, payload):
     """What the translate event sends the page in place of `payload`: a key to it, kept encoded in `served.payloads`
     until the page fetches it (the carrier's server function, `views.kept_json`). Gradio keeps every session's last
-    output values: a payload sent as one (0.5 MB of JSON for a long sentence, several times that as Python objects)
-    stayed on the server as long as its session, 500 sessions 800 MB; a store bounded in bytes holds them instead."""
+    output values: a payload sent as one (several times its JSON as Python objects) stayed on the server as long as its
+    session; a store bounded in bytes holds them instead (docs/benchmarks.md, "A hostile visitor")."""
     key = secrets.token_urlsafe(16)
     served.payloads.put(key, gzipped_json(payload))
     return {"key": key}
@@ -188,22 +171,19 @@ def translate(served, text, decoding, beam, temperature, top_k, seed):
     drawn from (`sent_payload`; the payload: `webapp.payload`, with the request it was made with: `request_json`)."""
     if not text or not text.strip():
         return "", EMPTY_MESSAGE, "", None
-    settings = (decoding, beam, temperature, top_k, seed)
+    request = page_request(text, decoding, beam, temperature, top_k, seed)
     start = time.perf_counter()
-    inspection = inspection_of(served, text, *settings)
+    inspection = served.inspect(request.text, request.beam, request.sampling)
     seconds = time.perf_counter() - start
     outputs = output_tokens(inspection)
-    beam, sampling = decoding_settings(*settings)
-    decoding = decoding_label(beam, sampling)
-    text, lines = one_line(text)
     counts = served.directory.word_counts
     seen = seen_words(inspection.source_tokens, counts) if counts else None
-    status = translation_status(seconds, decoding, input_report(inspection), len(outputs) - 1,
-                                served.translator.max_source_tokens, lines, check_language(text).warning,
-                                seen.warning() if seen else None)
+    status = translation_status(seconds, decoding_label(request.beam, request.sampling), input_report(inspection),
+                                len(outputs) - 1, served.translator.max_source_tokens, request.joined_lines,
+                                check_language(request.text).warning, seen.warning() if seen else None)
     chips = token_chips(inspection.source_tokens, "English", seen=seen) + token_chips(outputs, "Italian")
-    return inspection.translation, status, chips, sent_payload(served, shown_payload(served.translator, inspection,
-                                                                                      text, beam, sampling))
+    return inspection.translation, status, chips, sent_payload(served, shown_payload(
+        served.translator, inspection, request.text, request.beam, request.sampling))
 
 
 def decoding_controls_for(decoding):
@@ -226,13 +206,14 @@ def decoding_controls():
     with gr.Row(equal_height=False):
         decoding = gr.Radio([(name, value) for value, name in DECODINGS.items()], value="greedy", label="Decoding",
                             elem_id="decoding", scale=1)
-        beam = gr.Slider(2, MAX_BEAM, value=4, step=1, label="Beam width (for beam search)", interactive=False,
-                         visible=False, elem_id="beam", scale=1)
+        beam = gr.Slider(*CONTROL_RANGES["beam"][:2], value=4, step=1, label="Beam width (for beam search)",
+                         interactive=False, visible=False, elem_id="beam", scale=1)
     with gr.Row(equal_height=False):
-        temperature = gr.Slider(0.1, 3.0, value=1.0, step=0.1, label="Temperature (for sampling)", interactive=False,
-                                visible=False, elem_id="temperature")
-        top_k = gr.Slider(0, 50, value=0, step=1, label="Top-k (for sampling; 0: all tokens)", interactive=False,
-                          visible=False, elem_id="top-k-sampling")
+        temperature = gr.Slider(*CONTROL_RANGES["temperature"][:2], value=1.0, step=0.1,
+                                label="Temperature (for sampling)", interactive=False, visible=False,
+                                elem_id="temperature")
+        top_k = gr.Slider(*CONTROL_RANGES["top_k"][:2], value=0, step=1, label="Top-k (for sampling; 0: all tokens)",
+                          interactive=False, visible=False, elem_id="top-k-sampling")
         seed = gr.Number(0, precision=0, minimum=0, label="Seed (for sampling)", interactive=False, visible=False,
                          elem_id="seed")
     return [decoding, beam, temperature, top_k, seed]

@@ -93,7 +93,7 @@ def server_function(name, answer):
 
 def prepared_json(name, value):
     """A server function `name` that answers `value` as JSON encoded once, here, whatever the page passes: Gradio
-    would encode the returned value again at every call, on its event loop (the training history, 6 MB of JSON: 2 s
+    would encode the returned value again at every call, on its event loop (the training history, megabytes of JSON: seconds
     during which the server answers no one)."""
     compressed = gzipped_json(value, compresslevel=9)
     plain = gzip.decompress(compressed)

@@ -4,8 +4,7 @@ the encodings of the sentence's positions are, and the size of each token's mean
 
 One view drawn in the browser (`positions.js`, its markup too; `positions.css`). The table does not depend on the
 sentence: the page asks for it once, when the tab is first shown (`encoding_table`, the server function
-`positional_table`: max_len × d_model values to 4 decimals, as int16 bytes: 64 kB of numbers, 87 kB of JSON for the
-shipped model's 128 × 256). Everything else is drawn from it and from each translation's payload (`webapp.payload`: the
+`positional_table`: max_len × d_model values to 4 decimals, as int16 bytes, two bytes a value). Everything else is drawn from it and from each translation's payload (`webapp.payload`: the
 tokens and `norms`): a control changed or a new sentence redraws in the page, with no request to the server.
 """
 

@@ -1,8 +1,9 @@
 """The app's settings, read from its environment once at start (app.py), each checked: a value the app cannot run with
-stops it with one line naming the variable, what it takes and what it got (`SettingError`; app.py exits with code 2),
-never with a traceback from deep inside torch or Gradio."""
+stops it with one line naming the variable, what it takes and what it got (`SettingError`; `settings_or_exit` exits
+with code 2), never with a traceback from deep inside torch or Gradio."""
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,10 +70,15 @@ class Settings:
     heavy_budget: float  # seconds a heavy request may take from its arrival, its wait included
     heavy_waiting: int  # heavy requests that may wait for a slot; more are refused at once as busy
     sessions: int  # sessions Gradio keeps (its state_session_capacity), the oldest dropped first
-    inspections_mb: int  # memory of the recent translations kept for the experiments (webapp.served)
+    inspections_mb: int  # memory of the recent translations kept for the experiments (`webapp.served`)
     payloads_mb: int  # memory of the translations' payloads kept until their pages fetch them (gzip JSON)
     body_mb: int  # the largest request body accepted
-    upload_mb: int  # the largest file Gradio's upload route accepts (the app takes none)
+
+    def serving(self):
+        """The arguments of `webapp.served.ServedModel` these settings give."""
+        return dict(batch_size=self.batch_size, heavy_slots=self.heavy_slots, heavy_budget=self.heavy_budget,
+                    heavy_waiting=self.heavy_waiting, inspections_bytes=self.inspections_mb * MEGABYTE,
+                    payloads_bytes=self.payloads_mb * MEGABYTE)
 
     @classmethod
     def from_environment(cls, environ=None, default_model_dir=None):
@@ -94,4 +100,14 @@ class Settings:
                    sessions=_whole(environ, "MAX_SESSIONS", 256, MIN_SESSIONS),
                    inspections_mb=_whole(environ, "INSPECTIONS_MB", 32, 1),
                    payloads_mb=_whole(environ, "PAYLOADS_MB", 8, 1),
-                   body_mb=_whole(environ, "MAX_BODY_MB", 1, 1), upload_mb=_whole(environ, "MAX_UPLOAD_MB", 1, 0))
+                   body_mb=_whole(environ, "MAX_BODY_MB", 1, 1))
+
+
+def settings_or_exit(default_model_dir, program="app.py"):
+    """The `Settings` of this process's environment, or one line naming the wrong one on stderr and exit code 2: read
+    before Gradio is imported (3 s), so a wrong setting is said at once."""
+    try:
+        return Settings.from_environment(default_model_dir=default_model_dir)
+    except SettingError as e:
+        print(f"{program}: {e}", file=sys.stderr)
+        sys.exit(2)

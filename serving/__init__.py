@@ -1,0 +1,1 @@
+"""Sharing one model among concurrent requests: light ones decoded together (`batching`)."""
