@@ -35,6 +35,8 @@ def shown(page, deep_translator, recorded):
     translate(page, SENTENCE, deep_translator.translate(SENTENCE))
     open_tab(page, "Model map")
     expect(page.locator(f"{VIEW} .map-svg .box").first).to_be_visible(timeout=WAIT)
+    # the map drawn from this sentence's payload, not from the one the reused tab showed before
+    expect(page.locator("#model-map .view-sentence")).to_contain_text(f"“{SENTENCE}”", timeout=WAIT)
     return page
 
 

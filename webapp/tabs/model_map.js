@@ -540,7 +540,8 @@ export function mount({element, props, ask}) {
         fmt(1 - start, 4)} of the draw` : "; none of them is kept";
     return `<p class="map-output-note" data-kept="${dist.kept ?? ""}" data-mass="${dist.mass ?? ""}">Greedy writes
       <code>${escapeHtml(tokens[0])}</code> (the largest logit, whatever T). Sampling draws u uniform in [0, 1) and
-      writes the token whose slice of the cumulative column holds it; the other ${others} tokens hold p = ${
+      writes the token whose slice of the cumulative column holds it (<code>draw_tokens</code> lays the slices out in
+      vocabulary order: the same sizes, another order); the other ${others} tokens hold p = ${
       fmt(dist.rest, 4)} at T = ${T}${reach}. Kept: ${dist.kept ?? "…"} tokens, holding ${
       dist.mass === null ? "…" : fmt(dist.mass, 4)} of the probability at T = ${T}. This model's own sampler offers
       temperature and top-k; top-p is shown for comparison.</p>${table(["token", "logit", `p at T = ${T}`, "p sampled",
