@@ -14,7 +14,8 @@ network, the queue or the browser. Goals: in Chromium on 2 cores, a control chan
 head; a decoding step; a query token of one head; a diagnostics measure) draws its figure within 50 ms and sends no
 request; Translate shows the translation and its heatmap within 400 ms, with at most one queue join and one stream
 (and the fetch of its payload); the payload of a 40-token sentence is at most 250 kB (with the model map's numbers;
-150 kB before); a map box opens within 50 ms, sending at most one request. Browser side runs `python app.py` on a
+150 kB before); a map box opens within 50 ms, sending at most one request; the walk's Next draws its box within 50 ms
+and sends none (a token's vectors come in one request). Browser side runs `python app.py` on a
 free port; a case's time runs from the click to the first frame where the figure shows what was clicked (Playwright's
 own round trip included, a few ms), its requests are those the page sent from the click until 300 ms after the figure.
 
@@ -128,6 +129,9 @@ def server_cases(app, sentence):
         ("map: a box's vectors (a feed-forward's hidden units, every token)", "experiment",
          lambda: model_map.map_numbers(served, event(translation=1, shown=shown, box="feed-forward", stack="decoder",
                                                      index=0))),
+        ("map: a token's walk (every box's vectors, an Italian step)", "experiment",
+         lambda: model_map.map_numbers(served, event(translation=1, shown=shown, box="walk", stack="decoder",
+                                                     index=2))),
     ]
 
 
@@ -191,6 +195,9 @@ DRAWN = {
     "map vectors": "(box) => { const r = document.querySelector('#model-map .model-map'); return r?.dataset.open === "
                    "box && r.dataset.state === 'drawn'; }",
     "temperature": "(t) => document.querySelector('#model-map .model-map')?.dataset.temperature === t",
+    # the walk ("Follow a token") at a token's box, its numbers drawn
+    "walk": "(w) => { const r = document.querySelector('#model-map .model-map'); return r?.dataset.walk === w "
+            "&& r.dataset.state === 'drawn'; }",
     # the new payload drawn: its id published, and the heatmap's rows are its Italian tokens
     "translation": "(old) => { const p = window.translatorStore?.get('translation'); const c = document.querySelector("
                    "'#attention-heatmap canvas'); return !!p && p.id !== old && c?.__matrix?.length === "
@@ -256,6 +263,7 @@ def browser_round(page, sentence):
     page.wait_for_function("() => document.querySelector('#inside-head .inside-head')?.dataset.state === 'drawn'",
                            timeout=120_000)
     page.wait_for_timeout(500)  # the head's request, answered, may still close its stream: not the click's
+    page.wait_for_selector(f"#inside-head {radio('ih-query', '2')}")  # its query tokens drawn, under load too
     runs["inside one head: another query token"] = click_until(page, radio("ih-query", "2"), DRAWN["query"], "2")
     open_tab(page, "heads", radio("measure", "previous"))
     runs["heads: diagnostics measure"] = click_until(page, radio("measure", "previous"), DRAWN["measure"],
@@ -270,6 +278,9 @@ def browser_round(page, sentence):
     page.locator(box("softmax")).click()
     page.locator("#model-map .map-temperature").fill("1")
     runs["output: temperature"] = click_until(page, "#model-map .map-temperature", DRAWN["temperature"], "0.5", "0.5")
+    runs["walk: follow a token (its vectors asked)"] = click_until(page, f"#model-map {radio('map-walk-encoder', '1')}",
+                                                                  DRAWN["walk"], "encoder:1:0")
+    runs["walk: next box"] = click_until(page, "#model-map .map-walk-next", DRAWN["walk"], "encoder:1:1")
     page.locator("#tab-attention-button").click()
     return runs
 

@@ -29,22 +29,19 @@ class StackInternals:
     """One stack's numbers (encoder or decoder), float32 numpy, T = its tokens, C = d_model:
     `embedding` (T, C): each token's row of the embedding table, before the ×√d_model scale; `position` (T, C): the
     positional encoding added to it; `stream` (sublayers + 1, T, C): the residual stream entering each sublayer, in
-    order (layer by layer), then leaving the last one; `norm_inputs` / `norm_outputs` (sublayers + 1, T, C): each
-    layer norm's input and output, the sublayers' in order, then the stack's final norm (pre-norm); `hidden`
-    (layers, T, d_ff): the feed-forward network's hidden units, after the ReLU."""
+    order (layer by layer), then leaving the last one; `writes` (sublayers, T, C): what each sublayer adds to it, its
+    module's own output (pre-norm: stream[i + 1] = stream[i] + writes[i]); `norm_inputs` / `norm_outputs`
+    (sublayers + 1, T, C): each layer norm's input and output, the sublayers' in order, then the stack's final norm
+    (pre-norm); `hidden` (layers, T, d_ff): the feed-forward network's hidden units, after the ReLU."""
 
     tokens: list
     embedding: np.ndarray
     position: np.ndarray
     stream: np.ndarray
+    writes: np.ndarray
     norm_inputs: np.ndarray
     norm_outputs: np.ndarray
     hidden: np.ndarray
-
-    @property
-    def writes(self):
-        """(sublayers, T, C): what each sublayer adds to the residual stream (pre-norm: output − input)."""
-        return np.diff(self.stream, axis=0)
 
 
 @dataclass
@@ -52,7 +49,7 @@ class Internals:
     """The numbers of one translation's teacher-forced pass (`RecordedInternals`): per stack a `StackInternals`, the
     norms' learned gain and bias (per stack, (norms, C) each, in the order of `StackInternals.norm_inputs`), the output
     layer's logits (decoder positions, vocabulary) as decoding chose from them (what it never writes at −∞), the
-    √d_model scale, and whether the output layer's weights are the embedding's (tied)."""
+    √d_model scale, the norms' ε, and whether the output layer's weights are the embedding's (tied)."""
 
     encoder: StackInternals
     decoder: StackInternals
@@ -60,6 +57,7 @@ class Internals:
     biases: dict
     logits: np.ndarray
     scale: float
+    eps: float
     tied: bool
 
     def stack(self, name):
@@ -99,6 +97,15 @@ def stack_modules(model, name):
     return connections, final_norm, [layer.feed_forward for layer in stack.layers]
 
 
+def sublayer_modules(model, name):
+    """Each sublayer's own module, in the order of `stack_modules`' connections: per layer its attention (the
+    decoder's masked self- then cross-attention), then its feed-forward network."""
+    stack = model.encoder if name == "encoder" else model.decoder
+    attributes = {"encoder": ("self_attention", "feed_forward"),
+                  "decoder": ("self_attention", "cross_attention", "feed_forward")}[name]
+    return [getattr(layer, attribute) for layer in stack.layers for attribute in attributes]
+
+
 def layer_norms(model, name):
     """Every LayerNorm of a stack: each sublayer's, then the final one (pre-norm)."""
     connections, final_norm, _ = stack_modules(model, name)
@@ -116,8 +123,8 @@ def as_numpy(tensor):
 
 class RecordedInternals:
     """What forward hooks on the model's own modules see of one teacher-forced pass (encode, then decode): the
-    embedding, positional encoding, sublayer connections, layer norms and feed-forward networks' hidden units, made
-    into `Internals` once the pass is over (`internals`)."""
+    embedding, positional encoding, sublayer connections and their sublayers, layer norms and feed-forward networks'
+    hidden units, made into `Internals` once the pass is over (`internals`)."""
 
     def __init__(self, model):
         self.model = model
@@ -132,7 +139,7 @@ class RecordedInternals:
         hooks = []
         for name in STACKS:
             connections, _, ffns = stack_modules(model, name)
-            modules += connections + layer_norms(model, name)
+            modules += connections + layer_norms(model, name) + sublayer_modules(model, name)
             hooks += [(ffn.w_2, lambda m, args, out, ffn=ffn: self.hidden.__setitem__(ffn, as_numpy(args[0])))
                       for ffn in ffns]
         return [(m, record) for m in modules] + hooks
@@ -154,6 +161,7 @@ class RecordedInternals:
                 embedding=as_numpy(seen[embedded[name]][0][1]),
                 position=as_numpy(with_position) - as_numpy(scaled),
                 stream=np.stack(stream),
+                writes=np.stack([as_numpy(seen[m][0][1]) for m in sublayer_modules(model, name)]),
                 norm_inputs=np.stack([as_numpy(seen[n][0][0][0]) for n in norms]),
                 norm_outputs=np.stack([as_numpy(seen[n][0][1]) for n in norms]),
                 hidden=np.stack([self.hidden[f] for f in ffns]))
@@ -164,7 +172,8 @@ class RecordedInternals:
             encoder=stack("encoder", source), decoder=stack("decoder", target),
             gains={name: norm_params(name, "weight") for name in STACKS},
             biases={name: norm_params(name, "bias") for name in STACKS},
-            logits=logits.cpu().numpy(), scale=math.sqrt(model.cfg.d_model), tied=is_tied(model))
+            logits=logits.cpu().numpy(), scale=math.sqrt(model.cfg.d_model),
+            eps=layer_norms(model, "encoder")[0].eps, tied=is_tied(model))
 
 
 @contextmanager

@@ -2,7 +2,9 @@
 opens numbers equal to the model's for the sentence translated (an embedding row, a layer norm's output, the
 feed-forward's hidden units, the output layer's logits), asking the server at most once per box and translation; the
 page's softmax at a temperature is softmax(logits / T) of the whole vocabulary for every token it shows; each code
-panel shows the right function with its real line numbers; an attention box opens the Attention tab at its layer."""
+panel shows the right function with its real line numbers; an attention box opens the Attention tab at its layer;
+top-k and top-p count the whole vocabulary; a layer norm's normalised row is computed; "Follow a token" walks a token
+through every box, each box's input the previous box's output, with one request."""
 
 import inspect as python_inspect
 import json
@@ -33,6 +35,8 @@ def shown(page, deep_translator, recorded):
     translate(page, SENTENCE, deep_translator.translate(SENTENCE))
     open_tab(page, "Model map")
     expect(page.locator(f"{VIEW} .map-svg .box").first).to_be_visible(timeout=WAIT)
+    # the map drawn from this sentence's payload, not from the one the reused tab showed before
+    expect(page.locator("#model-map .view-sentence")).to_contain_text(f"“{SENTENCE}”", timeout=WAIT)
     return page
 
 
@@ -94,9 +98,12 @@ def test_embedding_norm_and_feed_forward_boxes_show_the_models_numbers(shown, re
     requests = map_requests(shown)
     open_box(shown, "encoder-embedding")
     assert close_to(drawn_rows(shown, "map-embedding"), internals.encoder.embedding)
-    assert close_to(drawn_rows(shown, "map-position"), internals.encoder.position)
     cells = shown.locator(f"{VIEW} .map-panel table.map-table tbody tr").first.locator("td").all_inner_texts()
     assert number(cells[2]) == pytest.approx(np.linalg.norm(internals.encoder.embedding[0]) * internals.scale, abs=2e-3)
+    open_box(shown, "encoder-position")  # its own panel, from the same vectors
+    assert close_to(drawn_rows(shown, "map-position"), internals.encoder.position)
+    cells = shown.locator(f"{VIEW} .map-panel table.map-table tbody tr").first.locator("td").all_inner_texts()
+    assert number(cells[3]) == pytest.approx(np.linalg.norm(internals.encoder.stream[0][0]), abs=2e-3)
 
     open_box(shown, "encoder-norm-feed-forward")
     choose(shown, "map-layer", 2)
@@ -179,3 +186,128 @@ def test_an_attention_box_opens_the_attention_tabs_at_its_layer(shown):
     for name, value in [("ih-kind", "cross"), ("ih-layer", "2")]:
         expect(shown.locator(f'#inside-head input[name="{name}"][value="{value}"]')).to_be_checked()
     expect(shown.locator("#inside-head .inside-head")).to_have_attribute("data-state", "drawn", timeout=WAIT)
+
+
+def nucleus(logits, temperature, top_p, top_k=0):
+    """(tokens kept, their probability) by top-k, then top-p over what top-k kept (renormalised), over the whole
+    vocabulary: what the page must show."""
+    finite = np.sort(logits[np.isfinite(logits)].astype(np.float64))[::-1] / temperature
+    probs = np.exp(finite - np.logaddexp.reduce(finite))
+    k = top_k if 0 < top_k < len(probs) else len(probs)
+    sums = np.cumsum(probs[:k])
+    kept = k if top_p >= 1 else int(np.argmax(sums >= top_p * sums[-1] - 1e-12)) + 1
+    return kept, sums[kept - 1]
+
+
+def test_top_p_and_top_k_are_exact_over_the_whole_vocabulary(shown, recorded):
+    """The nucleus and a top-k past the 50 tokens shown are counted over the whole vocabulary (one request for the
+    step's logits); at top-p 1 nothing is cut, however low the temperature."""
+    _, internals = recorded
+    requests = map_requests(shown)
+    open_box(shown, "softmax")
+    step = 1
+    choose(shown, "map-step", step)
+    note = shown.locator(f"{VIEW} .map-output-note")
+    rows = lambda: [row.locator("td").all_inner_texts()  # noqa: E731
+                    for row in shown.locator(f"{VIEW} .map-output-table tbody tr").all()]
+
+    shown.locator(f"{VIEW} .map-temperature").fill("0.1")
+    expect(shown.locator(f"{VIEW} .map-t")).to_have_text("0.1")
+    assert not [r for r in rows() if r[3] == "cut"]  # top-k 0, top-p 1: every token kept
+    assert len(requests) == 0
+
+    logits = internals.logits[step]
+    for temperature, top_p, top_k in [(1.0, 0.95, 0), (1.0, 1.0, 60), (2.0, 0.9, 70)]:
+        shown.locator(f"{VIEW} .map-temperature").fill(str(temperature))
+        shown.locator(f"{VIEW} .map-topk").fill(str(top_k))
+        shown.locator(f"{VIEW} .map-topp").fill(str(top_p))
+        kept, mass = nucleus(logits, temperature, top_p, top_k)
+        expect(note).to_have_attribute("data-kept", str(kept), timeout=WAIT)
+        assert float(note.get_attribute("data-mass")) == pytest.approx(mass, abs=1e-4)
+        table = rows()
+        assert all((r[3] == "cut") == (i >= kept) for i, r in enumerate(table))
+        shown_kept = [number(r[3]) for r in table if r[3] != "cut"]
+        assert sum(shown_kept) == pytest.approx(min(1, sum(number(r[2]) for r in table[:kept]) / mass), abs=2e-3)
+    assert len(requests) <= 1  # the step's logits over the whole vocabulary, once
+
+
+def test_the_normalised_row_of_a_layer_norm_is_computed(shown, recorded):
+    _, internals = recorded
+    open_box(shown, "encoder-norm-self-attention")
+    x = internals.encoder.norm_inputs[0][0].astype(np.float64)
+    normalised = (x - x.mean()) / np.sqrt(x.var() + internals.eps)
+    row = shown.locator(f"{VIEW} .map-panel table.map-table tbody tr").nth(1).locator("td").all_inner_texts()
+    assert number(row[1]) == pytest.approx(normalised.mean(), abs=2e-3)
+    assert number(row[2]) == pytest.approx(normalised.std(), abs=2e-3)
+
+
+def walk_values(page, which):
+    return page.locator(f"{VIEW} .map-walk-{which}").get_attribute("data-values")
+
+
+def test_follow_a_token_through_every_box(shown, deep_translator, recorded):
+    """Next and → go box by box, lighting the box and the arrows into it, each box's input the previous box's
+    output; Previous and ← go back; one request for the token's vectors, none after; an Italian step ends on the
+    output layer computing h · E[token], the model's logits."""
+    inspection, internals = recorded
+    cfg = deep_translator.model.cfg
+    requests = map_requests(shown)
+    shown.locator(f'{VIEW} input[name="map-walk-encoder"][value="2"]').click()
+    expect(shown.locator(VIEW)).to_have_attribute("data-walk", "encoder:2:0", timeout=WAIT)
+    expect(shown.locator(VIEW)).to_have_attribute("data-state", "drawn", timeout=WAIT)
+    assert shown.locator(VIEW).get_attribute("data-open") == "encoder-embedding"
+    boxes = ["encoder-embedding", "encoder-position"] + [
+        f"encoder-{what}" for _ in range(cfg.n_encoder_layers) for kind in ("self-attention", "feed-forward")
+        for what in (f"norm-{kind}", kind, f"add-{kind}")] + ["encoder-final-norm"]
+    for i in range(1, len(boxes)):
+        before = walk_values(shown, "out")
+        if i % 2:
+            shown.locator(f"{VIEW} .map-walk-next").click()
+        else:
+            shown.keyboard.press("ArrowRight")
+        expect(shown.locator(VIEW)).to_have_attribute("data-walk", f"encoder:2:{i}")
+        assert shown.locator(VIEW).get_attribute("data-open") == boxes[i]
+        assert walk_values(shown, "in") == before  # the vector that came out of the box before
+        lit = shown.locator(f"{VIEW} .arrow.lit")
+        assert lit.count() >= 1 and {lit.nth(j).get_attribute("data-to") for j in range(lit.count())} == {boxes[i]}
+    last = np.array([float(v) for v in walk_values(shown, "out").split()])
+    assert last == pytest.approx(internals.encoder.norm_outputs[-1][2][:6], abs=1e-4)  # the encoder's memory row
+    shown.keyboard.press("ArrowLeft")
+    expect(shown.locator(VIEW)).to_have_attribute("data-walk", f"encoder:2:{len(boxes) - 2}")
+    shown.locator(f"{VIEW} .map-walk-prev").click()
+    expect(shown.locator(VIEW)).to_have_attribute("data-walk", f"encoder:2:{len(boxes) - 3}")
+    assert len(requests) == 1
+
+    step = 1
+    shown.locator(f'{VIEW} input[name="map-walk-decoder"][value="{step}"]').click()
+    expect(shown.locator(VIEW)).to_have_attribute("data-walk", f"decoder:{step}:0", timeout=WAIT)
+    expect(shown.locator(VIEW)).to_have_attribute("data-state", "drawn", timeout=WAIT)
+    total = 2 + 3 * 3 * cfg.n_decoder_layers + 3
+    for i in range(1, total):
+        shown.keyboard.press("ArrowRight")
+        expect(shown.locator(VIEW)).to_have_attribute("data-walk", f"decoder:{step}:{i}")
+        if i == total - 2:
+            assert shown.locator(VIEW).get_attribute("data-open") == "linear"
+            rows = [r.locator("td").all_inner_texts() for r in shown.locator(f"{VIEW} .map-panel tbody tr").all()]
+            logits = internals.logits[step]
+            top = np.sort(logits)[::-1][: len(rows)]
+            assert [number(r[1]) for r in rows] == pytest.approx(top.tolist(), abs=1e-3)  # h · E[token]
+            assert [number(r[2]) for r in rows] == pytest.approx(top.tolist(), abs=1e-3)
+    assert shown.locator(VIEW).get_attribute("data-open") == "softmax"
+    shown.keyboard.press("ArrowRight")  # the last box: stays
+    expect(shown.locator(VIEW)).to_have_attribute("data-walk", f"decoder:{step}:{total - 1}")
+    assert len(requests) == 2
+    no_error_shown(shown)
+
+
+def test_a_walks_attention_box_shows_the_tokens_weights_per_head(shown, recorded):
+    inspection, _ = recorded
+    shown.locator(f'{VIEW} input[name="map-walk-decoder"][value="2"]').click()
+    expect(shown.locator(VIEW)).to_have_attribute("data-state", "drawn", timeout=WAIT)
+    for _ in range(3):  # embedding, + PE, norm: then the masked self-attention of layer 1
+        shown.keyboard.press("ArrowRight")
+    expect(shown.locator(VIEW)).to_have_attribute("data-open", "decoder-masked-self-attention")
+    weights = np.array(shown.locator(f"{VIEW} canvas.map-walk-weights").evaluate("c => c.__matrix"))
+    assert weights == pytest.approx(inspection.decoder_attention[0, :, 2, :3], abs=1e-5)
+    shown.locator(f'{VIEW} button.map-show[data-tab="attention"]').click()
+    expect(shown.locator("#attention-heatmap")).to_have_attribute("data-kind", "decoder", timeout=WAIT)

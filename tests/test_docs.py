@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+if __name__ == "__main__":  # run as a script (--write): the project's packages importable, as under pytest
+    sys.path.insert(0, str(ROOT))
 README = ROOT / "README.md"
 MODEL = ROOT / "assets" / "model"
 DOCS = [README, *sorted((ROOT / "docs").glob("*.md")), MODEL / "README.md"]

@@ -187,7 +187,7 @@ def test_show_head_draws_the_heads_numbers_and_answers_its_head_radio_in_the_pag
                                    "sofa.', kind=\"cross\", layer=1, head=4)")
 
 
-def test_show_map_opens_each_boxs_numbers_with_no_server(page, shipped):
+def test_show_map_opens_each_boxs_numbers_and_walks_with_no_server(page, shipped):
     (frame,) = frames(page, show_map(shipped, SENTENCE))
     frame.wait_for_selector('.model-map[data-state="ready"]', state="attached", timeout=WAIT)
     internals = inspect(shipped, SENTENCE).internals
@@ -197,6 +197,12 @@ def test_show_map_opens_each_boxs_numbers_with_no_server(page, shipped):
         frame.wait_for_selector(f'.model-map[data-open="{box}"][data-state="drawn"]', state="attached", timeout=WAIT)
         rows = frame.evaluate("() => [...document.querySelectorAll('.map-panel canvas')].find(c => c.__rows).__rows")
         np.testing.assert_allclose(np.array(rows), expected, atol=float(np.abs(expected).max()) / 32767 + 1e-6)
+    frame.locator('input[name="map-walk-decoder"][value="1"]').click()  # a walk, its vectors computed with the view
+    frame.wait_for_selector('.model-map[data-walk="decoder:1:0"][data-state="drawn"]', state="attached", timeout=WAIT)
+    out = frame.locator(".map-walk-out").get_attribute("data-values")
+    frame.locator(".map-walk-next").click()
+    frame.wait_for_selector('.model-map[data-walk="decoder:1:1"]', state="attached", timeout=WAIT)
+    assert frame.locator(".map-walk-in").get_attribute("data-values") == out
 
 
 def test_the_views_are_whole_documents_that_fetch_nothing(page, shipped):

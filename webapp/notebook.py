@@ -132,8 +132,9 @@ def show_head(translator, sentence, kind="cross", layer=1, head=1, beam=1):
 
 
 def show_map(translator, sentence, beam=1):
-    """The Model map for `sentence`: the paper's Figure 1 drawn for this model, each box opening its numbers (all
-    computed with the view) and the code of `transformer/` that computes them."""
+    """The Model map for `sentence`: the paper's Figure 1 drawn for this model, each box opening its numbers and
+    every token's walk through the boxes (all computed with the view), and the code of `transformer/` that computes
+    them."""
     inspection, payload = translated(translator, sentence, beam)
     internals = inspection.internals
     boxes = [(name, "embedding", 0) for name in STACKS]
@@ -143,6 +144,8 @@ def show_map(translator, sentence, beam=1):
         boxes += [(name, "feed-forward", i) for i in range(len(stack.hidden))]
     found = [{"box": box, "stack": name, "index": index, **model_map.box_json(internals, box, name, index)}
              for name, box, index in boxes]
+    found += [{"box": "walk", "stack": name, "index": i, **model_map.walk_json(translator, inspection, name, i)}
+              for name in STACKS for i in range(len(internals.stack(name).tokens))]
     setup = {"payload": payload, "view": model_map.setup_json(translator.model.cfg, model_map.code_panels()),
              "store": {}, "clicks": [],
              "answers": {"map_numbers": {"fields": ["box", "stack", "index"], "found": found,

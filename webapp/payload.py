@@ -36,8 +36,16 @@ def quantized(values, scale, dtype):
             "bytes": base64.b64encode(ints.tobytes()).decode("ascii")}
 
 
+def exact(values):
+    """Numbers as the model holds them, float32 ({"shape", "scale": 1, "type": "float32", "bytes"}, as `quantized`
+    lays them out): for numbers the page computes with and shows to the last digit."""
+    values = np.asarray(values, dtype=np.dtype("float32").newbyteorder("<"))
+    return {"shape": list(values.shape), "scale": 1, "type": "float32",
+            "bytes": base64.b64encode(values.tobytes()).decode("ascii")}
+
+
 def dequantized(packed_values):
-    """The float array of `quantized`."""
+    """The float array of `quantized` or `exact`."""
     dtype = np.dtype(packed_values["type"]).newbyteorder("<")
     ints = np.frombuffer(base64.b64decode(packed_values["bytes"]), dtype=dtype)
     return ints.reshape(packed_values["shape"]).astype(np.float64) / packed_values["scale"]
@@ -94,8 +102,9 @@ def map_json(tokenizer, internals):
     encoding; the length of the residual stream entering each sublayer and leaving the last (`stream`), each
     sublayer's write ÷ the stream it adds to (`ratios`) and the write's own length (`writes`); each norm's input mean
     and standard deviation (what it subtracts and divides by); the share of feed-forward units that fire. Per
-    decoding step the output layer's top logits and the log-sum-exp of the others at each of `temperatures`, so the
-    page's softmax is exact for the tokens it shows; and whether that layer's weights are the embedding's."""
+    decoding step the output layer's top logits, the log-sum-exp of the others at each of `temperatures`, so the
+    page's softmax is exact for the tokens it shows, and how many tokens decoding may write (`finite`); the layer
+    norms' ε; and whether the output layer's weights are the embedding's."""
     ids, logits, rest = output_distribution(internals.logits)
     stacks = {}
     for name in STACKS:
@@ -106,9 +115,10 @@ def map_json(tokenizer, internals):
                         "ratios": rounded(write_ratios(stack)), "writes": lengths(stack.writes),
                         "norm_mean": rounded(stack.norm_inputs.mean(-1)),
                         "norm_std": rounded(stack.norm_inputs.std(-1)), "firing": rounded(firing_share(stack))}
-    return {**stacks, "scale": round(internals.scale, DECIMALS), "tied": internals.tied,
+    return {**stacks, "scale": round(internals.scale, DECIMALS), "tied": internals.tied, "eps": internals.eps,
             "output": {"tokens": [[tokenizer.id_to_token(i) for i in row] for row in ids.tolist()],
-                       "logits": rounded(logits), "rest": rounded(rest), "temperatures": list(TEMPERATURES)}}
+                       "logits": rounded(logits), "rest": rounded(rest), "temperatures": list(TEMPERATURES),
+                       "finite": np.isfinite(internals.logits).sum(-1).tolist()}}
 
 
 def translation_payload(translator, inspection, decoding):

@@ -51,12 +51,14 @@ export const nameSentence = (root, payload) => {
   line.textContent = payload ? `Sentence: “${payload.request?.text ?? ""}” → “${payload.translation}”` : "";
 };
 
-// Numbers packed by payload.quantized ({shape, scale, type: "uint8" or "int16", bytes: base64, little-endian,
-// row-major}), as one flat array of floats.
+// Numbers packed by payload.quantized or payload.exact ({shape, scale, type: "uint8", "int16" or "float32", bytes:
+// base64, little-endian, row-major}), as one flat array of floats.
 export const dequantize = (packed) => {
   const bytes = Uint8Array.from(atob(packed.bytes), (c) => c.charCodeAt(0)), data = new DataView(bytes.buffer);
-  const wide = packed.type === "int16", values = new Float64Array(wide ? bytes.length / 2 : bytes.length);
-  for (let i = 0; i < values.length; i++) values[i] = (wide ? data.getInt16(2 * i, true) : bytes[i]) / packed.scale;
+  const size = {uint8: 1, int16: 2, float32: 4}[packed.type], values = new Float64Array(bytes.length / size);
+  const read = {uint8: (i) => bytes[i], int16: (i) => data.getInt16(2 * i, true),
+                float32: (i) => data.getFloat32(4 * i, true)}[packed.type];
+  for (let i = 0; i < values.length; i++) values[i] = read(i) / packed.scale;
   return values;
 };
 

@@ -6,36 +6,47 @@ file and line numbers, read from the source when the app starts (`code_panels`),
 One view drawn in the browser (`model_map.js`, styled by `model_map.css`), from the setup `setup_json` gives it.
 What a box shows at once comes in the translation's payload (`webapp.payload.map_json`: lengths, ratios, statistics,
 the output layer's top logits); the vectors themselves (a token's embedding row, a norm's input and output, the
-feed-forward's hidden units) come in one request when a box is first opened for a translation (the view's question
-`map_numbers`, answered by `map_numbers` for the translation the page shows, as "Inside one head" asks for a head). The attention boxes open the Attention and Inside one head
-tabs.
+feed-forward's hidden units, a step's logits over the whole vocabulary) come in one request when a box is first
+opened for a translation (the view's question `map_numbers`, answered by `map_numbers` for the translation the page
+shows, as "Inside one head" asks for a head). The attention boxes open the Attention and Inside one head tabs.
+
+"Follow a token", the first thing the map offers, walks one English token or one Italian step through every box in
+the order the model computes (`interpretability.walk`): its vectors come in one request (`walk_json`), and every box
+after that is drawn in the page.
 """
 
 import inspect
 from pathlib import Path
 
 import gradio as gr
+import numpy as np
 
 from interpretability.internals import STACKS, SUBLAYERS
+from interpretability.walk import walk
+from modeldir.seen import seen_words
 from transformer import decoding, model
 
 from ..events import QUIET
-from ..payload import quantized, rounded
+from ..payload import exact, quantized, rounded
 from ..translation import shown_inspection
 from ..views import answer, browser_view, question
 
 ROOT = Path(__file__).resolve().parents[2]
 # Each box of the map -> the code that computes it, in the order a reader would follow it.
+# A box of each stack is named "<box>" (both stacks the same code) or "<stack> <box>".
 CODE = {
     "embedding": [model.InputEmbedding],
     "position": [model.PositionalEncoding, model.sinusoidal_positional_encoding],
     "self-attention": [model.MultiHeadAttention, model.scaled_dot_product_attention],
-    "masked self-attention": [model.causal_mask, model.MultiHeadAttention],
+    "masked self-attention": [model.DecoderLayer.forward, model.Transformer.decoder_output, model.causal_mask,
+                              model.MultiHeadAttention, model.scaled_dot_product_attention],
     "cross-attention": [model.DecoderLayer.forward, model.MultiHeadAttention],
     "norm": [model.SublayerConnection],
-    "residual": [model.SublayerConnection, model.EncoderLayer],
+    "encoder residual": [model.SublayerConnection, model.EncoderLayer],
+    "decoder residual": [model.SublayerConnection, model.DecoderLayer],
     "feed-forward": [model.PositionwiseFeedForward],
-    "final-norm": [model.Encoder, model.Decoder],
+    "encoder final-norm": [model.Encoder],
+    "decoder final-norm": [model.Decoder],
     "linear": [model.Transformer.__init__, model.Transformer.decode],
     "softmax": [decoding.tempered_distribution, decoding.draw_tokens, decoding.greedy_decode],
 }
@@ -74,13 +85,28 @@ def packed_vectors(values):
     return quantized(values, 32767 / largest, "int16")
 
 
+def seen_json(inspection, counts):
+    """Per English token, [its word, the training pairs that held it] (None for punctuation and special tokens) and
+    whether the model has rarely seen it, and the pairs counted (`modeldir.seen`); None without the model
+    directory's word counts."""
+    if counts is None:
+        return None
+    seen = seen_words(inspection.source_tokens, counts)
+    return {"words": seen.words, "rare": [seen.is_rare(i) for i in range(len(seen.words))], "pairs": seen.pairs}
+
+
 def box_json(internals, box, stack_name, index):
     """The vectors of one box for every token of its stack: `embedding` (rows before the scale, and the positional
     encoding added), `norm` number `index` (its input and output, gain and bias), `feed-forward` of layer `index`
-    (the hidden units). None for a box or index the model lacks."""
+    (the hidden units), `output` of decoding step `index` (its finite logits over the whole vocabulary, largest
+    first, float32: top-k and top-p are then exact however far they reach). None for a box or index the model
+    lacks."""
     stack = internals.stack(stack_name)
     if box == "embedding":
         return {"rows": packed_vectors(stack.embedding), "position": packed_vectors(stack.position)}
+    if box == "output" and 0 <= index < len(internals.logits):
+        logits = internals.logits[index]
+        return {"sorted": exact(-np.sort(-logits[np.isfinite(logits)]))}
     if box == "norm" and 0 <= index < len(stack.norm_inputs):
         return {"inputs": packed_vectors(stack.norm_inputs[index]),
                 "outputs": packed_vectors(stack.norm_outputs[index]),
@@ -91,16 +117,46 @@ def box_json(internals, box, stack_name, index):
     return None
 
 
+def walk_json(translator, inspection, stack, position, counts=None):
+    """The walk of token `position` of `stack` (`interpretability.walk`) through `translator`'s model: per box, its
+    name, layer and kind, the vector it outputs (float32, as the model computed it: its input is the previous box's
+    output) and the numbers it computes with; with the model directory's word `counts`, the English token's word and
+    its training pairs at the embedding (`seen_json`). None for a position the stack lacks."""
+    if not 0 <= position < len(inspection.internals.stack(stack).tokens):
+        return None
+    tokenizer, seen = translator.tokenizer, seen_json(inspection, counts)
+
+    def numbers_json(step):
+        numbers = {name: exact(value) if isinstance(value, np.ndarray) else value
+                   for name, value in step.numbers.items() if name != "ids"}
+        if "ids" in step.numbers:
+            numbers["tokens"] = [tokenizer.id_to_token(int(i)) for i in step.numbers["ids"]]
+        if step.box == "embedding" and stack == "encoder" and seen:
+            numbers["seen"] = {"word": seen["words"][position], "rare": seen["rare"][position], "pairs": seen["pairs"]}
+        return numbers
+
+    steps = walk(inspection, translator.model, stack, position)
+    return {"steps": [{"box": step.box, "layer": step.layer, "kind": step.kind, "output": exact(step.output),
+                       "numbers": numbers_json(step)} for step in steps]}
+
+
 def map_numbers(served, evt: gr.EventData):
     """The answer to the view's `map_numbers` event ({translation, shown, box, stack, index}: the payload's id, its
-    request, and the box opened): `box_json` of the translation the page shows (`translation.shown_inspection`), the
-    question echoed so the page draws only the answer to its latest one; None before any translation or for a box
-    the model lacks."""
+    request, and the box opened, or "walk" and the token followed): `box_json` or `walk_json` of the translation the
+    page shows (`translation.shown_inspection`), the question echoed so the page draws only the answer to its latest
+    one; None before any translation or for a box the model lacks."""
     asked = question(evt, "translation", "shown", "box", "stack", "index")
     stack, box = asked["stack"], asked["box"]
     index = asked["index"] if isinstance(asked["index"], int) else 0
     inspection = shown_inspection(served, asked["shown"]) if stack in STACKS else None
-    numbers = box_json(inspection.internals, box, stack, index) if inspection is not None else None
+    if inspection is None:
+        numbers = None
+    elif box == "walk":
+        numbers = walk_json(served.translator, inspection, stack, index, served.directory.word_counts)
+    else:
+        numbers = box_json(inspection.internals, box, stack, index)
+        if box == "embedding" and stack == "encoder" and numbers is not None:
+            numbers["seen"] = seen_json(inspection, served.directory.word_counts)
     if numbers is None:
         return answer(asked, None)
     return answer(asked, {"translation": asked["translation"], "box": box, "stack": stack, "index": index, **numbers})
