@@ -103,13 +103,32 @@ def test_the_open_map_box_is_kept(page, browser):
     restored(page, browser, same_box)
 
 
+def test_the_walks_token_and_box_are_kept(page, browser):
+    page.locator("#tab-map-button").click()
+    page.locator(f'{MAP} input[name="map-walk-encoder"][value="2"]').click()
+    for _ in range(3):
+        page.locator(f"{MAP} .map-walk-next").click()
+    expect(page.locator(MAP)).to_have_attribute("data-walk", "encoder:2:3", timeout=WAIT)
+    expect(page).to_have_url(re.compile(r"[?&]walk=encoder\.3\.4(&|$)"))
+    expect(page).not_to_have_url(re.compile(r"[?&]box="))
+
+    def same_walk(p):
+        expect(p.locator(MAP)).to_have_attribute("data-walk", "encoder:2:3", timeout=WAIT)
+        expect(p.locator(f"{MAP} .map-walk-where")).to_have_text(re.compile(r"^box 4 of \d+$"))
+
+    restored(page, browser, same_walk)
+    page.locator(f'{MAP} [data-box="decoder-feed-forward"]').click()  # a box opened: the walk left, the URL says so
+    expect(page).to_have_url(re.compile(r"[?&]box=decoder-feed-forward(&|$)"))
+    expect(page).not_to_have_url(re.compile(r"walk="))
+
+
 def test_what_is_none_of_a_views_choices_is_left_out_never_shown(browser):
     """Values of the right form but no choice of the view (no such box), or of no form it reads (markup, a kind it
     lacks, a query token 0): the views show their defaults, nothing of them reaches the page, and the URL drops them."""
     page = new_page(browser)
     try:
         page.goto(f"{browser.app_url}?tab=attention&scale=%3Cimg%20src=x%20onerror=alert(1)%3E&style=bars"
-                  "&inside=cross.1.1.0&box=constructor&view=%3Cb%3E.1.1")
+                  "&inside=cross.1.1.0&box=constructor&view=%3Cb%3E.1.1&walk=encoder.0.1")
         translated(page)
         figure = page.locator("#attention-heatmap")
         expect(figure).to_have_attribute("data-scale", "fixed")
@@ -119,7 +138,8 @@ def test_what_is_none_of_a_views_choices_is_left_out_never_shown(browser):
         expect(page.locator(f"{MAP} .map-svg .box").first).to_be_visible(timeout=WAIT)
         expect(page).to_have_url(re.compile(r"tab=map"))
         kept = query(page)
-        assert not {"scale", "style", "inside", "box"} & set(kept), kept
+        assert not {"scale", "style", "inside", "box", "walk"} & set(kept), kept
+        assert page.locator(MAP).get_attribute("data-walk") is None
         assert page.locator('img[src="x"]').count() == 0
     finally:
         page.close()

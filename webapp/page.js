@@ -93,6 +93,12 @@ const PARAMETERS = {
   inside: {key: "head", read: (text) => dotted(text, {layer: whole, head: whole, query: fromZero}),
            write: ({kind, layer, head = 1, query = 0}) => `${kind}.${layer}.${head}.${query + 1}`},
   box: {key: "box", read: (text) => (/^[a-z-]{1,40}$/.test(text) ? text : null), write: (box) => box},
+  // The model map's walk: the stack, the token followed and the box reached (both 1-based in the URL).
+  walk: {key: "walk", read: (text) => {
+    const [stack, position, index] = text.split(".");
+    const value = {stack, position: fromZero(position ?? ""), index: fromZero(index ?? "")};
+    return ["encoder", "decoder"].includes(stack) && value.position !== null && value.index !== null ? value : null;
+  }, write: ({stack, position, index}) => `${stack}.${position + 1}.${index + 1}`},
 };
 const fromUrl = () => {  // {text, and each parameter's store key: its value}, what the address holds of them
   const query = new URLSearchParams(location.search), read = {text: query.get("text")};

@@ -18,9 +18,11 @@
 //   head         {kind, layer, head, query} that Inside one head shows (1-based layer and head, the query token from
 //                0); the model map writes {kind, layer} (with tab: "head") to open a layer, the rest kept.
 //   box          the id of the model map's open box ("decoder-feed-forward").
+//   walk         {stack, position, index}: the model map's walk, the token followed and the box reached (from 0);
+//                null when no walk is shown.
 // A view may keep a key of its own (the positional encoding's table, asked of the server once per page:
 // "positionalTable"); name it after what it holds.
-// The URL keeps `tab`, `attention`, `style`, `scale`, `head` and `box` and the shown translation's sentence and
+// The URL keeps `tab`, `attention`, `style`, `scale`, `head`, `box` and `walk` and the shown translation's sentence and
 // settings (page.js), so that a reload, the back button or a shared link shows the same view. A view takes what the
 // store holds when it is mounted (the URL's, read before a tab is first drawn) before it writes its own choices.
 //

@@ -221,7 +221,7 @@ export function mount({element, props, ask}) {
 
   const open = (id) => {  // the box open is the store's "box" (the URL keeps it)
     state.open = byId[id];
-    if (store.get("box") !== id) store.set({box: id});
+    if (store.get("box") !== id) store.set({box: id, walk: null});
     state.walk.on = false;
     drawWalkBar();
     mark();
@@ -684,6 +684,10 @@ export function mount({element, props, ask}) {
     walkBar.querySelector(".map-walk-prev").disabled = i === 0;
     walkBar.querySelector(".map-walk-next").disabled = i === steps.length - 1;
     root.dataset.walk = `${stack}:${position}:${i}`;
+    const kept = store.get("walk");
+    if (kept?.stack !== stack || kept.position !== position || kept.index !== i) {
+      store.set({walk: {stack, position, index: i}, box: null});  // the URL keeps where the walk is
+    }
     root.dataset.open = state.open.id;
     mark();
   };
@@ -833,6 +837,21 @@ export function mount({element, props, ask}) {
   store.on("tab", (tab) => {  // the map shown again: ask for the open box's vectors of a translation made meanwhile
     if (tab === "map") requestAnimationFrame(askForBox);
   });
+  const walkFromStore = (wanted) => {  // a walk the URL asked for: taken up where this sentence has that token
+    if (!state.payload || !wanted || wanted.position >= tokensOf(wanted.stack).length) return false;
+    Object.assign(state.walk, {on: true, stack: wanted.stack, position: wanted.position, index: wanted.index});
+    return true;
+  };
+  store.on("walk", (wanted) => {
+    const {on, stack, position, index} = state.walk;
+    if (!wanted || (on && wanted.stack === stack && wanted.position === position && wanted.index === index)) return;
+    if (walkFromStore(wanted)) {
+      drawWalkBar();
+      askForBox();
+      drawPanel();
+    }
+  });
+  let walkOfTheUrl = store.get("walk");  // the first sentence's walk may come from the address the page opened
   store.on("translation", (payload) => {
     state.payload = payload;
     nameSentence(root.parentElement, payload);
@@ -840,6 +859,8 @@ export function mount({element, props, ask}) {
     state.token = state.step = 0;
     if (state.walk.on) state.open = null;  // a walk's box belongs to its token: a new sentence starts from the intro
     Object.assign(state.walk, {on: false, stack: "encoder", position: 0, index: 0});
+    if (!walkFromStore(walkOfTheUrl) && store.get("walk")) store.set({walk: null});
+    walkOfTheUrl = null;
     answered.clear();
     drawWalkBar();
     drawMap();
