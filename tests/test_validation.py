@@ -3,6 +3,7 @@ what it may be, never an error deep inside decoding, a silent fallback or teraby
 lines (one `error: ...` line and exit status 1, or argparse's usage message for a bad flag value, never a traceback);
 input work is bounded, and a model whose weights are not finite says so when it loads."""
 
+import json
 import shutil
 import warnings
 
@@ -140,12 +141,16 @@ def test_a_cut_text_is_truncated_even_when_its_tokens_fit(translator):
 
 def copy_with_weights(model_dir, to, fill):
     """A copy of `model_dir` at `to`, its weights stored in float32 (which holds what float16 cannot), those of `fill`
-    ({name: value}) set to one value each."""
+    ({name: value}) set to one value each, their sha256 recorded as an export records it: weights a run exported so."""
+    from modeldir.loading import METRICS, WEIGHTS_SHA256, weights_sha256
+
     shutil.copytree(model_dir, to)
     weights = {name: tensor.float() for name, tensor in load_file(str(to / "model.safetensors")).items()}
     for name, value in fill.items():
         weights[name].fill_(value)
     save_file(weights, str(to / "model.safetensors"))
+    metrics = json.loads((to / METRICS).read_text(encoding="utf-8"))
+    (to / METRICS).write_text(json.dumps({**metrics, WEIGHTS_SHA256: weights_sha256(to)}), encoding="utf-8")
     return to
 
 
