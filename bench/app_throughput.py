@@ -45,7 +45,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.common import DATA_DIR, ROOT, default_path, percentile, print_json, print_table
+from bench.common import DATA_DIR, ROOT, add_save_argument, default_path, percentile, print_json, print_table
 from bench.decode_latency import find_model_dir, select_sentences
 
 GOAL_SPEEDUP = 3.0
@@ -73,6 +73,7 @@ def parse_args(argv=None):
     p.add_argument("--ceiling", action="store_true", help="also serve with a model that costs nothing")
     p.add_argument("--sessions", type=int, default=0, help="new sessions whose memory is measured (0: none)")
     p.add_argument("--startup-timeout", type=float, default=300, help="seconds the app may take to start")
+    add_save_argument(p)
     args = p.parse_args(argv)
     args.model = find_model_dir(args.model)
     if args.data is None or args.model is None:
@@ -161,20 +162,26 @@ class CallError(RuntimeError):
 def call(client, url, name, data):
     """The answer of POST /gradio_api/call/NAME with `data` (its output list), read from the result stream."""
     response = client.post(f"{url}gradio_api/call/{name}", json={"data": data}, timeout=REQUEST_TIMEOUT)
+    return call_result(client, url, f"call/{name}", response)
+
+
+def call_result(client, url, route, response):
+    """The output list of the event that POST /gradio_api/ROUTE (call/NAME or call/v2/NAME) answered with
+    `response`, read from the event's result stream."""
     if response.status_code != 200:
-        raise CallError(f"{name}: HTTP {response.status_code}: {response.text[:300]}")
+        raise CallError(f"{route}: HTTP {response.status_code}: {response.text[:300]}")
     event_id = response.json()["event_id"]
     event = None
-    with client.stream("GET", f"{url}gradio_api/call/{name}/{event_id}", timeout=REQUEST_TIMEOUT) as stream:
+    with client.stream("GET", f"{url}gradio_api/{route}/{event_id}", timeout=REQUEST_TIMEOUT) as stream:
         for line in stream.iter_lines():
             if line.startswith("event:"):
                 event = line[6:].strip()
             elif line.startswith("data:") and event in ("complete", "error"):
                 payload = json.loads(line[5:])
                 if event == "error":
-                    raise CallError(f"{name}: {payload}")
+                    raise CallError(f"{route}: {payload}")
                 return payload
-    raise CallError(f"{name}: the stream ended without an answer")
+    raise CallError(f"{route}: the stream ended without an answer")
 
 
 def page_event(url, api_name):
@@ -190,9 +197,20 @@ def page_event(url, api_name):
 def page_call(client, url, fn_index, data, session):
     """What a browser does to run the page's event `fn_index` in session `session`: join the queue, read the
     session's stream until the event has completed. Returns its output list."""
-    body = {"data": data, "fn_index": fn_index, "session_hash": session, "event_data": None, "trigger_id": None}
-    response = client.post(f"{url}gradio_api/queue/join", json=body, timeout=REQUEST_TIMEOUT)
+    response = join(client, url, fn_index, data, session)
     response.raise_for_status()
+    return queue_result(client, url, fn_index, session)
+
+
+def join(client, url, fn_index, data, session):
+    """The HTTP response of POST /gradio_api/queue/join: the event `fn_index` with `data` in session `session`."""
+    body = {"data": data, "fn_index": fn_index, "session_hash": session, "event_data": None, "trigger_id": None}
+    return client.post(f"{url}gradio_api/queue/join", json=body, timeout=REQUEST_TIMEOUT)
+
+
+def queue_result(client, url, fn_index, session):
+    """The output list of the event `fn_index` that joined the queue in session `session`, read from the session's
+    stream once it has completed."""
     with client.stream("GET", f"{url}gradio_api/queue/data", params={"session_hash": session},
                        timeout=REQUEST_TIMEOUT) as stream:
         for line in stream.iter_lines():
@@ -391,7 +409,7 @@ def main(argv=None):
               f"{measured['api_calls_mb']} MB")
     result["goals"] = goals
     result["wall_seconds"] = round(time.perf_counter() - started, 1)
-    print_json(result)
+    print_json(result, save_as=args.save)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,12 @@
 
 1. the page's server functions (`history`, `positional_table`) called 8 at a time while GET /gradio_api/app_id is
    polled: its latency (goal: max <= 0.2 s);
-2. a burst of `--burst` beam-4 /translate requests of a long text, and 1.5 s later short greedy ones one after another:
-   the greedy latency (goal: p50 <= 1 s, max <= 3 s), and each heavy request answered or refused (busy) within its
-   budget from arrival (goal: none answered later);
+2. a burst of `--burst` beam-4 /translate requests of a long text, dealt in turn to every way in (POST
+   /gradio_api/call, call/v2, run, api, and queue/join with /translate's fn_index as a number and as a string), and
+   0.3 s later short greedy /call/translate ones one after another: the greedy latency (goal: each <= 1 s), per
+   route how many heavy ones were let in and answered or refused, the most answered ones in flight at once (goal: no
+   more than the heavy lane's places), and each heavy request answered or refused (busy) within its budget from
+   arrival (goal: none answered later);
 3. `--sessions` page sessions, each translating a long sentence of its own through the page's event and fetching its
    payload as the page does (by the key the event answers): the server's RSS before and after, "before" after 5
    warm-up sessions that pay the first long sentences' one-time cost (goal: <= 100 MB more; the growth from the cold
@@ -25,9 +28,21 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 
-from bench.app_throughput import CallError, call, page_call, page_event, rss_mb, running_app
-from bench.common import ROOT, percentile, print_json
+from bench.app_throughput import (
+    REQUEST_TIMEOUT,
+    CallError,
+    call,
+    call_result,
+    join,
+    page_call,
+    page_event,
+    queue_result,
+    rss_mb,
+    running_app,
+)
+from bench.common import ROOT, add_save_argument, percentile, print_json
 from bench.decode_latency import find_model_dir
+from deploy.settings import Settings
 
 LONG_TEXT = ("The committee said on Tuesday that the new rules, which were written after a long debate between the "
              "regions and the government, will change how schools, hospitals and small companies are funded over "
@@ -42,12 +57,14 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="python -m bench.hostile_load", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", help="model directory (default: assets/model, else runs/cpu/model)")
-    p.add_argument("--burst", type=int, default=100, help="beam-4 requests of a long text sent at once")
+    p.add_argument("--burst", type=int, default=300, help="beam-4 requests of a long text sent at once, by every "
+                   "route in turn")
     p.add_argument("--sessions", type=int, default=500, help="page sessions, each translating a long sentence")
     p.add_argument("--calls", type=int, default=8, help="concurrent calls of each page server function")
     p.add_argument("--part-timeout", type=float, default=240, help="the longest one part may run, seconds")
     p.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS), help="the parts to run (default: all)")
     p.add_argument("--startup-timeout", type=float, default=300)
+    add_save_argument(p)
     args = p.parse_args(argv)
     args.model = find_model_dir(args.model)
     if args.model is None:
@@ -107,23 +124,63 @@ def server_functions(url, calls, timeout):
             "bytes_sent_and_json": {fn: list(size) for fn, size in sizes.items()}}
 
 
-def burst(url, n_heavy, budget, timeout):
-    """Part 2: `n_heavy` beam-4 requests of LONG_TEXT at once; from 1.5 s later, short greedy ones one after
-    another while the heavy ones last (at most `timeout` s)."""
+HEAVY = [LONG_TEXT, "beam", 4, 1.0, 0, 0]  # /translate's arguments: a beam search of 4 of a long text
+ROUTES = ("call", "call/v2", "run", "api", "join", "join by string")  # every way in to /translate (issue 51)
+
+
+def heavy_call(client, url, route, fn_index):
+    """One beam-4 translation of LONG_TEXT asked for by `route` (`ROUTES`; "join": the queue, with /translate's
+    fn_index as Gradio's client sends it, "join by string": as a string Gradio reads as one): (its outcome,
+    seconds until the door let it in or not, seconds until answered or None). Outcomes: "answered", "busy" (refused
+    at the door, the lane full), "busy later" (let in, then refused), "refused" (another 4xx: a route that runs
+    nothing here) or "other error"."""
+    start = time.perf_counter()
+    if route.startswith("join"):
+        session = uuid.uuid4().hex
+        response = join(client, url, fn_index if route == "join" else str(fn_index), HEAVY, session)
+    else:
+        body = {"text": LONG_TEXT, "decoding": "beam", "beam": 4} if route == "call/v2" else {"data": HEAVY}
+        response = client.post(f"{url}gradio_api/{route}/translate", json=body, timeout=REQUEST_TIMEOUT)
+    door = time.perf_counter() - start
+    if response.status_code != 200:
+        busy = response.status_code in (429, 503) and "busy" in response.text
+        return "busy" if busy else "refused" if response.status_code < 500 else "other error", door, None
+    try:
+        if route.startswith("join"):
+            queue_result(client, url, fn_index, session)
+        elif route.startswith("call"):
+            call_result(client, url, f"{route}/translate", response)
+    except CallError as e:
+        return "busy later" if "busy" in str(e) else "other error", door, None
+    return "answered", door, time.perf_counter() - start
+
+
+def most_at_once(intervals):
+    """The most of the (start, end) intervals that overlap at one moment."""
+    edges = sorted([(start, 1) for start, _ in intervals] + [(end, -1) for _, end in intervals])
+    most = now = 0
+    for _, step in edges:
+        now += step
+        most = max(most, now)
+    return most
+
+
+def burst(url, n_heavy, budget, places, timeout):
+    """Part 2: `n_heavy` beam-4 requests of LONG_TEXT at once, dealt in turn to the `ROUTES`; from 0.3 s later, short
+    greedy /call/translate requests one after another while the heavy ones last (at most `timeout` s). Per route,
+    how many the door let in and answered or refused; the most answered ones held between the door and their answer
+    at one moment (goal: at most the lane's `places`, its slots and its line)."""
     heavy, greedy, done = [], [], threading.Event()
+    fn_index = page_event(url, "translate")
     # made before the burst: making 100 clients (an SSL context each) holds this process's GIL for seconds
     clients = [httpx.Client() for _ in range(n_heavy + 1)]
 
     def one_heavy(i):
-        start = time.perf_counter()
-        try:
-            call(clients[i], url, "translate", [LONG_TEXT, "beam", 4, 1.0, 0, 0])
-            heavy.append(("answered", time.perf_counter() - start))
-        except CallError as e:
-            heavy.append(("busy" if "busy" in str(e) else "other error", time.perf_counter() - start))
+        route = ROUTES[i % len(ROUTES)]
+        heavy.append((route, *heavy_call(clients[i], url, route, fn_index)))
 
     def greedy_ones():
-        time.sleep(1.5)
+        time.sleep(0.3)
         end = time.monotonic() + timeout
         while not done.is_set() and time.monotonic() < end:
             start = time.perf_counter()
@@ -139,14 +196,17 @@ def burst(url, n_heavy, budget, timeout):
     sender.join(timeout)
     for client in clients:
         client.close()
-    answered = [s for kind, s in heavy if kind == "answered"]
-    return {"heavy": n_heavy, "heavy_answered": len(answered),
-            "heavy_busy": sum(kind == "busy" for kind, _ in heavy),
-            "heavy_other_errors": sum(kind == "other error" for kind, _ in heavy),
-            "heavy_answered_max_s": round(max(answered, default=0), 2), "budget_s": budget,
-            "heavy_answered_after_budget": sum(s > budget + 1 for s in answered),  # 1 s: the client's own overhead
+    outcomes = ("answered", "busy", "busy later", "refused", "other error")
+    answered = [(door, seconds) for _, outcome, door, seconds in heavy if outcome == "answered"]
+    return {"heavy": n_heavy, "routes": {route: {outcome: sum(r == route and o == outcome for r, o, *_ in heavy)
+                                                 for outcome in outcomes} for route in ROUTES},
+            "heavy_answered": len(answered), "places": places,
+            "heavy_most_at_once": most_at_once([(door, seconds) for door, seconds in answered if door < seconds]),
+            "heavy_answered_max_s": round(max((s for _, s in answered), default=0), 2), "budget_s": budget,
+            "heavy_answered_after_budget": sum(s > budget + 1 for _, s in answered),  # 1 s: the client's overhead
             "greedy": len(greedy), "greedy_p50_s": round(percentile(greedy, 50), 3) if greedy else None,
-            "greedy_max_s": round(max(greedy), 3) if greedy else None, "greedy_s": [round(s, 2) for s in greedy]}
+            "greedy_max_s": round(max(greedy), 3) if greedy else None,
+            "greedy_over_1_s": sum(s > 1 for s in greedy), "greedy_s": [round(s, 2) for s in greedy]}
 
 
 WARM_UP_SESSIONS = 5  # the first long sentences' one-time cost (the allocator's pools, the kernels' buffers): ~55 MB
@@ -186,17 +246,19 @@ def sessions(url, pid, n, timeout):
 def main(argv=None):
     args = parse_args(argv)
     budget = 30.0
+    defaults = Settings.from_environment({})  # the app's lane, as the bench starts it
+    places = defaults.heavy_slots + defaults.heavy_waiting
     summary = {"model": str(args.model)}
     with running_app(str(ROOT), args.model, startup_timeout=args.startup_timeout,
                      env={"HEAVY_BUDGET_S": str(budget)}) as (url, pid):
         call(httpx.Client(), url, "translate", [SHORT, *GREEDY])  # warm up
         parts = {"server_functions": lambda: server_functions(url, args.calls, args.part_timeout),
-                 "burst": lambda: burst(url, args.burst, budget, args.part_timeout),
+                 "burst": lambda: burst(url, args.burst, budget, places, args.part_timeout),
                  "sessions": lambda: sessions(url, pid, args.sessions, args.part_timeout)}
         for name in args.parts:
             summary[name] = parts[name]()
             print(f"{name}:", summary[name], flush=True)
-    print_json(summary)
+    print_json(summary, save_as=args.save)
 
 
 if __name__ == "__main__":

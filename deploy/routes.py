@@ -128,8 +128,10 @@ def event_call(blocks, path, body):
     """The `EventCall` of a POST to `path` with `body`, None when the route runs no event; a `CallRefused` for a call
     that is not one of the public endpoints (`make_private`) or that Gradio would answer with a bare 500 or
     `{"error": null}`: a body that is not a JSON object (or nested too deep to read), an event index that names no
-    event or (on a named route) not the endpoint named, arguments left out or unknown. Every route that runs an event
-    comes here: named routes run the event their body's fn_index names, if any, and Gradio reads "3" and 3.0 as 3."""
+    event or (on a named route) not the endpoint named, arguments left out or unknown, a direct run (run, api) where the
+    queue takes none (`queue(api_open=False)`): refused here, it takes no place at the door. Every route that runs an
+    event comes here: named routes run the event their body's fn_index names, if any, and Gradio reads "3" and 3.0 as
+    3."""
     named, joins = NAMED_ROUTE.search(path), QUEUE_JOIN.search(path)
     if not (named or joins):
         return None
@@ -147,6 +149,9 @@ def event_call(blocks, path, body):
     if name not in public:
         raise CallRefused(404, f"no endpoint named {echo(name)}: the API has {', '.join(sorted(public))}")
     index, fn = public[name]
+    if route in ("run", "api") and fn.queue and not blocks.api_open:  # Gradio's 404, said before the door admits it
+        raise CallRefused(404, f"/{route}/{name} runs nothing outside the queue here: join the queue, "
+                               f"POST /gradio_api/call/{name}")
     if route == "call/v2":
         return EventCall(route, index, fn, named_arguments(name, fn, sent))
     if not isinstance(sent, dict):

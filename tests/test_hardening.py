@@ -474,6 +474,20 @@ def test_heavy_work_is_admitted_or_refused_at_the_door_by_every_route_and_counte
     assert served.lane.admit(ARRIVAL_S) and not served.lane.admit(ARRIVAL_S)  # one place, free again, now taken
 
 
+def test_a_direct_run_the_queue_takes_none_of_is_refused_before_it_takes_a_place(translator, tiny_model_dir):
+    """Where the queue takes no direct runs (app.py's `queue(api_open=False)`), a beam search sent to run/ or api/ is
+    refused at the door, one line, before the door lets it in: Gradio would refuse it after, and the place it held
+    would stay taken for the seconds an admitted call has to arrive (300 of them kept every heavy call out)."""
+    served = serve(translator, tiny_model_dir, heavy_waiting=0)
+    demo, _, app = page_and_api(served)
+    demo.queue(api_open=False)
+    with TestClient(gr.mount_gradio_app(app, demo, path="")) as client:
+        for route in ("run/translate", "api/translate"):
+            refused = client.post(f"/gradio_api/{route}", json={"data": [SENTENCE, "beam", 4, 1.0, 0, 0]})
+            assert refused.status_code == 404 and "join the queue" in refused.json()["error"], refused.text
+    assert served.lane.admit(ARRIVAL_S)  # its one place is still free
+
+
 def test_private_events_are_not_run_by_index_on_a_named_route(translator, tiny_model_dir):
     """The named routes run their endpoint only: a body's fn_index naming a page event is refused (Gradio would run
     that event, outside the queue), and so is an index that names no event. (The app's queue takes no direct runs at
