@@ -33,7 +33,7 @@ class HeavyAdmission:
     message, which the page shows (Gradio's page shows its own words for a 503). Heavy: an event whose function
     carries a `ticket` (`admitted`) that says so of the call's arguments, by whichever route it comes
     (`routes.event_call`). In the queue, a burst of them would go first, in order of arrival, each opening a session
-    on the event loop before the lane refuses it: 100 of them held up the greedy request that came next for 10 s.
+    on the event loop before the lane refuses it, and held up the greedy request that came next for seconds.
     `served`: its `lane` and its `busy_message`; `blocks`: the page and the API."""
 
     def __init__(self, app, served, blocks):

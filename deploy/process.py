@@ -15,7 +15,8 @@ def prepare():
     elsewhere nothing)."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # the app needs no network; do not phone home
     # Gradio's queue rebuilds a summary of its last 10,000 events (a pandas DataFrame, grouped, percentiles) after
-    # every event: 15 ms of CPU per request once 10,000 have been served. Every 1,000 events, over the last 1,000.
+    # every event, its cost growing with the events served (docs/benchmarks.md). Every 1,000 events, over the last
+    # 1,000.
     os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
     os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
     give_freed_memory_back()
@@ -29,8 +30,9 @@ def prepare():
 def give_freed_memory_back():
     """glibc's malloc raises the size from which it maps a block on its own (up to 32 MB) each time it frees one, so
     the model's tensors soon come from its heaps, where what one of the server's many threads frees stays a hole the
-    process keeps: 500 page sessions grew it by 585 MB, 400 with this fixed at 64 kB (as MALLOC_MMAP_THRESHOLD_=65536
-    does) by 236 MB, Gradio's sessions and the bounded caches included. Set before anything is allocated; an explicit
+    process keeps, and page sessions grew it by hundreds of MB; with the size fixed at MMAP_THRESHOLD (as
+    MALLOC_MMAP_THRESHOLD_=65536 does) a freed tensor goes back to the system (measured: docs/benchmarks.md, "A
+    hostile visitor"). Set before anything is allocated; an explicit
     MALLOC_MMAP_THRESHOLD_ wins, and a C library without mallopt (not glibc) is left as it is."""
     libc = ctypes.CDLL(None)
     if "MALLOC_MMAP_THRESHOLD_" not in os.environ and hasattr(libc, "mallopt"):

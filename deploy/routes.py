@@ -84,8 +84,8 @@ OFFERED = (gr.Radio, gr.Dropdown, gr.CheckboxGroup, gr.Slider, gr.Number)  # com
 
 def input_refusal(component, value):
     """Why the page's `component` would not take `value`, or None: a number that is not finite (Gradio's bounds let
-    NaN through), a list of choices naming one twice (Gradio checks that each is a choice, not how many: 20,000
-    copies of one dimension cost 14 s of CPU to draw), or a value Gradio itself refuses (not a choice, out of range),
+    NaN through), a list of choices naming one twice (Gradio checks that each is a choice, not how many: thousands of
+    copies of one dimension cost seconds of CPU to draw), or a value Gradio itself refuses (not a choice, out of range),
     said here in one line rather than by Gradio with a traceback in the log."""
     label = getattr(component, "label", None) or getattr(component, "elem_id", None) or type(component).__name__
     if not isinstance(component, OFFERED):
@@ -262,8 +262,8 @@ class PreparedAnswers:
     """ASGI middleware: a call of a page server function whose answer is bytes the server holds
     (`views.server_function`: the training history and the positional-encoding table, encoded at start; a
     translation's payload, kept until its page fetches it) answered here. Gradio would first open a session for the
-    caller, building every component's configuration on its event loop (54 ms each on a loaded 2-core machine): 16
-    callers with new session ids held every other request up for over a second."""
+    caller, building every component's configuration on its event loop (bench.session_cost measures it): a few
+    callers with new session ids held every other request up."""
 
     ROUTE = re.compile(r"/gradio_api/component_server/?$")
 
@@ -327,7 +327,7 @@ class NoUploads:
     """ASGI middleware: no file comes in, at any size (the app takes none): a POST to Gradio's upload routes
     (/gradio_api/upload, process_recording) or of a multipart body anywhere (component_server reads one too) is
     answered 404 before a byte of it is read. Gradio keeps an upload an hour, and a refused chunked upload left its
-    temporary file behind: 200 uploads of 1 MB took 4.4 s."""
+    temporary file behind (docs/benchmarks.md, "A hostile visitor")."""
 
     ROUTE = re.compile(r"/gradio_api/(upload|process_recording)/?$")
 
@@ -345,8 +345,8 @@ class NoUploads:
 class BodyLimit:
     """ASGI middleware: a request whose body is over `max_bytes` is answered 413 without being read further (by its
     Content-Length when it gives one, else once that many bytes have arrived). Neither Starlette nor Gradio bounds a
-    request body (Gradio's `max_file_size` bounds each uploaded file, once it has been read): a 150 MB body was read
-    whole, 1.9 GB at its peak."""
+    request body (Gradio's `max_file_size` bounds each uploaded file, once it has been read): a body of any size was
+    read whole, taking many times its size in memory."""
 
     def __init__(self, app, max_bytes):
         self.app, self.max_bytes = app, max_bytes

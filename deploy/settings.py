@@ -26,9 +26,8 @@ class SettingError(ValueError):
 def serving_dtype(device, batch_size):
     """The precision to serve in on `device` (`modeldir.loading.DTYPES`' names). On a CPU that decodes
     concurrent requests together (`batch_size` > 1), float32: batched float16 is no faster per sentence there (no
-    float16 arithmetic: 16.5 ms per sentence in batches of 16 against 13.2 alone) and a batch's answer may differ from
-    the lone call's (1 test sentence of 160), while batched float32 takes 5.3 ms per sentence against 14.1 alone,
-    every answer the lone call's (docs/benchmarks.md, Serving under load). Otherwise the precision that decodes one
+    float16 arithmetic) and a batch's answer may differ from the lone call's, while batched float32 is several times
+    faster per sentence than alone, every answer the lone call's (docs/benchmarks.md, Serving under load). Otherwise the precision that decodes one
     sentence fastest (`modeldir.device.fast_dtype`: float16 on most CPUs, bfloat16 or float16 on a GPU)."""
     device = torch.device(device)
     return "float32" if device.type == "cpu" and batch_size > 1 else fast_dtype(device)
@@ -105,7 +104,7 @@ class Settings:
 
 def settings_or_exit(default_model_dir, program="app.py"):
     """The `Settings` of this process's environment, or one line naming the wrong one on stderr and exit code 2: read
-    before Gradio is imported (3 s), so a wrong setting is said at once."""
+    before Gradio is imported (seconds), so a wrong setting is said at once."""
     try:
         return Settings.from_environment(default_model_dir=default_model_dir)
     except SettingError as e:
