@@ -35,8 +35,12 @@ from webapp.tabs import attention, heads, how_it_learned, inside_head, model_car
 from webapp.texts import INTRO
 
 try:
-    served = ServedModel(open_model(SETTINGS.model_dir, dtype=SETTINGS.dtype, device=SETTINGS.device),
-                         SETTINGS.model_dir, wrap=on_gpu, **SETTINGS.serving())
+    served = ServedModel(
+        open_model(SETTINGS.model_dir, dtype=SETTINGS.dtype, device=SETTINGS.device),
+        SETTINGS.model_dir,
+        wrap=on_gpu,
+        **SETTINGS.serving(),
+    )
 except ModelLoadError as load_error:  # the page explains, and so does the terminal that started the app
     print(f"app.py: no model loaded: {load_error}", file=sys.stderr, flush=True)
     served, why_not = None, str(load_error)
@@ -49,8 +53,9 @@ def tab(label, tab_id):
 
 def build_demo():
     """(the page: the translation box, then the tabs, hardened; then the API's endpoints, its launch arguments)."""
-    with gr.Blocks(title="Transformer translator (English → Italian)", analytics_enabled=False,
-                   delete_cache=(3600, 3600)) as demo:
+    with gr.Blocks(
+        title="Transformer translator (English → Italian)", analytics_enabled=False, delete_cache=(3600, 3600)
+    ) as demo:
         gr.Markdown(INTRO, elem_id="intro")
         box = translation.build(served, demo)
         with gr.Tabs(overflow_behavior="wrap"):  # every tab in one click on a projector or a phone
@@ -85,8 +90,9 @@ demo.queue(default_concurrency_limit=4, max_size=128, api_open=False)  # no even
 
 
 def launch(**options):
-    demo.launch(theme=gr.themes.Soft(), css=CSS, js=PAGE_SCRIPT, footer_links=["api", "gradio"],
-                **launch_arguments, **options)
+    demo.launch(
+        theme=gr.themes.Soft(), css=CSS, js=PAGE_SCRIPT, footer_links=["api", "gradio"], **launch_arguments, **options
+    )
 
 
 if __name__ == "__main__":

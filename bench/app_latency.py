@@ -40,16 +40,19 @@ from bench.common import ROOT, add_save_argument, percentile, print_json, print_
 
 SENTENCE = "We are going to the beach tomorrow with all of our friends."  # 12 words
 OTHER_SENTENCE = "She bought a new car last week because the old one was broken."  # 12 words, for the browser
-LONG_SENTENCE = ("The committee decided yesterday that the new school will be built near the old railway station, "
-                 "despite the protests of the many residents who live nearby.")  # 40 tokens with </s>: the size goal
+LONG_SENTENCE = (
+    "The committee decided yesterday that the new school will be built near the old railway station, "
+    "despite the protests of the many residents who live nearby."
+)  # 40 tokens with </s>: the size goal
 GOALS_MS = {"translate": 400.0, "change": 50.0, "experiment": 1000.0}
 PAYLOAD_GOAL_KB = 250.0
 CHROMIUM = "/usr/bin/chromium"
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m bench.app_latency", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bench.app_latency", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--model", default=str(ROOT / "assets" / "model"), help="model directory")
     p.add_argument("--sentence", default=SENTENCE, help="the English sentence translated")
     p.add_argument("--repeats", type=int, default=10, help="timed runs per server-side case")
@@ -100,11 +103,17 @@ def server_cases(app, sentence):
     served = app.served
     translate = served.bind(translation.translate)
     settings = {  # the decoding controls: decoding, beam width, temperature, top-k, seed
-        "greedy": ("greedy", 4, 1.0, 0, 0), "beam": ("beam", 4, 1.0, 0, 0), "sampling": ("sampling", 4, 0.8, 10, 1)}
+        "greedy": ("greedy", 4, 1.0, 0, 0),
+        "beam": ("beam", 4, 1.0, 0, 0),
+        "sampling": ("sampling", 4, 0.8, 10, 1),
+    }
     heads_off = ([], [], ["cross L1 H1", "cross L2 H2"])  # ticked per kind: encoder, decoder, cross
     shown = translation.request_json(sentence, 1, None)  # what the model map's boxes send: the greedy translation
-    attribute = lambda method: lambda: steps.attribute(  # noqa: E731
-        served, sentence, *settings["greedy"], event(method=method, request=1))
+
+    def attribute(method):
+        return lambda: steps.attribute(  # noqa: E731
+            served, sentence, *settings["greedy"], event(method=method, request=1)
+        )
 
     def translate_anew():
         """The translate event of a sentence no recent inspection holds: what a new sentence costs."""
@@ -112,26 +121,50 @@ def server_cases(app, sentence):
         return translate(sentence, *settings["greedy"])
 
     return [
-        ("translate: translation, status, chips and payload", "translate",
-         lambda: translate(sentence, *settings["greedy"])),
+        (
+            "translate: translation, status, chips and payload",
+            "translate",
+            lambda: translate(sentence, *settings["greedy"]),
+        ),
         ("translate a new sentence (no recent inspection)", "translate", translate_anew),
-        ("experiment: sampling (translation and payload)", "experiment", lambda: translate(sentence,
-                                                                                           *settings["sampling"])),
-        ("experiment: beam 4 traced (translation and payload)", "experiment", lambda: translate(sentence,
-                                                                                                *settings["beam"])),
-        ("experiment: 2 heads off (both translations, payload)", "experiment",
-         lambda: heads.switch_heads_off(served, sentence, *settings["greedy"], *heads_off)),
+        (
+            "experiment: sampling (translation and payload)",
+            "experiment",
+            lambda: translate(sentence, *settings["sampling"]),
+        ),
+        (
+            "experiment: beam 4 traced (translation and payload)",
+            "experiment",
+            lambda: translate(sentence, *settings["beam"]),
+        ),
+        (
+            "experiment: 2 heads off (both translations, payload)",
+            "experiment",
+            lambda: heads.switch_heads_off(served, sentence, *settings["greedy"], *heads_off),
+        ),
         ("experiment: attribution, gradient × input, every step", "experiment", attribute("gradient_x_input")),
-        ("experiment: attribution, integrated gradients, every step", "experiment",
-         attribute("integrated_gradients")),
-        ("one head's numbers, every query token", "experiment", lambda: inside_head.head_numbers(
-            served, sentence, *settings["greedy"], event(translation=1, kind="cross", layer=2, head=2))),
-        ("map: a box's vectors (a feed-forward's hidden units, every token)", "experiment",
-         lambda: model_map.map_numbers(served, event(translation=1, shown=shown, box="feed-forward", stack="decoder",
-                                                     index=0))),
-        ("map: a token's walk (every box's vectors, an Italian step)", "experiment",
-         lambda: model_map.map_numbers(served, event(translation=1, shown=shown, box="walk", stack="decoder",
-                                                     index=2))),
+        ("experiment: attribution, integrated gradients, every step", "experiment", attribute("integrated_gradients")),
+        (
+            "one head's numbers, every query token",
+            "experiment",
+            lambda: inside_head.head_numbers(
+                served, sentence, *settings["greedy"], event(translation=1, kind="cross", layer=2, head=2)
+            ),
+        ),
+        (
+            "map: a box's vectors (a feed-forward's hidden units, every token)",
+            "experiment",
+            lambda: model_map.map_numbers(
+                served, event(translation=1, shown=shown, box="feed-forward", stack="decoder", index=0)
+            ),
+        ),
+        (
+            "map: a token's walk (every box's vectors, an Italian step)",
+            "experiment",
+            lambda: model_map.map_numbers(
+                served, event(translation=1, shown=shown, box="walk", stack="decoder", index=2)
+            ),
+        ),
     ]
 
 
@@ -144,8 +177,12 @@ def payload_sizes(app):
         key = app.served.bind(translation.translate)(text, "greedy", 4, 1.0, 0, 0)[3]["key"]
         payload = json.loads(gzip.decompress(app.served.payloads.get(key)))  # kept gzip-encoded for its page
         plain = as_sent(payload).encode()
-        sizes[name] = {"source_tokens": len(payload["source_tokens"]), "target_tokens": len(payload["target_tokens"]),
-                       "kB": round(len(plain) / 1000, 1), "kB_gzip": round(len(gzip.compress(plain)) / 1000, 1)}
+        sizes[name] = {
+            "source_tokens": len(payload["source_tokens"]),
+            "target_tokens": len(payload["target_tokens"]),
+            "kB": round(len(plain) / 1000, 1),
+            "kB_gzip": round(len(gzip.compress(plain)) / 1000, 1),
+        }
     return sizes
 
 
@@ -159,10 +196,15 @@ def free_port():
 def serve(model_dir, timeout=300):
     """`python app.py` on a free port, until the block ends."""
     port = free_port()
-    env = {**os.environ, "MODEL_DIR": str(model_dir), "GRADIO_SERVER_PORT": str(port),
-           "GRADIO_SERVER_NAME": "127.0.0.1"}
-    proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.STDOUT)
+    env = {
+        **os.environ,
+        "MODEL_DIR": str(model_dir),
+        "GRADIO_SERVER_PORT": str(port),
+        "GRADIO_SERVER_NAME": "127.0.0.1",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
+    )
     url = f"http://127.0.0.1:{port}/"
     try:
         deadline = time.time() + timeout
@@ -191,17 +233,17 @@ DRAWN = {
     # the model map: the box opened, drawn from the payload; its vectors drawn (after a request at a first opening);
     # the output box redrawn at the temperature set
     "map": "(box) => { const r = document.querySelector('#model-map .model-map'); return r?.dataset.open === box "
-           "&& r.dataset.state !== 'empty'; }",
+    "&& r.dataset.state !== 'empty'; }",
     "map vectors": "(box) => { const r = document.querySelector('#model-map .model-map'); return r?.dataset.open === "
-                   "box && r.dataset.state === 'drawn'; }",
+    "box && r.dataset.state === 'drawn'; }",
     "temperature": "(t) => document.querySelector('#model-map .model-map')?.dataset.temperature === t",
     # the walk ("Follow a token") at a token's box, its numbers drawn
     "walk": "(w) => { const r = document.querySelector('#model-map .model-map'); return r?.dataset.walk === w "
-            "&& r.dataset.state === 'drawn'; }",
+    "&& r.dataset.state === 'drawn'; }",
     # the new payload drawn: its id published, and the heatmap's rows are its Italian tokens
     "translation": "(old) => { const p = window.translatorStore?.get('translation'); const c = document.querySelector("
-                   "'#attention-heatmap canvas'); return !!p && p.id !== old && c?.__matrix?.length === "
-                   "p.target_tokens.length; }",
+    "'#attention-heatmap canvas'); return !!p && p.id !== old && c?.__matrix?.length === "
+    "p.target_tokens.length; }",
 }
 
 
@@ -251,35 +293,40 @@ def browser_round(page, sentence):
     old = page.evaluate("() => window.translatorStore?.get('translation')?.id ?? null")
     page.locator("#english textarea").fill(sentence)
     runs = {"translate (click to heatmap)": click_until(page, "#translate", DRAWN["translation"], old)}
-    for case, name, value, key in [("attention: layer", "attention-layer", "2", "layer"),
-                                   ("attention: head", "attention-head", "1", "head"),
-                                   ("attention: kind", "attention-kind", "encoder", "kind")]:
+    for case, name, value, key in [
+        ("attention: layer", "attention-layer", "2", "layer"),
+        ("attention: head", "attention-head", "1", "head"),
+        ("attention: kind", "attention-kind", "encoder", "kind"),
+    ]:
         runs[case] = click_until(page, radio(name, value), DRAWN["attention"], [key, value])
     for name, value in [("attention-kind", "cross"), ("attention-layer", "1"), ("attention-head", "mean")]:
         page.locator(radio(name, value)).click()
     open_tab(page, "steps", "#step-panel .step-next")
     runs["steps: Next"] = click_until(page, "#step-panel .step-next", DRAWN["step"], "2")
     page.locator("#tab-head-button").click()
-    page.wait_for_function("() => document.querySelector('#inside-head .inside-head')?.dataset.state === 'drawn'",
-                           timeout=120_000)
+    page.wait_for_function(
+        "() => document.querySelector('#inside-head .inside-head')?.dataset.state === 'drawn'", timeout=120_000
+    )
     page.wait_for_timeout(500)  # the head's request, answered, may still close its stream: not the click's
     page.wait_for_selector(f"#inside-head {radio('ih-query', '2')}")  # its query tokens drawn, under load too
     runs["inside one head: another query token"] = click_until(page, radio("ih-query", "2"), DRAWN["query"], "2")
     open_tab(page, "heads", radio("measure", "previous"))
-    runs["heads: diagnostics measure"] = click_until(page, radio("measure", "previous"), DRAWN["measure"],
-                                                     "previous")
+    runs["heads: diagnostics measure"] = click_until(page, radio("measure", "previous"), DRAWN["measure"], "previous")
     page.locator(radio("measure", "entropy")).click()
     open_tab(page, "map", '#model-map [data-box="decoder-add-feed-forward"]')
     box = lambda name: f'#model-map [data-box="{name}"]'  # noqa: E731
-    runs["map: open a box"] = click_until(page, box("decoder-add-feed-forward"), DRAWN["map"],
-                                          "decoder-add-feed-forward")
+    runs["map: open a box"] = click_until(
+        page, box("decoder-add-feed-forward"), DRAWN["map"], "decoder-add-feed-forward"
+    )
     runs["map: open a box, first opening (its vectors asked)"] = click_until(
-        page, box("decoder-feed-forward"), DRAWN["map vectors"], "decoder-feed-forward")
+        page, box("decoder-feed-forward"), DRAWN["map vectors"], "decoder-feed-forward"
+    )
     page.locator(box("softmax")).click()
     page.locator("#model-map .map-temperature").fill("1")
     runs["output: temperature"] = click_until(page, "#model-map .map-temperature", DRAWN["temperature"], "0.5", "0.5")
-    runs["walk: follow a token (its vectors asked)"] = click_until(page, f"#model-map {radio('map-walk-encoder', '1')}",
-                                                                  DRAWN["walk"], "encoder:1:0")
+    runs["walk: follow a token (its vectors asked)"] = click_until(
+        page, f"#model-map {radio('map-walk-encoder', '1')}", DRAWN["walk"], "encoder:1:0"
+    )
     runs["walk: next box"] = click_until(page, "#model-map .map-walk-next", DRAWN["walk"], "encoder:1:1")
     page.locator("#tab-attention-button").click()
     return runs
@@ -318,8 +365,15 @@ def summary(results):
     for case, (goal, times) in results.items():
         p50, worst = percentile(times, 50), max(times)
         limit = GOALS_MS.get(goal)
-        rows.append([case, f"{p50:.0f}", f"{worst:.0f}", f"<= {limit:.0f}" if limit else "-",
-                     ("yes" if p50 <= limit else "NO") if limit else "-"])
+        rows.append(
+            [
+                case,
+                f"{p50:.0f}",
+                f"{worst:.0f}",
+                f"<= {limit:.0f}" if limit else "-",
+                ("yes" if p50 <= limit else "NO") if limit else "-",
+            ]
+        )
         out[case] = {"p50_ms": round(p50, 1), "max_ms": round(worst, 1), "goal_ms": limit}
     print_table(["case", "p50 ms", "max ms", "goal", "met"], rows)
     return out
@@ -329,15 +383,21 @@ def main(argv=None):
     args = parse_args(argv)
     threads = set_threads(args.threads)
     app = load_app(args.model)
-    print(f"model {args.model} in {app.SETTINGS.dtype}, {threads} torch threads; sentence: {args.sentence!r} "
-          f"({len(args.sentence.split())} words)\n\nserver side ({args.repeats} runs per case):")
+    print(
+        f"model {args.model} in {app.SETTINGS.dtype}, {threads} torch threads; sentence: {args.sentence!r} "
+        f"({len(args.sentence.split())} words)\n\nserver side ({args.repeats} runs per case):"
+    )
     server = {case: (goal, timed(fn, args.repeats)) for case, goal, fn in server_cases(app, args.sentence)}
     result = {"model": args.model, "dtype": app.SETTINGS.dtype, "threads": threads, "server": summary(server)}
     sizes = payload_sizes(app)
     print(f"\npayload of one translation (JSON as sent; goal <= {PAYLOAD_GOAL_KB:g} kB for 40 tokens):")
-    print_table(["sentence", "tokens (English / Italian)", "kB", "kB gzip"],
-                [[name, f"{s['source_tokens']} / {s['target_tokens']}", f"{s['kB']}", f"{s['kB_gzip']}"]
-                 for name, s in sizes.items()])
+    print_table(
+        ["sentence", "tokens (English / Italian)", "kB", "kB gzip"],
+        [
+            [name, f"{s['source_tokens']} / {s['target_tokens']}", f"{s['kB']}", f"{s['kB_gzip']}"]
+            for name, s in sizes.items()
+        ],
+    )
     result["payload"], result["payload_goal_kB"] = sizes, PAYLOAD_GOAL_KB
     if args.browser:
         print(f"\nbrowser side, click to figure ({args.browser_repeats} runs per case):")
@@ -346,8 +406,10 @@ def main(argv=None):
         result["browser"] = summary({case: (goals[case], [ms for ms, _ in r]) for case, r in runs.items()})
         for case, r in runs.items():
             result["browser"][case]["requests"], result["browser"][case]["requests_by_kind"] = requests_summary(r)
-        print_table(["case", "requests (most in a run)", "by kind"],
-                    [[case, str(v["requests"]), json.dumps(v["requests_by_kind"])] for case, v in result["browser"].items()])
+        print_table(
+            ["case", "requests (most in a run)", "by kind"],
+            [[case, str(v["requests"]), json.dumps(v["requests_by_kind"])] for case, v in result["browser"].items()],
+        )
     print_json(result, save_as=args.save)
 
 

@@ -59,8 +59,9 @@ REQUEST_TIMEOUT = 120  # seconds one request may take
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m bench.app_throughput", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bench.app_throughput", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--model", help="model directory or Hub id (default: assets/model, else runs/cpu/model)")
     p.add_argument("--data", default=default_path(DATA_DIR / "test-tatoeba.tsv"), help="TSV with the sentences")
     p.add_argument("--app-dir", default=str(ROOT), help="the checkout whose app.py is served (default: this one)")
@@ -103,13 +104,19 @@ app.launch()
 
 
 @contextlib.contextmanager
-def running_app(app_dir, model, batch_size=16, threads=0, dtype=None, startup_timeout=300, null_model=False,
-                env=None):
+def running_app(app_dir, model, batch_size=16, threads=0, dtype=None, startup_timeout=300, null_model=False, env=None):
     """(URL, process id) of `python app.py` of `app_dir` serving `model` on a free loopback port, stopped (SIGTERM)
     afterwards."""
     port = free_port()
-    env = {**os.environ, "MODEL_DIR": str(model), "BATCH_SIZE": str(batch_size), "GRADIO_SERVER_PORT": str(port),
-           "GRADIO_SERVER_NAME": HOST, "GRADIO_ANALYTICS_ENABLED": "False", **(env or {})}
+    env = {
+        **os.environ,
+        "MODEL_DIR": str(model),
+        "BATCH_SIZE": str(batch_size),
+        "GRADIO_SERVER_PORT": str(port),
+        "GRADIO_SERVER_NAME": HOST,
+        "GRADIO_ANALYTICS_ENABLED": "False",
+        **(env or {}),
+    }
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
     if dtype:
@@ -211,8 +218,9 @@ def join(client, url, fn_index, data, session):
 def queue_result(client, url, fn_index, session):
     """The output list of the event `fn_index` that joined the queue in session `session`, read from the session's
     stream once it has completed."""
-    with client.stream("GET", f"{url}gradio_api/queue/data", params={"session_hash": session},
-                       timeout=REQUEST_TIMEOUT) as stream:
+    with client.stream(
+        "GET", f"{url}gradio_api/queue/data", params={"session_hash": session}, timeout=REQUEST_TIMEOUT
+    ) as stream:
         for line in stream.iter_lines():
             if not line.startswith("data:"):
                 continue
@@ -251,11 +259,14 @@ def serve(url, pid, sentences, n_clients):
     for client in clients:
         client.close()
     n = len(sentences)
-    return {"clients": n_clients, "sentences_per_s": round(n / wall, 2),
-            "server_cpu_ms_per_request": round(1000 * server / n, 2),
-            "client_cpu_ms_per_request": round(1000 * own / n, 2),
-            "latency_p50_ms": round(1000 * percentile(seconds, 50), 1),
-            "latency_p95_ms": round(1000 * percentile(seconds, 95), 1)}, italian
+    return {
+        "clients": n_clients,
+        "sentences_per_s": round(n / wall, 2),
+        "server_cpu_ms_per_request": round(1000 * server / n, 2),
+        "client_cpu_ms_per_request": round(1000 * own / n, 2),
+        "latency_p50_ms": round(1000 * percentile(seconds, 50), 1),
+        "latency_p95_ms": round(1000 * percentile(seconds, 95), 1),
+    }, italian
 
 
 def idle_cpu(pid, seconds=3.0):
@@ -268,17 +279,21 @@ def idle_cpu(pid, seconds=3.0):
 def measure_mode(args, batch_size, sentences, warmup, null_model=False):
     """(rows, answers per client count, idle CPU) of one app."""
     rows, answers_by_n = [], {}
-    with running_app(args.app_dir, args.model, batch_size, args.threads, args.dtype, args.startup_timeout,
-                     null_model) as (url, pid):
+    with running_app(
+        args.app_dir, args.model, batch_size, args.threads, args.dtype, args.startup_timeout, null_model
+    ) as (url, pid):
         serve(url, pid, warmup, min(len(warmup), max(args.clients)))
         idle = idle_cpu(pid)
         for n in args.clients:
             row, italian = serve(url, pid, sentences, n)
             rows.append(row)
             answers_by_n[n] = italian
-            print(f"  {n:>2} clients: {row['sentences_per_s']:7.1f} sentences/s, server "
-                  f"{row['server_cpu_ms_per_request']:6.1f} ms CPU per request, clients "
-                  f"{row['client_cpu_ms_per_request']:.1f}, p50 {row['latency_p50_ms']:.0f} ms", flush=True)
+            print(
+                f"  {n:>2} clients: {row['sentences_per_s']:7.1f} sentences/s, server "
+                f"{row['server_cpu_ms_per_request']:6.1f} ms CPU per request, clients "
+                f"{row['client_cpu_ms_per_request']:.1f}, p50 {row['latency_p50_ms']:.0f} ms",
+                flush=True,
+            )
     return rows, answers_by_n, idle
 
 
@@ -331,8 +346,13 @@ def measure_sessions(args, sentences, n, rounds=2):
                 time.sleep(6)  # an API call's session is forgotten 5 s after it
                 page.append(round(middle - before, 1))
                 api.append(round(rss_mb(pid) - middle, 1))
-    return {"sessions": n, "page_sessions_mb": page, "api_calls_mb": api, "growth_mb": page[0],
-            "seconds": round(time.monotonic() - start, 1)}
+    return {
+        "sessions": n,
+        "page_sessions_mb": page,
+        "api_calls_mb": api,
+        "growth_mb": page[0],
+        "seconds": round(time.monotonic() - start, 1),
+    }
 
 
 def main(argv=None):
@@ -340,11 +360,20 @@ def main(argv=None):
     args = parse_args(argv)
     chosen = select_sentences(args.data, args.sentences + args.warmup, 6, 15)
     warmup, sentences = chosen[: args.warmup], chosen[args.warmup :]
-    print(f"app {args.app_dir}; model {args.model}; {len(sentences)} sentences of 6-15 words from {args.data}; "
-          f"app threads: {args.threads or 'default'}; dtype: {args.dtype or 'the app default'}")
+    print(
+        f"app {args.app_dir}; model {args.model}; {len(sentences)} sentences of 6-15 words from {args.data}; "
+        f"app threads: {args.threads or 'default'}; dtype: {args.dtype or 'the app default'}"
+    )
     model = args.model
-    result = {"benchmark": "app_throughput", "app_dir": args.app_dir, "model": str(model), "threads": args.threads,
-              "dtype": args.dtype, "sentences": len(sentences), "modes": {}}
+    result = {
+        "benchmark": "app_throughput",
+        "app_dir": args.app_dir,
+        "model": str(model),
+        "threads": args.threads,
+        "dtype": args.dtype,
+        "sentences": len(sentences),
+        "modes": {},
+    }
     with tempfile.TemporaryDirectory() as copy:
         if Path(model).is_dir():  # one copy for every app of the run: a model replaced meanwhile does not mix in
             args.model = shutil.copytree(model, Path(copy) / "model")
@@ -354,8 +383,11 @@ def main(argv=None):
         runs = [(mode, size, False) for mode, size in MODES if mode in args.modes]
         runs += [("ceiling", 16, True)] if args.ceiling else []
         for mode, batch_size, null_model in runs:
-            print(f"{mode} (BATCH_SIZE={batch_size}{', a model that costs nothing' if null_model else ''}): "
-                  "starting app.py ...", flush=True)
+            print(
+                f"{mode} (BATCH_SIZE={batch_size}{', a model that costs nothing' if null_model else ''}): "
+                "starting app.py ...",
+                flush=True,
+            )
             rows, answers[mode], idle = measure_mode(args, batch_size, sentences, warmup, null_model)
             result["modes"][mode] = {"batch_size": batch_size, "idle_server_cpu_ms_per_s": idle, "rows": rows}
         if args.sessions:
@@ -376,37 +408,63 @@ def main(argv=None):
     table = []
     for mode, measured in result["modes"].items():
         for row in measured["rows"]:
-            table.append([mode, str(row["clients"]), f"{row['sentences_per_s']:.1f}",
-                          f"{row.get('speedup_vs_one_client', 0):.2f}x", f"{row['server_cpu_ms_per_request']:.1f}",
-                          f"{row['client_cpu_ms_per_request']:.1f}", f"{row['latency_p50_ms']:.0f}",
-                          f"{row.get('identical', '-')}/{len(sentences)}" if mode != "ceiling" else "-"])
-    print_table(["mode", "clients", "sent/s", "vs 1 client", "server CPU ms/req", "client CPU ms/req", "p50 ms",
-                 "= single call"], table, text_columns=2)
+            table.append(
+                [
+                    mode,
+                    str(row["clients"]),
+                    f"{row['sentences_per_s']:.1f}",
+                    f"{row.get('speedup_vs_one_client', 0):.2f}x",
+                    f"{row['server_cpu_ms_per_request']:.1f}",
+                    f"{row['client_cpu_ms_per_request']:.1f}",
+                    f"{row['latency_p50_ms']:.0f}",
+                    f"{row.get('identical', '-')}/{len(sentences)}" if mode != "ceiling" else "-",
+                ]
+            )
+    print_table(
+        [
+            "mode",
+            "clients",
+            "sent/s",
+            "vs 1 client",
+            "server CPU ms/req",
+            "client CPU ms/req",
+            "p50 ms",
+            "= single call",
+        ],
+        table,
+        text_columns=2,
+    )
     goals = {}
     if "batched" in result["modes"]:
         top = result["modes"]["batched"]["rows"][-1]
-        goals = {"clients": top["clients"],
-                 "server_cpu_ms_per_request": top["server_cpu_ms_per_request"],
-                 "cpu_met": top["server_cpu_ms_per_request"] <= GOAL_CPU_MS,
-                 "speedup_vs_one_client": top["speedup_vs_one_client"],
-                 "speedup_met": top["speedup_vs_one_client"] >= GOAL_SPEEDUP,
-                 "identical_met": top["identical"] == len(sentences)}
+        goals = {
+            "clients": top["clients"],
+            "server_cpu_ms_per_request": top["server_cpu_ms_per_request"],
+            "cpu_met": top["server_cpu_ms_per_request"] <= GOAL_CPU_MS,
+            "speedup_vs_one_client": top["speedup_vs_one_client"],
+            "speedup_met": top["speedup_vs_one_client"] >= GOAL_SPEEDUP,
+            "identical_met": top["identical"] == len(sentences),
+        }
         if "unbatched" in result["modes"]:
             unbatched = result["modes"]["unbatched"]["rows"][-1]
             goals["speedup_vs_unbatched"] = round(top["sentences_per_s"] / unbatched["sentences_per_s"], 2)
-        print(f"\nat {top['clients']} clients, batched: {top['server_cpu_ms_per_request']:.1f} ms server CPU per "
-              f"request (goal <= {GOAL_CPU_MS:.0f}: {'met' if goals['cpu_met'] else 'NOT met'}), "
-              f"{top['speedup_vs_one_client']:.2f}x one client (goal >= {GOAL_SPEEDUP:.0f}x: "
-              f"{'met' if goals['speedup_met'] else 'NOT met'}), {top['identical']}/{len(sentences)} identical")
+        print(
+            f"\nat {top['clients']} clients, batched: {top['server_cpu_ms_per_request']:.1f} ms server CPU per "
+            f"request (goal <= {GOAL_CPU_MS:.0f}: {'met' if goals['cpu_met'] else 'NOT met'}), "
+            f"{top['speedup_vs_one_client']:.2f}x one client (goal >= {GOAL_SPEEDUP:.0f}x: "
+            f"{'met' if goals['speedup_met'] else 'NOT met'}), {top['identical']}/{len(sentences)} identical"
+        )
     if "sessions" in result:
         measured = result["sessions"]
         growth = measured["growth_mb"] * GOAL_SESSIONS / max(args.sessions, 1)
         goals["sessions_mb_per_500"] = round(growth, 1)
         goals["sessions_met"] = growth <= GOAL_SESSIONS_MB
-        print(f"memory: {measured['growth_mb']:.1f} MB for {args.sessions} new page sessions ({growth:.1f} MB per "
-              f"{GOAL_SESSIONS}; goal <= {GOAL_SESSIONS_MB:.0f} MB: {'met' if goals['sessions_met'] else 'NOT met'}); "
-              f"each round: page sessions {measured['page_sessions_mb']} MB, as many API calls "
-              f"{measured['api_calls_mb']} MB")
+        print(
+            f"memory: {measured['growth_mb']:.1f} MB for {args.sessions} new page sessions ({growth:.1f} MB per "
+            f"{GOAL_SESSIONS}; goal <= {GOAL_SESSIONS_MB:.0f} MB: {'met' if goals['sessions_met'] else 'NOT met'}); "
+            f"each round: page sessions {measured['page_sessions_mb']} MB, as many API calls "
+            f"{measured['api_calls_mb']} MB"
+        )
     result["goals"] = goals
     result["wall_seconds"] = round(time.perf_counter() - started, 1)
     print_json(result, save_as=args.save)

@@ -43,16 +43,21 @@ def add_sentence_timing_arguments(parser, per):
     parser.add_argument("--sentences", type=int, default=100, help=f"how many sentences are timed per {per}")
     parser.add_argument("--warmup", type=int, default=5, help=f"untimed sentences per {per}")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
-    parser.add_argument("--dtype", choices=DTYPES, default=fast_cpu_dtype(), help="precision the model runs in "
-                        "(default as in the app: float16 where the CPU has fast kernels)")
+    parser.add_argument(
+        "--dtype",
+        choices=DTYPES,
+        default=fast_cpu_dtype(),
+        help="precision the model runs in (default as in the app: float16 where the CPU has fast kernels)",
+    )
 
 
 def parse_timing_args(parser, argv):
     """`parser.parse_args(argv)`, refused with one line when --data has no default here and none was given."""
     args = parser.parse_args(argv)
     if args.data is None:
-        parser.error("--data is required (no data/en-it/test-tatoeba.tsv here: "
-                     "python -m training.prepare_data writes it)")
+        parser.error(
+            "--data is required (no data/en-it/test-tatoeba.tsv here: python -m training.prepare_data writes it)"
+        )
     return args
 
 
@@ -80,8 +85,9 @@ def get_tokenizer(path, pairs, vocab_size):
     start = time.perf_counter()
     tokenizer = train_tokenizer((s for pair in pairs for s in pair), vocab_size)
     seconds = time.perf_counter() - start
-    return tokenizer, (f"tokenizer trained on {len(pairs):,} pairs in {seconds:.1f}s "
-                       f"({tokenizer.get_vocab_size()} tokens)")
+    return tokenizer, (
+        f"tokenizer trained on {len(pairs):,} pairs in {seconds:.1f}s ({tokenizer.get_vocab_size()} tokens)"
+    )
 
 
 def percentile(values, q):
@@ -102,17 +108,26 @@ def print_table(headers, rows, text_columns=1):
 
 
 def add_save_argument(parser):
-    parser.add_argument("--save", metavar="NAME", help="also write the result to bench/results/NAME.json, where the "
-                        "docs' numbers are read from (tests/test_docs.py)")
+    parser.add_argument(
+        "--save",
+        metavar="NAME",
+        help="also write the result to bench/results/NAME.json, where the "
+        "docs' numbers are read from (tests/test_docs.py)",
+    )
 
 
 def machine():
     """Where and when a run was made: enough to tell two runs' conditions apart (a loaded machine shows in its load
     average)."""
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    return {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "commit": commit.stdout.strip(),
-            "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-            "load_average": [round(load, 2) for load in os.getloadavg()], "torch": torch.__version__}
+    return {
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": commit.stdout.strip(),
+        "cpu": platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "load_average": [round(load, 2) for load in os.getloadavg()],
+        "torch": torch.__version__,
+    }
 
 
 def print_json(result, save_as=None):

@@ -51,16 +51,20 @@ GOAL_GREEDY_P50_MS = 20.0  # the shipped model's budget, with at most 60 MB on d
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m bench.decode_latency", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bench.decode_latency", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     add_sentence_timing_arguments(p, per="mode")
     p.add_argument("--min-words", type=int, default=6)
     p.add_argument("--max-words", type=int, default=15)
     p.add_argument("--model", help="model directory (default: assets/model, else runs/cpu/model)")
     p.add_argument("--config", default="cpu", help="config of the random model used when there is no model")
     p.add_argument("--tokenizer", help="tokenizer.json for the random model (default: learnt from --train-data)")
-    p.add_argument("--train-data", default=default_path(DATA_DIR / "train.tsv"),
-                   help="TSV the random model's tokenizer is learnt from (default: train.tsv, else --data)")
+    p.add_argument(
+        "--train-data",
+        default=default_path(DATA_DIR / "train.tsv"),
+        help="TSV the random model's tokenizer is learnt from (default: train.tsv, else --data)",
+    )
     p.add_argument("--beam", type=int, default=4)
     add_save_argument(p)
     return parse_timing_args(p, argv)
@@ -104,8 +108,14 @@ def load_translator(args):
     if model_dir:
         return Translator.load(model_dir, dtype=args.dtype), f"model {model_dir}", True
     translator, note = random_translator(args)
-    return translator, (f"RANDOM-INIT model of config {args.config} (no --model, assets/model or runs/cpu/model); "
-                        f"{note}. Output lengths differ from a trained model's: latencies are indicative only"), False
+    return (
+        translator,
+        (
+            f"RANDOM-INIT model of config {args.config} (no --model, assets/model or runs/cpu/model); "
+            f"{note}. Output lengths differ from a trained model's: latencies are indicative only"
+        ),
+        False,
+    )
 
 
 def time_mode(translator, sentences, beam, use_cache):
@@ -121,8 +131,11 @@ def time_mode(translator, sentences, beam, use_cache):
 def summarise(name, beam, use_cache, results, reference=None):
     ms = [m for m, _ in results]
     row = {
-        "mode": name, "beam": beam, "cached": use_cache,
-        "p50_ms": round(percentile(ms, 50), 2), "p95_ms": round(percentile(ms, 95), 2),
+        "mode": name,
+        "beam": beam,
+        "cached": use_cache,
+        "p50_ms": round(percentile(ms, 50), 2),
+        "p95_ms": round(percentile(ms, 95), 2),
         "mean_ms": round(sum(ms) / len(ms), 2),
         "mean_output_tokens": round(sum(len(ids) for _, ids in results) / len(results), 2),
     }
@@ -135,8 +148,17 @@ def print_report(rows, n):
     print()
     print_table(
         ["mode", "p50 ms", "p95 ms", "mean ms", "mean out tokens", "same as cached"],
-        [[r["mode"], f"{r['p50_ms']:.1f}", f"{r['p95_ms']:.1f}", f"{r['mean_ms']:.1f}", f"{r['mean_output_tokens']:.1f}",
-          f"{r['same_output_as_cached']}/{n}" if "same_output_as_cached" in r else ""] for r in rows],
+        [
+            [
+                r["mode"],
+                f"{r['p50_ms']:.1f}",
+                f"{r['p95_ms']:.1f}",
+                f"{r['mean_ms']:.1f}",
+                f"{r['mean_output_tokens']:.1f}",
+                f"{r['same_output_as_cached']}/{n}" if "same_output_as_cached" in r else "",
+            ]
+            for r in rows
+        ],
     )
 
 
@@ -149,10 +171,14 @@ def main(argv=None):
     sentences = select_sentences(args.data, args.sentences + args.warmup, args.min_words, args.max_words)
     warmup, sentences = sentences[: args.warmup], sentences[args.warmup :]
     print(model_note)
-    print(f"model: d_model {cfg.d_model}, {cfg.n_encoder_layers}+{cfg.n_decoder_layers} layers, vocabulary "
-          f"{cfg.vocab_size}, {translator.model.num_parameters():,} parameters, run in {args.dtype}; threads: {threads}")
-    print(f"{len(sentences)} sentences of {args.min_words}-{args.max_words} words from {args.data}, batch 1, "
-          f"{len(warmup)} warm-up sentences per mode")
+    print(
+        f"model: d_model {cfg.d_model}, {cfg.n_encoder_layers}+{cfg.n_decoder_layers} layers, vocabulary "
+        f"{cfg.vocab_size}, {translator.model.num_parameters():,} parameters, run in {args.dtype}; threads: {threads}"
+    )
+    print(
+        f"{len(sentences)} sentences of {args.min_words}-{args.max_words} words from {args.data}, batch 1, "
+        f"{len(warmup)} warm-up sentences per mode"
+    )
 
     rows = []
     for beam, label in ((1, "greedy"), (args.beam, f"beam {args.beam}")):
@@ -169,19 +195,39 @@ def main(argv=None):
 
     greedy_p50 = rows[0]["p50_ms"]
     met = greedy_p50 <= GOAL_GREEDY_P50_MS
-    caveats = [c for c, applies in (("random-init model", not trained),
-                                    (f"{args.dtype}, not float16", args.dtype != "float16"),
-                                    (f"{threads} threads, not 2", threads != 2)) if applies]
-    print(f"\ncached greedy p50 {greedy_p50:.1f} ms (goal <= {GOAL_GREEDY_P50_MS:.0f} ms in float16 on 2 cores: "
-          f"{'met' if met else 'NOT met'}{''.join('; ' + c for c in caveats)})")
+    caveats = [
+        c
+        for c, applies in (
+            ("random-init model", not trained),
+            (f"{args.dtype}, not float16", args.dtype != "float16"),
+            (f"{threads} threads, not 2", threads != 2),
+        )
+        if applies
+    ]
+    print(
+        f"\ncached greedy p50 {greedy_p50:.1f} ms (goal <= {GOAL_GREEDY_P50_MS:.0f} ms in float16 on 2 cores: "
+        f"{'met' if met else 'NOT met'}{''.join('; ' + c for c in caveats)})"
+    )
     print(f"benchmark wall time: {time.perf_counter() - started:.0f} s")
-    print_json({
-        "benchmark": "decode_latency", "model": model_note if trained else "random-init", "trained_model": trained,
-        "d_model": cfg.d_model, "layers": [cfg.n_encoder_layers, cfg.n_decoder_layers],
-        "parameters": translator.model.num_parameters(), "dtype": args.dtype, "threads": threads, "sentences": len(sentences),
-        "modes": rows, "goal_greedy_p50_ms": GOAL_GREEDY_P50_MS, "goal_met": met,
-        "caveats": caveats, "wall_seconds": round(time.perf_counter() - started, 1),
-    }, save_as=args.save)
+    print_json(
+        {
+            "benchmark": "decode_latency",
+            "model": model_note if trained else "random-init",
+            "trained_model": trained,
+            "d_model": cfg.d_model,
+            "layers": [cfg.n_encoder_layers, cfg.n_decoder_layers],
+            "parameters": translator.model.num_parameters(),
+            "dtype": args.dtype,
+            "threads": threads,
+            "sentences": len(sentences),
+            "modes": rows,
+            "goal_greedy_p50_ms": GOAL_GREEDY_P50_MS,
+            "goal_met": met,
+            "caveats": caveats,
+            "wall_seconds": round(time.perf_counter() - started, 1),
+        },
+        save_as=args.save,
+    )
 
 
 if __name__ == "__main__":

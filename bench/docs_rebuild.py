@@ -18,8 +18,9 @@ from training.pinned import Lock
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m bench.docs_rebuild", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bench.docs_rebuild", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--against", default=str(DATA_DIR / "train-docs.tsv"), help="the train-docs.tsv to compare with")
     p.add_argument("--cache", default="data/downloads", help="prepare_data's download folder (default: data/downloads)")
     p.add_argument("--show", type=int, default=0, metavar="N", help="also print N lines of each difference")
@@ -47,18 +48,30 @@ def main(argv=None):
     rebuilt = {line for pairs in by_manual.values() for line in pairs}
     not_rebuilt = [line for line in dict.fromkeys(target) if line not in rebuilt]
     not_in_file = sorted(rebuilt - lines)
-    print_table(["manual", "pairs rebuilt", "of them lines of the file"],
-                [[name, f"{rebuilt_count:,}", f"{in_file:,}"] for name, rebuilt_count, in_file in rows])
-    print(f"{len(rebuilt):,} distinct pairs rebuilt, {len(rebuilt & lines):,} of the file's {len(lines):,} distinct "
-          f"lines ({len(rebuilt & lines) / len(lines):.2%}); {len(not_in_file):,} pairs not in it, "
-          f"{len(not_rebuilt):,} of its lines not rebuilt")
+    print_table(
+        ["manual", "pairs rebuilt", "of them lines of the file"],
+        [[name, f"{rebuilt_count:,}", f"{in_file:,}"] for name, rebuilt_count, in_file in rows],
+    )
+    print(
+        f"{len(rebuilt):,} distinct pairs rebuilt, {len(rebuilt & lines):,} of the file's {len(lines):,} distinct "
+        f"lines ({len(rebuilt & lines) / len(lines):.2%}); {len(not_in_file):,} pairs not in it, "
+        f"{len(not_rebuilt):,} of its lines not rebuilt"
+    )
     for title, differences in (("not rebuilt", not_rebuilt), ("not in the file", not_in_file)):
-        for line in differences[:args.show]:
+        for line in differences[: args.show]:
             print(f"{title}: {line}")
-    print_json({"benchmark": "docs_rebuild", "against": args.against,
-                "manuals": [dict(zip(("name", "rebuilt", "in_file"), row)) for row in rows],
-                "rebuilt": len(rebuilt), "file_lines": len(lines), "in_file": len(rebuilt & lines),
-                "not_in_file": len(not_in_file), "not_rebuilt": len(not_rebuilt)})
+    print_json(
+        {
+            "benchmark": "docs_rebuild",
+            "against": args.against,
+            "manuals": [dict(zip(("name", "rebuilt", "in_file"), row)) for row in rows],
+            "rebuilt": len(rebuilt),
+            "file_lines": len(lines),
+            "in_file": len(rebuilt & lines),
+            "not_in_file": len(not_in_file),
+            "not_rebuilt": len(not_rebuilt),
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -21,12 +21,19 @@ from training.sentences import normalise
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m bench.europarl_rebuild", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bench.europarl_rebuild",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--against", default=str(DATA_DIR / "train-europarl.tsv.gz"), help="the file to compare with")
     p.add_argument("--dev", default=str(DATA_DIR / "dev.tsv"), help="the dev.tsv the rebuild is kept clear of")
-    p.add_argument("--europarl-from", type=Path, metavar="DIR",
-                   help="a copy of the Europarl repository (else the files are downloaded)")
+    p.add_argument(
+        "--europarl-from",
+        type=Path,
+        metavar="DIR",
+        help="a copy of the Europarl repository (else the files are downloaded)",
+    )
     p.add_argument("--cache", type=Path, default=Path("data/downloads"), help="prepare_data's download folder")
     p.add_argument("--show", type=int, default=0, metavar="N", help="also print N lines of each difference")
     args = p.parse_args(argv)
@@ -48,14 +55,26 @@ def main(argv=None):
     only_rebuilt = [line for line in rebuilt if line not in in_file]
     only_in_file = [line for line in target if line not in in_rebuild]
     same_order = [line for line in rebuilt if line in in_file] == [line for line in target if line in in_rebuild]
-    print(f"{len(rebuilt):,} pairs rebuilt, {len(target):,} in the file: {len(in_rebuild & in_file):,} shared (in the "
-          f"same order: {same_order}), {len(only_rebuilt):,} only rebuilt, {len(only_in_file):,} only in the file")
+    print(
+        f"{len(rebuilt):,} pairs rebuilt, {len(target):,} in the file: {len(in_rebuild & in_file):,} shared (in the "
+        f"same order: {same_order}), {len(only_rebuilt):,} only rebuilt, {len(only_in_file):,} only in the file"
+    )
     for title, differences in (("only rebuilt", only_rebuilt), ("only in the file", only_in_file)):
-        for line in differences[:args.show]:
+        for line in differences[: args.show]:
             print(f"{title}: {line}")
-    print_json({"benchmark": "europarl_rebuild", "against": args.against, "rebuilt": len(rebuilt),
-                "file_lines": len(target), "shared": len(in_rebuild & in_file), "same_order": same_order,
-                "only_rebuilt": len(only_rebuilt), "only_in_file": len(only_in_file), "removed": removed})
+    print_json(
+        {
+            "benchmark": "europarl_rebuild",
+            "against": args.against,
+            "rebuilt": len(rebuilt),
+            "file_lines": len(target),
+            "shared": len(in_rebuild & in_file),
+            "same_order": same_order,
+            "only_rebuilt": len(only_rebuilt),
+            "only_in_file": len(only_in_file),
+            "removed": removed,
+        }
+    )
 
 
 if __name__ == "__main__":

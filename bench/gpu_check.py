@@ -39,8 +39,11 @@ ON_GPU = dict(sentences=200, latency_calls=30, train_steps=300, config="cpu")
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default=default_path(ROOT / "assets" / "model"), help="the model directory served")
-    p.add_argument("--data", default=default_path(ROOT / "data" / "en-it" / "dev.tsv", DATA_DIR / "dev.tsv"),
-                   help="English<TAB>Italian TSV: the sentences translated, and the trainer's data")
+    p.add_argument(
+        "--data",
+        default=default_path(ROOT / "data" / "en-it" / "dev.tsv", DATA_DIR / "dev.tsv"),
+        help="English<TAB>Italian TSV: the sentences translated, and the trainer's data",
+    )
     p.add_argument("--tie", type=float, default=0.05, help="logit gap below which a different token is a near tie")
     p.add_argument("--out", required=True, help="the JSON written")
     p.add_argument("--dry-run", action="store_true", help="every step on the CPU, a few sentences and steps")
@@ -117,8 +120,22 @@ def trainer(data, config, steps, device, pairs):
     """The trainer's target tokens per second over its last logged window (metrics.csv), and that rate's share of
     the card's bf16 peak (forward and backward FLOPs of the data's mean sentence lengths, `training_flops`)."""
     with tempfile.TemporaryDirectory() as out:
-        command = [sys.executable, "-m", "training.train", "--config", config, "--train", data, "--dev", data,
-                   "--out", out, "--max-steps", str(steps), "--no-progress"]
+        command = [
+            sys.executable,
+            "-m",
+            "training.train",
+            "--config",
+            config,
+            "--train",
+            data,
+            "--dev",
+            data,
+            "--out",
+            out,
+            "--max-steps",
+            str(steps),
+            "--no-progress",
+        ]
         subprocess.run(command, cwd=ROOT, check=True, capture_output=True, text=True, timeout=300)
         rows = list(csv.DictReader(open(Path(out) / "metrics.csv", encoding="utf-8")))
     tokens_per_s = float(next(row["tokens_per_s"] for row in reversed(rows) if row.get("tokens_per_s")))
@@ -127,8 +144,12 @@ def trainer(data, config, steps, device, pairs):
     source = sum(len(en.split()) for en, _ in pairs) / len(pairs) * 1.5  # about 1.5 tokens a word
     target = sum(len(it.split()) for _, it in pairs) / len(pairs) * 1.5
     flops_per_token = training_flops(cfg, [round(source)], [round(target)]) / target
-    return {"config": config, "steps": steps, "target_tokens_per_s": round(tokens_per_s),
-            "share_of_bf16_peak": round(tokens_per_s * flops_per_token / matmul_peak(device), 4)}
+    return {
+        "config": config,
+        "steps": steps,
+        "target_tokens_per_s": round(tokens_per_s),
+        "share_of_bf16_peak": round(tokens_per_s * flops_per_token / matmul_peak(device), 4),
+    }
 
 
 def main(argv=None):
@@ -139,8 +160,11 @@ def main(argv=None):
         raise SystemExit("gpu_check: no CUDA GPU here (--dry-run runs the steps on the CPU)")
     pairs = read_pairs(args.data, sizes["sentences"])
     sentences = [english for english, _ in pairs]
-    result = {"dry_run": args.dry_run, "device": torch.cuda.get_device_name() if device.type == "cuda" else "cpu",
-              "model": str(args.model)}
+    result = {
+        "dry_run": args.dry_run,
+        "device": torch.cuda.get_device_name() if device.type == "cuda" else "cpu",
+        "model": str(args.model),
+    }
     with running_app(ROOT, args.model, env={"MODEL_DEVICE": device.type}) as (url, pid):
         result["agreement"] = agreement(url, args.model, sentences, args.tie)
         result["greedy_p50_ms"] = latency(url, sentences, "greedy", 4, sizes["latency_calls"])

@@ -44,9 +44,11 @@ from bench.common import ROOT, add_save_argument, percentile, print_json
 from bench.decode_latency import find_model_dir
 from deploy.settings import Settings
 
-LONG_TEXT = ("The committee said on Tuesday that the new rules, which were written after a long debate between the "
-             "regions and the government, will change how schools, hospitals and small companies are funded over "
-             "the next ten years, and that the first results should be published before the end of the summer.")
+LONG_TEXT = (
+    "The committee said on Tuesday that the new rules, which were written after a long debate between the "
+    "regions and the government, will change how schools, hospitals and small companies are funded over "
+    "the next ten years, and that the first results should be published before the end of the summer."
+)
 SHORT = "I love books."
 GREEDY = ["greedy", 4, 1.0, 0, 0]
 SERVER_FUNCTIONS = {"how-it-learned": "history", "positional-encoding": "positional_table"}
@@ -54,11 +56,13 @@ PARTS = ("server_functions", "burst", "sessions")
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m bench.hostile_load", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bench.hostile_load", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--model", help="model directory (default: assets/model, else runs/cpu/model)")
-    p.add_argument("--burst", type=int, default=300, help="beam-4 requests of a long text sent at once, by every "
-                   "route in turn")
+    p.add_argument(
+        "--burst", type=int, default=300, help="beam-4 requests of a long text sent at once, by every route in turn"
+    )
     p.add_argument("--sessions", type=int, default=500, help="page sessions, each translating a long sentence")
     p.add_argument("--calls", type=int, default=8, help="concurrent calls of each page server function")
     p.add_argument("--part-timeout", type=float, default=240, help="the longest one part may run, seconds")
@@ -105,8 +109,11 @@ def component_ids(url):
 def server_functions(url, calls, timeout):
     """Part 1: every page server function called `calls` at a time (as a browser asks, gzip accepted)."""
     ids = component_ids(url)
-    asks = [{"component_id": ids[elem_id], "fn_name": fn, "data": [], "session_hash": uuid.uuid4().hex}
-            for elem_id, fn in SERVER_FUNCTIONS.items() for _ in range(calls)]
+    asks = [
+        {"component_id": ids[elem_id], "fn_name": fn, "data": [], "session_hash": uuid.uuid4().hex}
+        for elem_id, fn in SERVER_FUNCTIONS.items()
+        for _ in range(calls)
+    ]
     sizes = {}
 
     def ask(body):
@@ -119,9 +126,13 @@ def server_functions(url, calls, timeout):
 
     with Poller(url) as poller, ThreadPoolExecutor(len(asks)) as pool:
         seconds = list(pool.map(ask, asks))
-    return {"calls": len(asks), "call_max_s": round(max(seconds), 3),
-            "app_id_max_s": round(max(poller.seconds), 3), "app_id_p50_s": round(percentile(poller.seconds, 50), 4),
-            "bytes_sent_and_json": {fn: list(size) for fn, size in sizes.items()}}
+    return {
+        "calls": len(asks),
+        "call_max_s": round(max(seconds), 3),
+        "app_id_max_s": round(max(poller.seconds), 3),
+        "app_id_p50_s": round(percentile(poller.seconds, 50), 4),
+        "bytes_sent_and_json": {fn: list(size) for fn, size in sizes.items()},
+    }
 
 
 HEAVY = [LONG_TEXT, "beam", 4, 1.0, 0, 0]  # /translate's arguments: a beam search of 4 of a long text
@@ -198,15 +209,24 @@ def burst(url, n_heavy, budget, places, timeout):
         client.close()
     outcomes = ("answered", "busy", "busy later", "refused", "other error")
     answered = [(door, seconds) for _, outcome, door, seconds in heavy if outcome == "answered"]
-    return {"heavy": n_heavy, "routes": {route: {outcome: sum(r == route and o == outcome for r, o, *_ in heavy)
-                                                 for outcome in outcomes} for route in ROUTES},
-            "heavy_answered": len(answered), "places": places,
-            "heavy_most_at_once": most_at_once([(door, seconds) for door, seconds in answered if door < seconds]),
-            "heavy_answered_max_s": round(max((s for _, s in answered), default=0), 2), "budget_s": budget,
-            "heavy_answered_after_budget": sum(s > budget + 1 for _, s in answered),  # 1 s: the client's overhead
-            "greedy": len(greedy), "greedy_p50_s": round(percentile(greedy, 50), 3) if greedy else None,
-            "greedy_max_s": round(max(greedy), 3) if greedy else None,
-            "greedy_over_1_s": sum(s > 1 for s in greedy), "greedy_s": [round(s, 2) for s in greedy]}
+    return {
+        "heavy": n_heavy,
+        "routes": {
+            route: {outcome: sum(r == route and o == outcome for r, o, *_ in heavy) for outcome in outcomes}
+            for route in ROUTES
+        },
+        "heavy_answered": len(answered),
+        "places": places,
+        "heavy_most_at_once": most_at_once([(door, seconds) for door, seconds in answered if door < seconds]),
+        "heavy_answered_max_s": round(max((s for _, s in answered), default=0), 2),
+        "budget_s": budget,
+        "heavy_answered_after_budget": sum(s > budget + 1 for _, s in answered),  # 1 s: the client's overhead
+        "greedy": len(greedy),
+        "greedy_p50_s": round(percentile(greedy, 50), 3) if greedy else None,
+        "greedy_max_s": round(max(greedy), 3) if greedy else None,
+        "greedy_over_1_s": sum(s > 1 for s in greedy),
+        "greedy_s": [round(s, 2) for s in greedy],
+    }
 
 
 WARM_UP_SESSIONS = 5  # the first long sentences' one-time cost (the allocator's pools, the kernels' buffers): ~55 MB
@@ -226,9 +246,16 @@ def sessions(url, pid, n, timeout):
         with httpx.Client(headers={"Accept-Encoding": "gzip"}) as client:
             try:
                 reference = page_call(client, url, fn_index, [f"{LONG_TEXT} Number {i}.", *GREEDY], session_hash)[3]
-                client.post(url + "gradio_api/component_server", timeout=timeout, json={  # as the page fetches it
-                    "component_id": carrier, "fn_name": "payload", "data": reference["key"],
-                    "session_hash": session_hash}).raise_for_status()
+                client.post(
+                    url + "gradio_api/component_server",
+                    timeout=timeout,
+                    json={  # as the page fetches it
+                        "component_id": carrier,
+                        "fn_name": "payload",
+                        "data": reference["key"],
+                        "session_hash": session_hash,
+                    },
+                ).raise_for_status()
             except (CallError, httpx.HTTPError) as e:
                 errors.append(str(e)[:120])
         return True
@@ -238,9 +265,16 @@ def sessions(url, pid, n, timeout):
         before = rss_mb(pid)
         made = sum(pool.map(session, range(n)))
     after = rss_mb(pid)
-    return {"sessions": made, "errors": len(errors), "first_error": errors[0] if errors else None,
-            "rss_cold_mb": round(cold), "rss_before_mb": round(before), "rss_after_mb": round(after),
-            "rss_added_mb": round(after - before), "rss_added_from_cold_mb": round(after - cold)}
+    return {
+        "sessions": made,
+        "errors": len(errors),
+        "first_error": errors[0] if errors else None,
+        "rss_cold_mb": round(cold),
+        "rss_before_mb": round(before),
+        "rss_after_mb": round(after),
+        "rss_added_mb": round(after - before),
+        "rss_added_from_cold_mb": round(after - cold),
+    }
 
 
 def main(argv=None):
@@ -249,12 +283,15 @@ def main(argv=None):
     defaults = Settings.from_environment({})  # the app's lane, as the bench starts it
     places = defaults.heavy_slots + defaults.heavy_waiting
     summary = {"model": str(args.model)}
-    with running_app(str(ROOT), args.model, startup_timeout=args.startup_timeout,
-                     env={"HEAVY_BUDGET_S": str(budget)}) as (url, pid):
+    with running_app(
+        str(ROOT), args.model, startup_timeout=args.startup_timeout, env={"HEAVY_BUDGET_S": str(budget)}
+    ) as (url, pid):
         call(httpx.Client(), url, "translate", [SHORT, *GREEDY])  # warm up
-        parts = {"server_functions": lambda: server_functions(url, args.calls, args.part_timeout),
-                 "burst": lambda: burst(url, args.burst, budget, places, args.part_timeout),
-                 "sessions": lambda: sessions(url, pid, args.sessions, args.part_timeout)}
+        parts = {
+            "server_functions": lambda: server_functions(url, args.calls, args.part_timeout),
+            "burst": lambda: burst(url, args.burst, budget, places, args.part_timeout),
+            "sessions": lambda: sessions(url, pid, args.sessions, args.part_timeout),
+        }
         for name in args.parts:
             summary[name] = parts[name]()
             print(f"{name}:", summary[name], flush=True)

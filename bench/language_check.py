@@ -20,14 +20,21 @@ DEMO_DIR = ROOT / "data" / "demo"
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m bench.language_check", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--english", nargs="+", default=[str(DATA_DIR / f) for f in
-                                                    ("test-tatoeba.tsv", "dev.tsv", "dev-news.tsv")],
-                   help="TSVs of English<TAB>Italian pairs: false alarms on their English side")
-    p.add_argument("--foreign", nargs="+", default=[str(DEMO_DIR / f) for f in
-                                                    ("not-english.tsv", "not-english-heldout.tsv")],
-                   help="TSVs with a header 'language<TAB>sentence': detection on their sentences")
+    p = argparse.ArgumentParser(
+        prog="python -m bench.language_check", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--english",
+        nargs="+",
+        default=[str(DATA_DIR / f) for f in ("test-tatoeba.tsv", "dev.tsv", "dev-news.tsv")],
+        help="TSVs of English<TAB>Italian pairs: false alarms on their English side",
+    )
+    p.add_argument(
+        "--foreign",
+        nargs="+",
+        default=[str(DEMO_DIR / f) for f in ("not-english.tsv", "not-english-heldout.tsv")],
+        help="TSVs with a header 'language<TAB>sentence': detection on their sentences",
+    )
     p.add_argument("--show", type=int, default=5, help="print this many misses of each kind")
     args = p.parse_args(argv)
     refuse_missing(p, args.english + args.foreign)
@@ -49,8 +56,11 @@ def detection(labelled):
     """(sentences warned about, of them the ones whose language was named right, the ones missed)."""
     checks = [(language, sentence, check_language(sentence)) for language, sentence in labelled]
     warned = [c for c in checks if not c[2].looks_english]
-    return len(warned), sum(language == check.language for language, _, check in warned), \
-        [sentence for _, sentence, check in checks if check.looks_english]
+    return (
+        len(warned),
+        sum(language == check.language for language, _, check in warned),
+        [sentence for _, sentence, check in checks if check.looks_english],
+    )
 
 
 def percent(part, whole):
@@ -63,10 +73,25 @@ def main(argv=None):
     for path in args.english:
         sentences = [en for en, _ in read_pairs(path)]
         alarms = false_alarms(sentences)
-        results.append(dict(data=Path(path).name, kind="English", n=len(sentences), warned=len(alarms),
-                            false_alarm_percent=percent(len(alarms), len(sentences))))
-        rows.append([Path(path).name, "English", f"{len(sentences):,}", f"{len(alarms)}",
-                     f"{percent(len(alarms), len(sentences)):.2f}% false alarms", ""])
+        results.append(
+            dict(
+                data=Path(path).name,
+                kind="English",
+                n=len(sentences),
+                warned=len(alarms),
+                false_alarm_percent=percent(len(alarms), len(sentences)),
+            )
+        )
+        rows.append(
+            [
+                Path(path).name,
+                "English",
+                f"{len(sentences):,}",
+                f"{len(alarms)}",
+                f"{percent(len(alarms), len(sentences)):.2f}% false alarms",
+                "",
+            ]
+        )
         for sentence in alarms[: args.show]:
             print(f"false alarm ({Path(path).name}): {sentence}")
     for path in args.foreign:
@@ -74,10 +99,26 @@ def main(argv=None):
         for language in sorted({lang for lang, _ in labelled}) + ["all"]:
             subset = [(lang, s) for lang, s in labelled if language in ("all", lang)]
             warned, named, missed = detection(subset)
-            results.append(dict(data=Path(path).name, kind=language, n=len(subset), warned=warned,
-                                detected_percent=percent(warned, len(subset)), language_named_right=named))
-            rows.append([Path(path).name, language, f"{len(subset)}", f"{warned}",
-                         f"{percent(warned, len(subset)):.1f}% detected", f"{named} of {warned}"])
+            results.append(
+                dict(
+                    data=Path(path).name,
+                    kind=language,
+                    n=len(subset),
+                    warned=warned,
+                    detected_percent=percent(warned, len(subset)),
+                    language_named_right=named,
+                )
+            )
+            rows.append(
+                [
+                    Path(path).name,
+                    language,
+                    f"{len(subset)}",
+                    f"{warned}",
+                    f"{percent(warned, len(subset)):.1f}% detected",
+                    f"{named} of {warned}",
+                ]
+            )
             if language == "all":
                 for sentence in missed[: args.show]:
                     print(f"missed ({Path(path).name}): {sentence}")

@@ -22,20 +22,28 @@ from transformer.translator import NO_REPEAT_NGRAM
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m bench.long_inputs", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bench.long_inputs", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--model", default=str(ROOT / "assets" / "model"), help="model directory")
     p.add_argument("--data", default=default_path(DATA_DIR / "dev-news.tsv"), help="TSV of English<TAB>Italian")
     p.add_argument("--limit", type=int, default=0, help="use only the first N pairs")
-    p.add_argument("--no-repeat", type=int, nargs="+", default=[0, 3, 4, 6], metavar="N",
-                   help="greedy settings: n-gram size never repeated (0: no rule)")
+    p.add_argument(
+        "--no-repeat",
+        type=int,
+        nargs="+",
+        default=[0, 3, 4, 6],
+        metavar="N",
+        help="greedy settings: n-gram size never repeated (0: no rule)",
+    )
     p.add_argument("--beam", type=int, default=4)
     p.add_argument("--alpha", type=float, nargs="+", default=[0.6, 1.0, 1.5], help="beam length penalty exponents")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = default)")
     args = p.parse_args(argv)
     if not args.data:
-        p.error("no --data given and data/en-it/dev-news.tsv does not exist "
-                "(python -m training.prepare_data writes it)")
+        p.error(
+            "no --data given and data/en-it/dev-news.tsv does not exist (python -m training.prepare_data writes it)"
+        )
     return args
 
 
@@ -52,8 +60,11 @@ def measure(translator, pairs, beam):
     """One decoding setting over `pairs`: scores, short and looping output counts."""
     sources, references = [s for s, _ in pairs], [r for _, r in pairs]
     outputs = translate_all(translator, sources, beam=beam, progress=False)
-    return dict(**corpus_scores(outputs, references),
-                short=sum(map(is_short, outputs, sources)), looping=sum(map(is_looping, outputs)))
+    return dict(
+        **corpus_scores(outputs, references),
+        short=sum(map(is_short, outputs, sources)),
+        looping=sum(map(is_looping, outputs)),
+    )
 
 
 def main(argv=None):
@@ -70,9 +81,13 @@ def main(argv=None):
     for alpha in args.alpha:
         translator.beam_alpha = alpha
         results[f"beam {args.beam}, alpha {alpha}"] = measure(translator, pairs, args.beam)
-    print_table(["decoding", "BLEU", "chrF", "short", "looping"],
-                [[name, f"{r['bleu']:.2f}", f"{r['chrf']:.2f}", str(r["short"]), str(r["looping"])]
-                 for name, r in results.items()])
+    print_table(
+        ["decoding", "BLEU", "chrF", "short", "looping"],
+        [
+            [name, f"{r['bleu']:.2f}", f"{r['chrf']:.2f}", str(r["short"]), str(r["looping"])]
+            for name, r in results.items()
+        ],
+    )
     print_json({"model": args.model, "data": args.data, "pairs": len(pairs), "results": results})
 
 

@@ -39,10 +39,18 @@ def time_products(n_matrices, dtype, products=3000):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m bench.matvec_bandwidth", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--params", type=float, nargs="+", default=[0.25, 1, 2, 4.8, 8, 16],
-                   help="millions of weights cycled over (4.8: one decoder step of the cpu config)")
+    p = argparse.ArgumentParser(
+        prog="python -m bench.matvec_bandwidth",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--params",
+        type=float,
+        nargs="+",
+        default=[0.25, 1, 2, 4.8, 8, 16],
+        help="millions of weights cycled over (4.8: one decoder step of the cpu config)",
+    )
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     args = p.parse_args(argv)
     threads = set_threads(args.threads)
@@ -52,13 +60,29 @@ def main(argv=None):
         n_matrices = max(1, round(millions * 1e6 / SIZE**2))
         for dtype in (torch.float32, torch.float16):
             seconds = time_products(n_matrices, dtype)
-            rows.append({"million_weights": millions, "dtype": str(dtype).removeprefix("torch."),
-                         "megabytes": round(n_matrices * SIZE**2 * dtype.itemsize / 1e6, 1),
-                         "us_per_product": round(seconds * 1e6, 2),
-                         "gb_per_s": round(SIZE**2 * dtype.itemsize / seconds / 1e9, 1)})
-    print_table(["weights", "dtype", "MB", "us per product", "weights GB/s"],
-                [[f"{r['million_weights']:g}M", r["dtype"], f"{r['megabytes']:g}", f"{r['us_per_product']:.1f}",
-                  f"{r['gb_per_s']:.1f}"] for r in rows], text_columns=2)
+            rows.append(
+                {
+                    "million_weights": millions,
+                    "dtype": str(dtype).removeprefix("torch."),
+                    "megabytes": round(n_matrices * SIZE**2 * dtype.itemsize / 1e6, 1),
+                    "us_per_product": round(seconds * 1e6, 2),
+                    "gb_per_s": round(SIZE**2 * dtype.itemsize / seconds / 1e9, 1),
+                }
+            )
+    print_table(
+        ["weights", "dtype", "MB", "us per product", "weights GB/s"],
+        [
+            [
+                f"{r['million_weights']:g}M",
+                r["dtype"],
+                f"{r['megabytes']:g}",
+                f"{r['us_per_product']:.1f}",
+                f"{r['gb_per_s']:.1f}",
+            ]
+            for r in rows
+        ],
+        text_columns=2,
+    )
     print_json({"benchmark": "matvec_bandwidth", "size": SIZE, "threads": threads, "rows": rows})
 
 

@@ -34,8 +34,9 @@ KINDS = ("short greedy", "long greedy", "beam 8", "sampling", "ablation")
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m bench.mixed_load", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bench.mixed_load", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--model", help="model directory (default: assets/model, else runs/cpu/model)")
     p.add_argument("--data", default=default_path(DATA_DIR / "test-tatoeba.tsv"), help="short sentences (TSV)")
     p.add_argument("--long-data", default=default_path(DATA_DIR / "dev-news.tsv"), help="long sentences (TSV)")
@@ -83,8 +84,10 @@ def main(argv=None):
     short = select_sentences(args.data, 200, 6, 15)
     long = long_sentences(args, short)
     kinds = [KINDS[k % len(KINDS)] for k in range(args.clients)]
-    print(f"app {args.app_dir}; model {args.model}; {args.clients} clients for {args.seconds:g} s: "
-          + ", ".join(f"{kinds.count(k)} {k}" for k in KINDS))
+    print(
+        f"app {args.app_dir}; model {args.model}; {args.clients} clients for {args.seconds:g} s: "
+        + ", ".join(f"{kinds.count(k)} {k}" for k in KINDS)
+    )
     latencies, errors, lock = defaultdict(list), defaultdict(list), threading.Lock()
     with tempfile.TemporaryDirectory() as copy:
         model = shutil.copytree(args.model, Path(copy) / "model") if Path(args.model).is_dir() else args.model
@@ -119,29 +122,59 @@ def main(argv=None):
     rows = {}
     for kind in KINDS:
         seconds = latencies[kind]
-        rows[kind] = {"clients": kinds.count(kind), "answers": len(seconds), "errors": len(errors[kind]),
-                      "p50_s": round(percentile(seconds, 50), 3) if seconds else None,
-                      "p95_s": round(percentile(seconds, 95), 3) if seconds else None,
-                      "max_s": round(max(seconds), 3) if seconds else None,
-                      "first_error": errors[kind][0] if errors[kind] else None}
+        rows[kind] = {
+            "clients": kinds.count(kind),
+            "answers": len(seconds),
+            "errors": len(errors[kind]),
+            "p50_s": round(percentile(seconds, 50), 3) if seconds else None,
+            "p95_s": round(percentile(seconds, 95), 3) if seconds else None,
+            "max_s": round(max(seconds), 3) if seconds else None,
+            "first_error": errors[kind][0] if errors[kind] else None,
+        }
     print()
-    print_table(["kind", "clients", "answers", "errors", "p50 s", "p95 s", "max s"],
-                [[k, str(r["clients"]), str(r["answers"]), str(r["errors"]), f"{r['p50_s']}", f"{r['p95_s']}",
-                  f"{r['max_s']}"] for k, r in rows.items()])
+    print_table(
+        ["kind", "clients", "answers", "errors", "p50 s", "p95 s", "max s"],
+        [
+            [
+                k,
+                str(r["clients"]),
+                str(r["answers"]),
+                str(r["errors"]),
+                f"{r['p50_s']}",
+                f"{r['p95_s']}",
+                f"{r['max_s']}",
+            ]
+            for k, r in rows.items()
+        ],
+    )
     for kind, row in rows.items():
         if row["first_error"]:
             print(f"{kind}, first error: {row['first_error']}")
     p50 = rows["short greedy"]["p50_s"]
     met = p50 is not None and p50 <= GOAL_P50_S
     answered = sum(r["answers"] for r in rows.values())
-    print(f"\nshort greedy p50 {p50} s under the mixed load (goal <= {GOAL_P50_S:g} s: {'met' if met else 'NOT met'}); "
-          f"server CPU {server_cpu:.1f} s over {wall:.1f} s ({100 * server_cpu / wall:.0f}% of one core), "
-          f"{answered} answers")
-    print_json({"benchmark": "mixed_load", "app_dir": args.app_dir, "model": str(args.model), "clients": args.clients,
-                "seconds": args.seconds, "threads": args.threads, "dtype": args.dtype, "kinds": rows,
-                "server_cpu_s": round(server_cpu, 1), "wall_s": round(wall, 1), "goal_p50_s": GOAL_P50_S,
-                "goal_met": met,
-                "wall_seconds": round(time.perf_counter() - started, 1)})
+    print(
+        f"\nshort greedy p50 {p50} s under the mixed load (goal <= {GOAL_P50_S:g} s: {'met' if met else 'NOT met'}); "
+        f"server CPU {server_cpu:.1f} s over {wall:.1f} s ({100 * server_cpu / wall:.0f}% of one core), "
+        f"{answered} answers"
+    )
+    print_json(
+        {
+            "benchmark": "mixed_load",
+            "app_dir": args.app_dir,
+            "model": str(args.model),
+            "clients": args.clients,
+            "seconds": args.seconds,
+            "threads": args.threads,
+            "dtype": args.dtype,
+            "kinds": rows,
+            "server_cpu_s": round(server_cpu, 1),
+            "wall_s": round(wall, 1),
+            "goal_p50_s": GOAL_P50_S,
+            "goal_met": met,
+            "wall_seconds": round(time.perf_counter() - started, 1),
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -74,8 +74,9 @@ def parse_shape(text):
         name, _, value = item.partition("=")
         name = name.strip()
         if name not in names:
-            raise argparse.ArgumentTypeError(f"{name!r} is not a whole-number field of TransformerConfig "
-                                             f"({', '.join(sorted(names))})")
+            raise argparse.ArgumentTypeError(
+                f"{name!r} is not a whole-number field of TransformerConfig ({', '.join(sorted(names))})"
+            )
         try:
             shape[name] = int(value)
         except ValueError:
@@ -84,11 +85,17 @@ def parse_shape(text):
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m bench.model_shapes", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bench.model_shapes", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--model", default="assets/model", help="the trained reference model (its tokenizer and outputs)")
-    p.add_argument("--shape", type=parse_shape, action="append", help="config fields to change, e.g. "
-                   "d_model=384,n_heads=6,d_ff=1536 (repeatable; default: a grid of wider and deeper models)")
+    p.add_argument(
+        "--shape",
+        type=parse_shape,
+        action="append",
+        help="config fields to change, e.g. "
+        "d_model=384,n_heads=6,d_ff=1536 (repeatable; default: a grid of wider and deeper models)",
+    )
     add_sentence_timing_arguments(p, per="shape")
     args = parse_timing_args(p, argv)
     refuse_missing(p, [args.model, args.data])
@@ -145,12 +152,19 @@ def disk_mb(translator):
 def row(name, translator, ms, size):
     """One line of the report: the model's shape, parameters, `size` (disk_mb) and the percentiles of `ms`."""
     cfg = translator.model.cfg
-    shape = {k: getattr(cfg, k) for k in ("d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff",
-                                          "vocab_size")}
+    shape = {
+        k: getattr(cfg, k) for k in ("d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "vocab_size")
+    }
     p50 = percentile(ms, 50)
-    return {"name": name, **shape, "parameters": translator.model.num_parameters(), "size_mb": round(size, 1),
-            "p50_ms": round(p50, 2), "p95_ms": round(percentile(ms, 95), 2),
-            "fits": size <= GOAL_SIZE_MB and p50 <= GOAL_GREEDY_P50_MS}
+    return {
+        "name": name,
+        **shape,
+        "parameters": translator.model.num_parameters(),
+        "size_mb": round(size, 1),
+        "p50_ms": round(p50, 2),
+        "p95_ms": round(percentile(ms, 95), 2),
+        "fits": size <= GOAL_SIZE_MB and p50 <= GOAL_GREEDY_P50_MS,
+    }
 
 
 def main(argv=None):
@@ -161,14 +175,18 @@ def main(argv=None):
     shapes = shape_configs(reference.model.cfg, args.shape or GRID)
     sentences = select_sentences(args.data, args.sentences, 6, 15)
     outputs = reference.translate_ids(sentences)  # what the trained model writes, greedy: every shape writes it
-    print(f"reference {args.model}; {len(sentences)} sentences of 6-15 words from {args.data}, "
-          f"{sum(map(len, outputs)) / len(outputs):.1f} output tokens on average; {args.dtype}, {threads} threads")
+    print(
+        f"reference {args.model}; {len(sentences)} sentences of 6-15 words from {args.data}, "
+        f"{sum(map(len, outputs)) / len(outputs):.1f} output tokens on average; {args.dtype}, {threads} threads"
+    )
 
     greedy = time_calls(lambda i, s: reference.translate_ids([s]), sentences, args.warmup)
     fed = time_calls(lambda i, s: fed_translation(reference, s, outputs[i]), sentences, args.warmup)
     reference_mb = disk_mb(reference)
-    rows = [row("reference (greedy)", reference, greedy, reference_mb),
-            row("reference (fed)", reference, fed, reference_mb)]
+    rows = [
+        row("reference (greedy)", reference, greedy, reference_mb),
+        row("reference (fed)", reference, fed, reference_mb),
+    ]
     for shape, cfg in shapes:
         print(f"timing {shape} ...", flush=True)
         torch.manual_seed(0)
@@ -177,17 +195,43 @@ def main(argv=None):
         rows.append(row("untrained", candidate, ms, disk_mb(candidate)))
 
     print()
-    print_table(["model", "d_model", "layers", "d_ff", "vocab", "params", "MB", "p50 ms", "p95 ms", "fits"],
-                [[r["name"], str(r["d_model"]), f"{r['n_encoder_layers']}+{r['n_decoder_layers']}", str(r["d_ff"]),
-                  str(r["vocab_size"]), f"{r['parameters'] / 1e6:.1f}M", f"{r['size_mb']:.1f}",
-                  f"{r['p50_ms']:.1f}", f"{r['p95_ms']:.1f}", "yes" if r["fits"] else "no"] for r in rows])
-    print(f"\nfits: <= {GOAL_SIZE_MB:.0f} MB and cached greedy p50 <= {GOAL_GREEDY_P50_MS:.0f} ms"
-          f"{'' if threads == 2 else f' (measured on {threads} threads, the goal is for 2)'}")
+    print_table(
+        ["model", "d_model", "layers", "d_ff", "vocab", "params", "MB", "p50 ms", "p95 ms", "fits"],
+        [
+            [
+                r["name"],
+                str(r["d_model"]),
+                f"{r['n_encoder_layers']}+{r['n_decoder_layers']}",
+                str(r["d_ff"]),
+                str(r["vocab_size"]),
+                f"{r['parameters'] / 1e6:.1f}M",
+                f"{r['size_mb']:.1f}",
+                f"{r['p50_ms']:.1f}",
+                f"{r['p95_ms']:.1f}",
+                "yes" if r["fits"] else "no",
+            ]
+            for r in rows
+        ],
+    )
+    print(
+        f"\nfits: <= {GOAL_SIZE_MB:.0f} MB and cached greedy p50 <= {GOAL_GREEDY_P50_MS:.0f} ms"
+        f"{'' if threads == 2 else f' (measured on {threads} threads, the goal is for 2)'}"
+    )
     print(f"benchmark wall time: {time.perf_counter() - started:.0f} s")
-    print_json({"benchmark": "model_shapes", "reference": args.model, "reference_config": asdict(reference.model.cfg),
-                "dtype": args.dtype, "threads": threads, "sentences": len(sentences),
-                "goal_size_mb": GOAL_SIZE_MB, "goal_greedy_p50_ms": GOAL_GREEDY_P50_MS, "shapes": rows,
-                "wall_seconds": round(time.perf_counter() - started, 1)})
+    print_json(
+        {
+            "benchmark": "model_shapes",
+            "reference": args.model,
+            "reference_config": asdict(reference.model.cfg),
+            "dtype": args.dtype,
+            "threads": threads,
+            "sentences": len(sentences),
+            "goal_size_mb": GOAL_SIZE_MB,
+            "goal_greedy_p50_ms": GOAL_GREEDY_P50_MS,
+            "shapes": rows,
+            "wall_seconds": round(time.perf_counter() - started, 1),
+        }
+    )
 
 
 if __name__ == "__main__":

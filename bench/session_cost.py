@@ -31,12 +31,18 @@ def main():
     args = parser.parse_args()
     demo, by_kind = app.demo, collections.Counter()
     for block_id, block in demo.blocks.items():
-        by_kind[type(block).__name__] += cpu_ms(lambda: demo.default_config.config_for_block(block_id, [], block),
-                                                args.repeat)
-    result = {"components": len(demo.blocks), "session_ms": round(cpu_ms(lambda: SessionState(demo), args.repeat), 2),
-              "by_kind_ms": {kind: round(ms, 2) for kind, ms in by_kind.most_common(5)}}
-    print(f"{result['components']} components: {result['session_ms']} ms of CPU per new session; by kind: "
-          + ", ".join(f"{kind} {ms} ms" for kind, ms in result["by_kind_ms"].items()))
+        by_kind[type(block).__name__] += cpu_ms(
+            lambda: demo.default_config.config_for_block(block_id, [], block), args.repeat
+        )
+    result = {
+        "components": len(demo.blocks),
+        "session_ms": round(cpu_ms(lambda: SessionState(demo), args.repeat), 2),
+        "by_kind_ms": {kind: round(ms, 2) for kind, ms in by_kind.most_common(5)},
+    }
+    print(
+        f"{result['components']} components: {result['session_ms']} ms of CPU per new session; by kind: "
+        + ", ".join(f"{kind} {ms} ms" for kind, ms in result["by_kind_ms"].items())
+    )
     print(json.dumps(result))
 
 

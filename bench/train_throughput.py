@@ -51,8 +51,11 @@ GOAL_SPEEDUP = 50.0
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m bench.train_throughput", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bench.train_throughput",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--data", default=default_path(DATA_DIR / "train.tsv"), help="English<TAB>Italian TSV")
     p.add_argument("--config", default="base", help="tiny | cpu | wide | base, or a JSON config file")
     p.add_argument("--tokenizer", help="tokenizer.json to use instead of training one on the data")
@@ -62,16 +65,16 @@ def parse_args(argv=None):
     p.add_argument("--max-tokens", type=int, default=0, help="trainer batch size in tokens (0: the config's)")
     p.add_argument("--naive-seq-len", type=int, default=350)
     p.add_argument("--naive-batch", type=int, default=8)
-    p.add_argument("--precision", choices=["bfloat16", "float32"], default="bfloat16",
-                   help="the trainer pipeline's autocast")
+    p.add_argument(
+        "--precision", choices=["bfloat16", "float32"], default="bfloat16", help="the trainer pipeline's autocast"
+    )
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     p.add_argument("--matmul-size", type=int, default=4096, help="n of the n x n x n matmul measuring peak FLOP/s")
     p.add_argument("--check-flops", action="store_true", help="compare the analytic FLOPs with FlopCounterMode")
     p.add_argument("--quick", action="store_true", help="smoke run: 2 steps, 5,000 pairs, 1024^3 matmul")
     args = p.parse_args(argv)
     if args.data is None:
-        p.error("--data is required (no data/en-it/train.tsv here: "
-                "python -m training.prepare_data writes it)")
+        p.error("--data is required (no data/en-it/train.tsv here: python -m training.prepare_data writes it)")
     if args.quick:
         args.steps = args.steps or 2
         args.limit_pairs = min(args.limit_pairs, 5_000)
@@ -80,6 +83,7 @@ def parse_args(argv=None):
 
 
 # --- FLOPs -------------------------------------------------------------------------------------------------
+
 
 def forward_macs(cfg, s, t, attention=True):
     """Multiply-adds of one forward pass over one pair with s source and t target positions: the Linear
@@ -120,6 +124,7 @@ def matmul_rate(dtype, n, reps=3):
 
 
 # --- the two pipelines ---------------------------------------------------------------------------------------
+
 
 def bucketed_batches(batcher):
     """The trainer's batches, epoch after epoch: (src, tgt_in, tgt_out), right-padded to the batch's longest."""
@@ -181,6 +186,7 @@ def flop_counter_check(model_cfg, train_cfg, batch, autocast):
 
 # --- report ----------------------------------------------------------------------------------------------------
 
+
 def summarise(name, description, precision, totals, peak_bf16):
     s = totals["seconds"]
     return {
@@ -202,16 +208,41 @@ def summarise(name, description, precision, totals, peak_bf16):
 def print_report(rows, speedup):
     print()
     print_table(
-        ["pipeline", "batches", "prec", "steps", "s", "real tgt tok/s", "tgt padding",
-         "exec GFLOP/s", "% bf16 peak", "useful GFLOP/s", "% bf16 peak"],
-        [[r["pipeline"], r["batches"], r["precision"], str(r["steps"]), f"{r['seconds']:.1f}",
-          f"{r['real_target_tokens_per_s']:,.1f}", f"{100 * r['padding_share']:.0f}%",
-          f"{r['executed_gflops']:.1f}", f"{100 * r['executed_share_of_bf16_peak']:.1f}%",
-          f"{r['useful_gflops']:.1f}", f"{100 * r['useful_share_of_bf16_peak']:.1f}%"] for r in rows],
+        [
+            "pipeline",
+            "batches",
+            "prec",
+            "steps",
+            "s",
+            "real tgt tok/s",
+            "tgt padding",
+            "exec GFLOP/s",
+            "% bf16 peak",
+            "useful GFLOP/s",
+            "% bf16 peak",
+        ],
+        [
+            [
+                r["pipeline"],
+                r["batches"],
+                r["precision"],
+                str(r["steps"]),
+                f"{r['seconds']:.1f}",
+                f"{r['real_target_tokens_per_s']:,.1f}",
+                f"{100 * r['padding_share']:.0f}%",
+                f"{r['executed_gflops']:.1f}",
+                f"{100 * r['executed_share_of_bf16_peak']:.1f}%",
+                f"{r['useful_gflops']:.1f}",
+                f"{100 * r['useful_share_of_bf16_peak']:.1f}%",
+            ]
+            for r in rows
+        ],
         text_columns=3,
     )
     verdict = "met" if speedup >= GOAL_SPEEDUP else "NOT met"
-    print(f"\nspeed-up in real target tokens/s, trainer / naive: {speedup:.1f}x (goal >= {GOAL_SPEEDUP:.0f}x: {verdict})")
+    print(
+        f"\nspeed-up in real target tokens/s, trainer / naive: {speedup:.1f}x (goal >= {GOAL_SPEEDUP:.0f}x: {verdict})"
+    )
 
 
 def main(argv=None):
@@ -233,26 +264,42 @@ def main(argv=None):
 
     peak_bf16 = matmul_rate(torch.bfloat16, args.matmul_size)
     peak_fp32 = matmul_rate(torch.float32, args.matmul_size)
-    print(f"peak matmul ({args.matmul_size}^3, best of 3): bf16 {peak_bf16 / 1e9:.0f} GFLOP/s, "
-          f"fp32 {peak_fp32 / 1e9:.0f} GFLOP/s")
+    print(
+        f"peak matmul ({args.matmul_size}^3, best of 3): bf16 {peak_bf16 / 1e9:.0f} GFLOP/s, "
+        f"fp32 {peak_fp32 / 1e9:.0f} GFLOP/s"
+    )
 
     trainer_autocast = autocast_context(torch.device("cpu"), args.precision)
     # autocast_context falls back to float32 on CPUs without AVX512-BF16/AMX.
     trainer_precision = args.precision if getattr(trainer_autocast, "_enabled", True) else "float32"
     if args.check_flops:
-        linear, mm, attention, bmm = flop_counter_check(model_cfg, train_cfg, next(bucketed_batches(batcher)),
-                                                        trainer_autocast)
-        print(f"FLOP check on one trainer batch, analytic vs FlopCounterMode: Linear layers {linear / 1e9:.3f} vs "
-              f"{mm / 1e9:.3f} GFLOP; attention {attention / 1e9:.3f} vs {bmm / 1e9:.3f} GFLOP (0 when SDPA runs "
-              f"the fused CPU kernel, which FlopCounterMode does not count)")
+        linear, mm, attention, bmm = flop_counter_check(
+            model_cfg, train_cfg, next(bucketed_batches(batcher)), trainer_autocast
+        )
+        print(
+            f"FLOP check on one trainer batch, analytic vs FlopCounterMode: Linear layers {linear / 1e9:.3f} vs "
+            f"{mm / 1e9:.3f} GFLOP; attention {attention / 1e9:.3f} vs {bmm / 1e9:.3f} GFLOP (0 when SDPA runs "
+            f"the fused CPU kernel, which FlopCounterMode does not count)"
+        )
 
     naive_cfg = dataclasses.replace(model_cfg, max_len=max(model_cfg.max_len, args.naive_seq_len))
     pipelines = [
-        ("naive", f"{args.naive_batch} pairs padded to {args.naive_seq_len}", "float32", naive_cfg,
-         naive_batches(batcher, args.naive_batch, args.naive_seq_len),
-         autocast_context(torch.device("cpu"), "float32")),
-        ("trainer", f"token-bucketed, {max_tokens} tokens", trainer_precision, model_cfg,
-         bucketed_batches(batcher), trainer_autocast),
+        (
+            "naive",
+            f"{args.naive_batch} pairs padded to {args.naive_seq_len}",
+            "float32",
+            naive_cfg,
+            naive_batches(batcher, args.naive_batch, args.naive_seq_len),
+            autocast_context(torch.device("cpu"), "float32"),
+        ),
+        (
+            "trainer",
+            f"token-bucketed, {max_tokens} tokens",
+            trainer_precision,
+            model_cfg,
+            bucketed_batches(batcher),
+            trainer_autocast,
+        ),
     ]
     rows = []
     for name, description, precision, cfg, batches, autocast in pipelines:
@@ -262,13 +309,22 @@ def main(argv=None):
     speedup = rows[1]["real_target_tokens_per_s"] / rows[0]["real_target_tokens_per_s"]
     print_report(rows, speedup)
     print(f"benchmark wall time: {time.perf_counter() - started:.0f} s")
-    print_json({
-        "benchmark": "train_throughput", "config": args.config, "parameters": n_params,
-        "vocab_size": model_cfg.vocab_size, "threads": threads,
-        "peak_bf16_gflops": round(peak_bf16 / 1e9, 1), "peak_fp32_gflops": round(peak_fp32 / 1e9, 1),
-        "pipelines": rows, "speedup": round(speedup, 2), "goal_speedup": GOAL_SPEEDUP,
-        "goal_met": speedup >= GOAL_SPEEDUP, "wall_seconds": round(time.perf_counter() - started, 1),
-    })
+    print_json(
+        {
+            "benchmark": "train_throughput",
+            "config": args.config,
+            "parameters": n_params,
+            "vocab_size": model_cfg.vocab_size,
+            "threads": threads,
+            "peak_bf16_gflops": round(peak_bf16 / 1e9, 1),
+            "peak_fp32_gflops": round(peak_fp32 / 1e9, 1),
+            "pipelines": rows,
+            "speedup": round(speedup, 2),
+            "goal_speedup": GOAL_SPEEDUP,
+            "goal_met": speedup >= GOAL_SPEEDUP,
+            "wall_seconds": round(time.perf_counter() - started, 1),
+        }
+    )
 
 
 if __name__ == "__main__":

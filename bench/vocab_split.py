@@ -24,16 +24,29 @@ from transformer.tokenizer import encode_batch
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m bench.vocab_split", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bench.vocab_split", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--model", default=str(ROOT / "assets" / "model"), help="model directory (its tokenizer.json)")
-    p.add_argument("--train", nargs="+", default=[str(DATA_DIR / f) for f in
-                                                  ("train.tsv", "train-extra.tsv", "train-docs.tsv")],
-                   help="TSVs the new vocabularies are learnt from")
-    p.add_argument("--data", nargs="+", default=[str(DATA_DIR / f) for f in ("test-tatoeba.tsv", "dev-news.tsv")],
-                   help="TSVs to measure on")
-    p.add_argument("--sizes", type=int, nargs="+", default=[8256, 16256, 32256],
-                   help="vocabulary sizes to learn, byte tokens included")
+    p.add_argument(
+        "--train",
+        nargs="+",
+        default=[str(DATA_DIR / f) for f in ("train.tsv", "train-extra.tsv", "train-docs.tsv")],
+        help="TSVs the new vocabularies are learnt from",
+    )
+    p.add_argument(
+        "--data",
+        nargs="+",
+        default=[str(DATA_DIR / f) for f in ("test-tatoeba.tsv", "dev-news.tsv")],
+        help="TSVs to measure on",
+    )
+    p.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[8256, 16256, 32256],
+        help="vocabulary sizes to learn, byte tokens included",
+    )
     p.add_argument("--long-words", type=int, default=11, help="a sentence of this many English words or more is long")
     args = p.parse_args(argv)
     refuse_missing(p, args.train + args.data, " (make the data with python -m training.prepare_data)")
@@ -49,8 +62,11 @@ def tokens_per_word(tokenizer, sentences):
 def split_rates(tokenizer, pairs, long_words):
     """Tokens per word of English and Italian, over all pairs and over those with a long English side."""
     long_pairs = [(en, it) for en, it in pairs if len(en.split()) >= long_words]
-    return {f"{side} {which}": tokens_per_word(tokenizer, [pair[i] for pair in subset])
-            for which, subset in (("all", pairs), ("long", long_pairs)) for i, side in enumerate(("en", "it"))}
+    return {
+        f"{side} {which}": tokens_per_word(tokenizer, [pair[i] for pair in subset])
+        for which, subset in (("all", pairs), ("long", long_pairs))
+        for i, side in enumerate(("en", "it"))
+    }
 
 
 def main(argv=None):
@@ -71,14 +87,31 @@ def main(argv=None):
         extra = (tokenizer.get_vocab_size() - own.get_vocab_size()) * cfg.d_model * tables
         for path, pairs in measured.items():
             rates = split_rates(tokenizer, pairs, args.long_words)
-            results.append(dict(tokenizer=name, size=tokenizer.get_vocab_size(), data=Path(path).name,
-                                extra_parameters=extra, **rates))
-            rows.append([name, Path(path).name, f"{tokenizer.get_vocab_size():,}", f"{extra:+,}",
-                         *("-" if v is None else f"{v:.3f}" for v in rates.values())])
-    print(f"\nsubword tokens per word ('long': {args.long_words}+ English words); extra parameters against the "
-          f"model (d_model {cfg.d_model}, {tables} embedding table(s))")
-    print_table(["tokenizer", "data", "size", "extra params", "en all", "it all", "en long", "it long"], rows,
-                text_columns=2)
+            results.append(
+                dict(
+                    tokenizer=name,
+                    size=tokenizer.get_vocab_size(),
+                    data=Path(path).name,
+                    extra_parameters=extra,
+                    **rates,
+                )
+            )
+            rows.append(
+                [
+                    name,
+                    Path(path).name,
+                    f"{tokenizer.get_vocab_size():,}",
+                    f"{extra:+,}",
+                    *("-" if v is None else f"{v:.3f}" for v in rates.values()),
+                ]
+            )
+    print(
+        f"\nsubword tokens per word ('long': {args.long_words}+ English words); extra parameters against the "
+        f"model (d_model {cfg.d_model}, {tables} embedding table(s))"
+    )
+    print_table(
+        ["tokenizer", "data", "size", "extra params", "en all", "it all", "en long", "it long"], rows, text_columns=2
+    )
     print_json(results)
 
 

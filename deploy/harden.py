@@ -20,9 +20,18 @@ def harden(demo, served, settings, public=()):
     if served:
         make_private(demo, reserved=public)
         check_inputs(demo)
-    middleware = [Middleware(NoUploads), Middleware(BodyLimit, max_bytes=settings.body_mb * MEGABYTE),
-                  compression(), Middleware(PreparedAnswers, blocks=demo), Middleware(PublicRoutesOnly, blocks=demo)]
+    middleware = [
+        Middleware(NoUploads),
+        Middleware(BodyLimit, max_bytes=settings.body_mb * MEGABYTE),
+        compression(),
+        Middleware(PreparedAnswers, blocks=demo),
+        Middleware(PublicRoutesOnly, blocks=demo),
+    ]
     if served:
         middleware.append(Middleware(HeavyAdmission, served=served, blocks=demo))
-    return dict(max_threads=12 * settings.batch_size + 64, max_file_size=0,
-                state_session_capacity=settings.sessions, app_kwargs={"middleware": middleware})
+    return dict(
+        max_threads=12 * settings.batch_size + 64,
+        max_file_size=0,
+        state_session_capacity=settings.sessions,
+        app_kwargs={"middleware": middleware},
+    )

@@ -99,8 +99,9 @@ class Lane:
         whole rather than one request at a time from that queue."""
         with self._lock:
             now = time.monotonic()
-            if self._closed.is_set() or (self.max_waiting is not None
-                                         and self._taken(now) >= self.slots + self.max_waiting):
+            if self._closed.is_set() or (
+                self.max_waiting is not None and self._taken(now) >= self.slots + self.max_waiting
+            ):
                 return False
             self._admitted.append(now + within)
             return True

@@ -150,12 +150,13 @@ def event_call(blocks, path, body):
         raise CallRefused(404, f"no endpoint named {echo(name)}: the API has {', '.join(sorted(public))}")
     index, fn = public[name]
     if route in ("run", "api") and fn.queue and not blocks.api_open:  # Gradio's 404, said before the door admits it
-        raise CallRefused(404, f"/{route}/{name} runs nothing outside the queue here: join the queue, "
-                               f"POST /gradio_api/call/{name}")
+        raise CallRefused(
+            404, f"/{route}/{name} runs nothing outside the queue here: join the queue, POST /gradio_api/call/{name}"
+        )
     if route == "call/v2":
         return EventCall(route, index, fn, named_arguments(name, fn, sent))
     if not isinstance(sent, dict):
-        raise CallRefused(422, f"/{name} takes a JSON object {{\"data\": [its arguments]}}, got {echo(body[:20])}")
+        raise CallRefused(422, f'/{name} takes a JSON object {{"data": [its arguments]}}, got {echo(body[:20])}')
     if route != "call" and sent.get("fn_index") is not None and event_index(sent["fn_index"]) != index:
         raise CallRefused(404, f"/{route}/{name} runs /{name} only, not event {echo(sent['fn_index'])}")
     return EventCall(route, index, fn, positional_arguments(name, fn, sent))
@@ -187,8 +188,9 @@ def queued_arguments(index, fn, sent):
     """The inputs of a page event joining the queue (the page sends them all, by number)."""
     data = sent.get("data")
     if not isinstance(data, list):
-        raise CallRefused(422, f"event {index} ({fn.api_name}) takes a list of its {len(fn.inputs)} inputs as data, "
-                               f"got {echo(data)}")
+        raise CallRefused(
+            422, f"event {index} ({fn.api_name}) takes a list of its {len(fn.inputs)} inputs as data, got {echo(data)}"
+        )
     if len(data) < len(fn.inputs):
         raise CallRefused(422, f"event {index} ({fn.api_name}) takes {len(fn.inputs)} inputs, got {len(data)}")
     for component, value in zip(fn.inputs, data):
@@ -202,11 +204,14 @@ def positional_arguments(name, fn, sent):
     data = sent.get("data")
     names = fn.input_parameter_names or [f"argument {i + 1}" for i in range(len(fn.inputs))]
     if not isinstance(data, list):
-        raise CallRefused(422, f"/{name} takes {{\"data\": [{', '.join(names)}]}}, got data {echo(data)}")
+        raise CallRefused(422, f'/{name} takes {{"data": [{", ".join(names)}]}}, got data {echo(data)}')
     if len(data) < len(names):
-        raise CallRefused(422, f"/{name} takes {len(names)} arguments, in order: {', '.join(names)}; got "
-                               f"{len(data)}. Send them all, or name those you send in a call to "
-                               f"/gradio_api/call/v2/{name} (the others take their defaults).")
+        raise CallRefused(
+            422,
+            f"/{name} takes {len(names)} arguments, in order: {', '.join(names)}; got "
+            f"{len(data)}. Send them all, or name those you send in a call to "
+            f"/gradio_api/call/v2/{name} (the others take their defaults).",
+        )
     return data
 
 
@@ -231,8 +236,11 @@ async def read_event_call(scope, receive, blocks):
     request: the middlewares after the first find it in the scope. A `CallRefused` as `event_call`."""
     if "event_call" in scope:
         return scope["event_call"], receive
-    if not (scope["type"] == "http" and scope["method"] == "POST"
-            and (NAMED_ROUTE.search(scope["path"]) or QUEUE_JOIN.search(scope["path"]))):
+    if not (
+        scope["type"] == "http"
+        and scope["method"] == "POST"
+        and (NAMED_ROUTE.search(scope["path"]) or QUEUE_JOIN.search(scope["path"]))
+    ):
         return None, receive
     body, receive = await read_body(receive)
     scope["event_call"] = event_call(blocks, scope["path"], body)
@@ -281,9 +289,12 @@ class PreparedAnswers:
         except (CallRefused, TypeError) as e:  # an id JSON has but a dict cannot hold (a list)
             server_function = e
         if not getattr(server_function, "_is_server_fn", False):
-            reason = (server_function.reason if isinstance(server_function, CallRefused) else
-                      "component_server takes a JSON object naming a component_id and the fn_name of its server "
-                      "function: no such function")
+            reason = (
+                server_function.reason
+                if isinstance(server_function, CallRefused)
+                else "component_server takes a JSON object naming a component_id and the fn_name of its server "
+                "function: no such function"
+            )
             log.warning("refused: %s", reason)
             return await answer_json(scope, receive, send, 404, reason)
         answer = getattr(server_function, "answer", None)
@@ -335,9 +346,14 @@ class NoUploads:
         self.app = app
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] == "http" and scope["method"] == "POST" and (
+        if (
+            scope["type"] == "http"
+            and scope["method"] == "POST"
+            and (
                 self.ROUTE.search(scope["path"])
-                or dict(scope["headers"]).get(b"content-type", b"").lower().startswith(b"multipart/")):
+                or dict(scope["headers"]).get(b"content-type", b"").lower().startswith(b"multipart/")
+            )
+        ):
             return await answer_json(scope, receive, send, 404, "this app takes no files")
         await self.app(scope, receive, send)
 

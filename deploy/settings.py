@@ -24,11 +24,12 @@ class SettingError(ValueError):
 
 
 def serving_dtype(device, batch_size):
-    """The precision to serve in on `device` (`modeldir.loading.DTYPES`' names). On a CPU that decodes
-    concurrent requests together (`batch_size` > 1), float32: batched float16 is no faster per sentence there (no
-    float16 arithmetic) and a batch's answer may differ from the lone call's, while batched float32 is several times
-    faster per sentence than alone, every answer the lone call's (docs/benchmarks.md, Serving under load). Otherwise the precision that decodes one
-    sentence fastest (`modeldir.device.fast_dtype`: float16 on most CPUs, bfloat16 or float16 on a GPU)."""
+    """The precision to serve in on `device` (`modeldir.loading.DTYPES`' names). On a CPU that decodes concurrent
+    requests together (`batch_size` > 1), float32: batched float16 is no faster per sentence there (no float16
+    arithmetic) and a batch's answer may differ from the lone call's, while batched float32 is several times faster per
+    sentence than alone, every answer the lone call's (docs/benchmarks.md, Serving under load). Otherwise the precision
+    that decodes one sentence fastest (`modeldir.device.fast_dtype`: float16 on most CPUs, bfloat16 or float16 on a
+    GPU)."""
     device = torch.device(device)
     return "float32" if device.type == "cpu" and batch_size > 1 else fast_dtype(device)
 
@@ -75,9 +76,14 @@ class Settings:
 
     def serving(self):
         """The arguments of `webapp.served.ServedModel` these settings give."""
-        return dict(batch_size=self.batch_size, heavy_slots=self.heavy_slots, heavy_budget=self.heavy_budget,
-                    heavy_waiting=self.heavy_waiting, inspections_bytes=self.inspections_mb * MEGABYTE,
-                    payloads_bytes=self.payloads_mb * MEGABYTE)
+        return dict(
+            batch_size=self.batch_size,
+            heavy_slots=self.heavy_slots,
+            heavy_budget=self.heavy_budget,
+            heavy_waiting=self.heavy_waiting,
+            inspections_bytes=self.inspections_mb * MEGABYTE,
+            payloads_bytes=self.payloads_mb * MEGABYTE,
+        )
 
     @classmethod
     def from_environment(cls, environ=None, default_model_dir=None):
@@ -92,14 +98,20 @@ class Settings:
             raise SettingError(f"MODEL_DTYPE must be one of {', '.join(DTYPES)}, got {echo(dtype)}")
         threads = _whole(environ, "MODEL_THREADS", 0, 1) or _whole(environ, "OMP_NUM_THREADS", 1, 1)
         heavy_slots = _whole(environ, "HEAVY_SLOTS", 1, 1)
-        return cls(model_dir=environ.get("MODEL_DIR") or default_model_dir, device=device, batch_size=batch_size,
-                   dtype=dtype, threads=threads, heavy_slots=heavy_slots,
-                   heavy_budget=_seconds(environ, "HEAVY_BUDGET_S", 30.0),
-                   heavy_waiting=_whole(environ, "HEAVY_WAITING", 4 * heavy_slots, 0),
-                   sessions=_whole(environ, "MAX_SESSIONS", 256, MIN_SESSIONS),
-                   inspections_mb=_whole(environ, "INSPECTIONS_MB", 32, 1),
-                   payloads_mb=_whole(environ, "PAYLOADS_MB", 8, 1),
-                   body_mb=_whole(environ, "MAX_BODY_MB", 1, 1))
+        return cls(
+            model_dir=environ.get("MODEL_DIR") or default_model_dir,
+            device=device,
+            batch_size=batch_size,
+            dtype=dtype,
+            threads=threads,
+            heavy_slots=heavy_slots,
+            heavy_budget=_seconds(environ, "HEAVY_BUDGET_S", 30.0),
+            heavy_waiting=_whole(environ, "HEAVY_WAITING", 4 * heavy_slots, 0),
+            sessions=_whole(environ, "MAX_SESSIONS", 256, MIN_SESSIONS),
+            inspections_mb=_whole(environ, "INSPECTIONS_MB", 32, 1),
+            payloads_mb=_whole(environ, "PAYLOADS_MB", 8, 1),
+            body_mb=_whole(environ, "MAX_BODY_MB", 1, 1),
+        )
 
 
 def settings_or_exit(default_model_dir, program="app.py"):

@@ -31,8 +31,12 @@ def echo(value, limit=ECHO_CHARACTERS):
 def check_whole_number(name, value, low=None, high=None):
     """A ValueError naming `name` (and low..high, where given) unless `value` is an integer (not a bool) within the
     bounds given (None: no bound)."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and (low is None or low <= value) and (
-            high is None or value <= high):
+    if (
+        isinstance(value, numbers.Integral)
+        and not isinstance(value, bool)
+        and (low is None or low <= value)
+        and (high is None or value <= high)
+    ):
         return
     allowed = (f" in {low}..{high}" if high is not None else f" >= {low}") if low is not None else ""
     raise ValueError(f"{name} must be a whole number{allowed}, got {echo(value)}")

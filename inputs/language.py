@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from .checks import check_text
 
-ENGLISH_WORDS = frozenset("""
+ENGLISH_WORDS = frozenset(
+    """
     the an is are were be been being of to and that it you he she we they this these those what which with for on
     from by or but if how why where when who whom whose have has had do does did not can could would should shall
     may might must my your yours his her hers its our their them him me us i i'm i've i'll i'd you're you've
@@ -26,7 +27,8 @@ ENGLISH_WORDS = frozenset("""
     than then very too just please thank thanks hello hi yes good morning evening night bye any some all every
     each much many more most who's let's let going want need like know think see get go said say as so was will
     also am up out one now
-""".split())
+""".split()
+)
 
 # The frequent function words of each language, without any word English also uses ("die", "war", "son", "era",
 # "per", "come", "pour", "con", "no" are left out by hand, the English list's words here); a word shared by two of
@@ -69,9 +71,13 @@ FOREIGN_WORDS = {
 FOREIGN_WORDS = {language: frozenset(words.split()) - ENGLISH_WORDS for language, words in FOREIGN_WORDS.items()}
 
 # Letters English does not use, and the language each one points to first (a tie-breaker between languages).
-FOREIGN_LETTERS = {**dict.fromkeys("çêâîôûœëï", "French"), **dict.fromkeys("äöüß", "German"),
-                   **dict.fromkeys("ñáíóú¿¡", "Spanish"), **dict.fromkeys("ìòù", "Italian"),
-                   **dict.fromkeys("éèà", None)}
+FOREIGN_LETTERS = {
+    **dict.fromkeys("çêâîôûœëï", "French"),
+    **dict.fromkeys("äöüß", "German"),
+    **dict.fromkeys("ñáíóú¿¡", "Spanish"),
+    **dict.fromkeys("ìòù", "Italian"),
+    **dict.fromkeys("éèà", None),
+}
 
 # Words, with the apostrophes inside them ("don't", "s'il"); an elided article or pronoun ("l'", "s'") is its own word.
 WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*|[¿¡]")
@@ -94,8 +100,10 @@ class LanguageCheck:
         if self.looks_english:
             return None
         evidence = ", ".join(dict.fromkeys(self.foreign_words))
-        return (f"This looks like {self.language} ({evidence}), not English: the model translates from English only, "
-                "so its Italian may be nonsense.")
+        return (
+            f"This looks like {self.language} ({evidence}), not English: the model translates from English only, "
+            "so its Italian may be nonsense."
+        )
 
 
 def words_of(text):
@@ -104,7 +112,7 @@ def words_of(text):
     for word in WORD.findall(text.lower().replace("’", "'")):
         elided = ELISION.match(word)
         if elided and word not in ENGLISH_WORDS:
-            out += [elided.group(0), word[elided.end():]]
+            out += [elided.group(0), word[elided.end() :]]
         else:
             out.append(word)
     return out
@@ -118,8 +126,9 @@ def check_language(text):
     english = tuple(w for w in words if w in ENGLISH_WORDS)
     hits = {language: [w for w in words if w in vocabulary] for language, vocabulary in FOREIGN_WORDS.items()}
     function_words = {w for found in hits.values() for w in found}
-    accented = [w for w in words if w not in function_words and w not in ENGLISH_WORDS
-                and any(c in FOREIGN_LETTERS for c in w)]
+    accented = [
+        w for w in words if w not in function_words and w not in ENGLISH_WORDS and any(c in FOREIGN_LETTERS for c in w)
+    ]
     foreign = tuple(w for w in words if w in function_words) + (tuple(accented) if function_words else ())
     looks_english = not (function_words and len(foreign) > len(english) and 3 * len(foreign) >= len(words))
     if looks_english:

@@ -30,8 +30,9 @@ class Request:
         return "sampling" if self.sampling else "beam" if self.beam > 1 else "greedy"
 
 
-def parse_request(text, decoding="greedy", beam=4, temperature=1.0, top_k=0, seed=0, max_beam=SERVER_MAX_BEAM,
-                  vocab_size=None):
+def parse_request(
+    text, decoding="greedy", beam=4, temperature=1.0, top_k=0, seed=0, max_beam=SERVER_MAX_BEAM, vocab_size=None
+):
     """The `Request` of a sentence and its decoding settings as a page, a JSON body or a command line sends them;
     only the settings the decoding uses are read (a beam width under greedy decoding changes nothing, as on the
     page). `beam` in 1..`max_beam`, `top_k` in 0..`vocab_size` (more would keep them all too; None: no bound)."""
@@ -41,8 +42,11 @@ def parse_request(text, decoding="greedy", beam=4, temperature=1.0, top_k=0, see
         raise ValueError(f"decoding must be one of {', '.join(map(repr, DECODINGS))}, got {echo(decoding)}")
     text, lines = one_line(text)
     if decoding == "sampling":
-        sampling = Sampling(real("temperature", temperature, MIN_TEMPERATURE, MAX_TEMPERATURE),
-                            whole("top_k", top_k, 0, vocab_size), whole("seed", seed, 0, MAX_SEED))
+        sampling = Sampling(
+            real("temperature", temperature, MIN_TEMPERATURE, MAX_TEMPERATURE),
+            whole("top_k", top_k, 0, vocab_size),
+            whole("seed", seed, 0, MAX_SEED),
+        )
         return Request(text, 1, sampling, lines)
     return Request(text, whole("beam", beam, 1, max_beam) if decoding == "beam" else 1, None, lines)
 

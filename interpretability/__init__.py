@@ -10,5 +10,16 @@ from .head_details import HeadDetails, head_details
 from .inspection import InputReport, Inspection, embedding_norms, input_report, inspect, positional_encoding
 from .internals import Internals
 
-__all__ = ["BeamTrace", "HeadDetails", "Inspection", "InputReport", "beam_trace", "embedding_norms", "head_details",
-           "input_report", "inspect", "positional_encoding", "Internals"]
+__all__ = [
+    "BeamTrace",
+    "HeadDetails",
+    "Inspection",
+    "InputReport",
+    "beam_trace",
+    "embedding_norms",
+    "head_details",
+    "input_report",
+    "inspect",
+    "positional_encoding",
+    "Internals",
+]

@@ -19,8 +19,12 @@ from .kinds import head_grid
 
 def every_head(cfg):
     """Every (kind, layer, head) of a model with this TransformerConfig, kind by kind, layer by layer."""
-    return [(kind, layer, head) for kind, (n_layers, n_heads) in head_grid(cfg).items()
-            for layer in range(n_layers) for head in range(n_heads)]
+    return [
+        (kind, layer, head)
+        for kind, (n_layers, n_heads) in head_grid(cfg).items()
+        for layer in range(n_layers)
+        for head in range(n_heads)
+    ]
 
 
 @torch.no_grad()

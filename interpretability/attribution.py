@@ -40,6 +40,7 @@ DEFAULT_METHOD = "gradient_x_input"
 # the completeness that makes integrated gradients worth their cost.
 DEFAULT_STEPS = 16
 
+
 @dataclass
 class Attribution:
     """Per output token (rows: y_1 ... y_n then </s>, the tokens predicted from the decoder inputs <s> y_1 ... y_n
@@ -106,7 +107,8 @@ def raw_attributions(model, src, tgt_in, tgt_out, alphas):
     hidden = decoder_states(model, src.expand(n, -1), path, tgt_in.expand(n, -1))  # (n, T, C)
     rows = []
     for t in range(T):
-        log_p = model.output_projection(hidden[:, t]).log_softmax(dim=-1)[:, tgt_out[0, t]]  # (n,) log p(y_t) along the path
+        # (n,) log p(y_t) along the path
+        log_p = model.output_projection(hidden[:, t]).log_softmax(dim=-1)[:, tgt_out[0, t]]
         # The path's points are separate batch rows, so the gradient of the sum is each point's own gradient.
         (grads,) = torch.autograd.grad(log_p.sum(), path, retain_graph=t < T - 1)  # (n, S, C)
         rows.append((grads.mean(dim=0) * embedded[0]).sum(dim=-1))  # (S,)
@@ -169,7 +171,12 @@ def source_attribution(translator, inspection, method=DEFAULT_METHOD, steps=DEFA
     agreement = np.array([spearman(s, a) for s, a in zip(scores, attention)], dtype=np.float32)
     defined = agreement[~np.isnan(agreement)]
     return Attribution(
-        method=method, steps=len(alphas), output_tokens=inspection.target_tokens[1:] + [EOS], scores=scores,
-        attention=attention, agreement=agreement, mean_agreement=float(defined.mean()) if len(defined) else np.nan,
+        method=method,
+        steps=len(alphas),
+        output_tokens=inspection.target_tokens[1:] + [EOS],
+        scores=scores,
+        attention=attention,
+        agreement=agreement,
+        mean_agreement=float(defined.mean()) if len(defined) else np.nan,
         seconds=time.perf_counter() - start,
     )

@@ -78,8 +78,10 @@ def beam_trace(translator, text, beam=4):
     tok = translator.tokenizer
     steps = beam_steps(translator.model, src, beam, translator.beam_alpha, translator.no_repeat_ngram)
     readable = [
-        BeamStep(live=[traced(tok, h.tokens, h.score, rank=h.rank) for h in step.live],
-                 finished=[traced(tok, h.tokens, h.score, normalised=h.normalised) for h in step.finished])
+        BeamStep(
+            live=[traced(tok, h.tokens, h.score, rank=h.rank) for h in step.live],
+            finished=[traced(tok, h.tokens, h.score, normalised=h.normalised) for h in step.finished],
+        )
         for step in steps
     ]
     winner = max((h for step in steps for h in step.finished), key=lambda h: h.normalised)  # beam search's choice

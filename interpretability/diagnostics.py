@@ -108,8 +108,10 @@ def _head_stats(kind, maps, query_tokens, key_tokens):
     """HeadStats of one kind's maps (layers, heads, queries, keys) between these query and key tokens."""
     expected = (len(query_tokens), len(key_tokens))
     if maps.ndim != 4 or maps.shape[2:] != expected:
-        raise ValueError(f"{kind} attention must be (layers, heads, {expected[0]}, {expected[1]}) for the inspected "
-                         f"tokens, got {maps.shape}")
+        raise ValueError(
+            f"{kind} attention must be (layers, heads, {expected[0]}, {expected[1]}) for the inspected "
+            f"tokens, got {maps.shape}"
+        )
     weights = maps.astype(np.float64)  # (L, H, Tq, Tk)
     visible = np.ones(expected, dtype=bool)  # (Tq, Tk): one sentence has no padding
     if kind == "decoder":
@@ -121,15 +123,18 @@ def _head_stats(kind, maps, query_tokens, key_tokens):
     stats = dict(
         entropy=_row_mean(_normalised_entropy(weights, visible), rows),
         same=_row_mean(weights[..., position, position], rows) if self_attention else not_applicable,
-        previous=(_row_mean(weights[..., position[1:], position[1:] - 1], rows[1:]) if self_attention
-                  else not_applicable),
+        previous=(
+            _row_mean(weights[..., position[1:], position[1:] - 1], rows[1:]) if self_attention else not_applicable
+        ),
         eos=_weight_on(weights, visible, rows, [token == EOS for token in key_tokens]),
         punctuation=_weight_on(weights, visible, rows, [is_punctuation(token) for token in key_tokens]),
         alignment=_row_mean(alignment(weights), rows) if kind == "cross" else not_applicable,
     )
     n_layers, n_heads = weights.shape[:2]
-    labels = [[_label({name: values[layer, head] for name, values in stats.items()}) for head in range(n_heads)]
-              for layer in range(n_layers)]
+    labels = [
+        [_label({name: values[layer, head] for name, values in stats.items()}) for head in range(n_heads)]
+        for layer in range(n_layers)
+    ]
     return HeadStats(**stats, labels=labels)
 
 

@@ -48,7 +48,7 @@ class HeadDetails:
     scaled: np.ndarray  # (keys,) q · k_j / √d_k
     masked: np.ndarray  # (keys,) bool: True where the key is hidden (future position, padding): M_j = -inf
     exps: np.ndarray  # (keys,) exp(scaled_j − max of the visible scaled): ≤ 1; 0 where masked
-    weights: np.ndarray  # (keys,) softmax over the visible keys (exps / Σ exps, as the model computes it); 0 where masked
+    weights: np.ndarray  # (keys,) softmax over the visible keys (exps / Σ exps, as the model computes); 0 if masked
     output: np.ndarray  # (d_k,) Σ_j w_j v_j
     concat: np.ndarray  # (C,) every head's output side by side; this head's is concat[head * d_k : (head + 1) * d_k]
     contribution: np.ndarray  # (C,) output W_O^head: this head's share of the sub-layer's output
@@ -102,9 +102,22 @@ class HeadQueries:
     def at(self, query):
         """The HeadDetails of the query at (0-based) position `query`."""
         shared = {name: getattr(self, name) for name in ("kind", "layer", "head", "key_tokens", "k", "v")}
-        per_query = {name: getattr(self, name)[query] for name in (
-            "x", "q", "scores", "scaled", "masked", "exps", "weights", "output", "concat", "contribution",
-            "attention_output")}
+        per_query = {
+            name: getattr(self, name)[query]
+            for name in (
+                "x",
+                "q",
+                "scores",
+                "scaled",
+                "masked",
+                "exps",
+                "weights",
+                "output",
+                "concat",
+                "contribution",
+                "attention_output",
+            )
+        }
         return HeadDetails(query=query, query_token=self.query_tokens[query], **shared, **per_query)
 
 
@@ -168,9 +181,19 @@ def head_arithmetic(attn, x_queries, x_keys, masked, head):
     weights = F.softmax(logits, dim=-1)  # (nh, Tq, Tk): exps / Σ exps, by the model's own function
     outputs = weights @ V  # (nh, Tq, d_k)
     head_slice = slice(head * d_k, (head + 1) * d_k)
-    numbers = dict(x=x, q=Q[head], k=K[head], v=V[head], scores=scores[head], scaled=scaled[head], exps=exps[head],
-                   weights=weights[head], output=outputs[head], concat=outputs.transpose(0, 1).reshape(len(x), -1),
-                   contribution=outputs[head] @ W_O[head_slice])  # (Tq, C): W_O^head is W_O's rows of this head
+    numbers = dict(
+        x=x,
+        q=Q[head],
+        k=K[head],
+        v=V[head],
+        scores=scores[head],
+        scaled=scaled[head],
+        exps=exps[head],
+        weights=weights[head],
+        output=outputs[head],
+        concat=outputs.transpose(0, 1).reshape(len(x), -1),
+        contribution=outputs[head] @ W_O[head_slice],
+    )  # (Tq, C): W_O^head is W_O's rows of this head
     return {name: t.cpu().numpy() for name, t in numbers.items()}
 
 
@@ -194,8 +217,14 @@ def head_queries(translator, inspection, kind, layer, head):
         masked = ~padding_mask(src, translator.model.cfg.pad_id)[0, 0, 0].expand(len(queries), -1)  # (Tq, S)
     numbers = head_arithmetic(attn, seen[attn.w_q][0][0], seen[attn.w_k][0][0], masked, head)
     return HeadQueries(
-        kind=kind, layer=layer, head=head, query_tokens=list(queries), key_tokens=list(keys),
-        masked=masked.cpu().numpy(), attention_output=seen[attn.w_o][1][0].float().cpu().numpy(), **numbers,
+        kind=kind,
+        layer=layer,
+        head=head,
+        query_tokens=list(queries),
+        key_tokens=list(keys),
+        masked=masked.cpu().numpy(),
+        attention_output=seen[attn.w_o][1][0].float().cpu().numpy(),
+        **numbers,
     )
 
 

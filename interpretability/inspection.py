@@ -99,9 +99,17 @@ def inspect(translator, text, beam=1, top_k=5, generated=None, sampling=None):
         memory, src_mask = translator.model.encode(src)
         logits = translator.model.decode(tgt, memory, src_mask)
     logits = teacher_forced_logits(logits, tgt, translator.no_repeat_ngram)  # (T, V): what decoding chose from
-    tempered = [] if sampling is None else candidates(translator.tokenizer,
-        tempered_distribution(logits, sampling.temperature, sampling.top_k), top_k)
-    stack = lambda kind: torch.stack([m[0] for m in recorded.maps(kind)]).float().cpu().numpy()  # (layers, heads, Tq, Tk)
+    tempered = (
+        []
+        if sampling is None
+        else candidates(
+            translator.tokenizer, tempered_distribution(logits, sampling.temperature, sampling.top_k), top_k
+        )
+    )
+
+    def stack(kind):
+        return torch.stack([m[0] for m in recorded.maps(kind)]).float().cpu().numpy()  # (layers, heads, Tq, Tk)
+
     return Inspection(
         source_tokens=[translator.tokenizer.id_to_token(i) for i in source],
         target_tokens=[translator.tokenizer.id_to_token(i) for i in target],
@@ -156,8 +164,9 @@ def source_ids(translator, source):
     vocab_size = translator.model.cfg.vocab_size
     for token, token_id in zip(source, ids):
         if not isinstance(token_id, numbers.Integral) or isinstance(token_id, bool) or not 0 <= token_id < vocab_size:
-            raise ValueError(f"source token {echo(token)} is not in the vocabulary (ids 0..{vocab_size - 1}, or their "
-                             f"token strings)")
+            raise ValueError(
+                f"source token {echo(token)} is not in the vocabulary (ids 0..{vocab_size - 1}, or their token strings)"
+            )
     return ids
 
 
@@ -182,4 +191,3 @@ def input_report(inspection, long_input_tokens=LONG_INPUT_TOKENS):
     tokens = [t for t in inspection.source_tokens if t != EOS]
     unreadable = sum(t == UNK or BYTE_TOKEN.fullmatch(t) is not None for t in tokens)
     return InputReport(len(tokens), unreadable, len(tokens) > long_input_tokens, inspection.source_truncated)
-

@@ -15,8 +15,10 @@ import numpy as np
 import torch
 
 STACKS = ("encoder", "decoder")
-SUBLAYERS = {"encoder": ("self-attention", "feed-forward"),
-             "decoder": ("masked self-attention", "cross-attention", "feed-forward")}
+SUBLAYERS = {
+    "encoder": ("self-attention", "feed-forward"),
+    "decoder": ("masked self-attention", "cross-attention", "feed-forward"),
+}
 FEED_FORWARD = "feed-forward"
 # The temperatures the page's output view offers (those of the decoding settings' slider: 0.1 to 3.0 by 0.1): for
 # each, the log-sum-exp of the tokens not shown, so that the page's softmax is exact for those it shows.
@@ -67,8 +69,12 @@ class Internals:
     def nbytes(self):
         """Bytes its arrays hold: what keeping it in memory costs."""
         arrays = [self.logits, *self.gains.values(), *self.biases.values()]
-        arrays += [array for stack in (self.encoder, self.decoder) for array in vars(stack).values()
-                   if isinstance(array, np.ndarray)]
+        arrays += [
+            array
+            for stack in (self.encoder, self.decoder)
+            for array in vars(stack).values()
+            if isinstance(array, np.ndarray)
+        ]
         return sum(array.nbytes for array in arrays)
 
 
@@ -101,8 +107,10 @@ def sublayer_modules(model, name):
     """Each sublayer's own module, in the order of `stack_modules`' connections: per layer its attention (the
     decoder's masked self- then cross-attention), then its feed-forward network."""
     stack = model.encoder if name == "encoder" else model.decoder
-    attributes = {"encoder": ("self_attention", "feed_forward"),
-                  "decoder": ("self_attention", "cross_attention", "feed_forward")}[name]
+    attributes = {
+        "encoder": ("self_attention", "feed_forward"),
+        "decoder": ("self_attention", "cross_attention", "feed_forward"),
+    }[name]
     return [getattr(layer, attribute) for layer in stack.layers for attribute in attributes]
 
 
@@ -140,8 +148,9 @@ class RecordedInternals:
         for name in STACKS:
             connections, _, ffns = stack_modules(model, name)
             modules += connections + layer_norms(model, name) + sublayer_modules(model, name)
-            hooks += [(ffn.w_2, lambda m, args, out, ffn=ffn: self.hidden.__setitem__(ffn, as_numpy(args[0])))
-                      for ffn in ffns]
+            hooks += [
+                (ffn.w_2, lambda m, args, out, ffn=ffn: self.hidden.__setitem__(ffn, as_numpy(args[0]))) for ffn in ffns
+            ]
         return [(m, record) for m in modules] + hooks
 
     def internals(self, tokenizer, source, target, logits):
@@ -164,16 +173,27 @@ class RecordedInternals:
                 writes=np.stack([as_numpy(seen[m][0][1]) for m in sublayer_modules(model, name)]),
                 norm_inputs=np.stack([as_numpy(seen[n][0][0][0]) for n in norms]),
                 norm_outputs=np.stack([as_numpy(seen[n][0][1]) for n in norms]),
-                hidden=np.stack([self.hidden[f] for f in ffns]))
+                hidden=np.stack([self.hidden[f] for f in ffns]),
+            )
 
-        norm_params = lambda name, attr: np.stack([getattr(n, attr).detach().float().cpu().numpy()  # noqa: E731
-                                                   for n in layer_norms(model, name)])
+        def norm_params(name, attr):
+            return np.stack(
+                [
+                    getattr(n, attr).detach().float().cpu().numpy()  # noqa: E731
+                    for n in layer_norms(model, name)
+                ]
+            )
+
         return Internals(
-            encoder=stack("encoder", source), decoder=stack("decoder", target),
+            encoder=stack("encoder", source),
+            decoder=stack("decoder", target),
             gains={name: norm_params(name, "weight") for name in STACKS},
             biases={name: norm_params(name, "bias") for name in STACKS},
-            logits=logits.cpu().numpy(), scale=math.sqrt(model.cfg.d_model),
-            eps=layer_norms(model, "encoder")[0].eps, tied=is_tied(model))
+            logits=logits.cpu().numpy(),
+            scale=math.sqrt(model.cfg.d_model),
+            eps=layer_norms(model, "encoder")[0].eps,
+            tied=is_tied(model),
+        )
 
 
 @contextmanager

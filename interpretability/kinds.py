@@ -8,5 +8,7 @@ ATTENTION_KINDS = {"encoder": ("source", "source"), "decoder": ("target", "targe
 
 def head_grid(cfg):
     """{kind: (layers, heads)} of each of the ATTENTION_KINDS: the shape of any per-head table of a model."""
-    return {kind: (cfg.n_encoder_layers if kind == "encoder" else cfg.n_decoder_layers, cfg.n_heads)
-            for kind in ATTENTION_KINDS}
+    return {
+        kind: (cfg.n_encoder_layers if kind == "encoder" else cfg.n_decoder_layers, cfg.n_heads)
+        for kind in ATTENTION_KINDS
+    }

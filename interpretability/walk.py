@@ -38,8 +38,13 @@ def norm_numbers(internals, stack, index, x):
     """What layer norm `index` of `stack` computes for one vector x: its mean, its standard deviation √(var + ε)
     (what it divides by), the normalised vector (x − mean) ÷ std, and the learned gain and bias."""
     mean, std = x.mean(), np.sqrt(x.var() + internals.eps)
-    return {"mean": float(mean), "std": float(std), "normalised": (x - mean) / std,
-            "gain": internals.gains[stack][index], "bias": internals.biases[stack][index]}
+    return {
+        "mean": float(mean),
+        "std": float(std),
+        "normalised": (x - mean) / std,
+        "gain": internals.gains[stack][index],
+        "bias": internals.biases[stack][index],
+    }
 
 
 def attention_rows(inspection, kind, layer, position):
@@ -60,9 +65,16 @@ def walk(inspection, model, stack, position, top=WALK_TOP):
     s = internals.stack(stack)
     row = s.embedding[position]
     scaled = row * internals.scale
-    steps = [WalkStep("embedding", stack, None, scaled, numbers={"token": s.tokens[position], "row": row,
-                                                                   "scale": internals.scale}),
-             WalkStep("position", stack, scaled, s.stream[0, position], numbers={"pe": s.position[position]})]
+    steps = [
+        WalkStep(
+            "embedding",
+            stack,
+            None,
+            scaled,
+            numbers={"token": s.tokens[position], "row": row, "scale": internals.scale},
+        ),
+        WalkStep("position", stack, scaled, s.stream[0, position], numbers={"pe": s.position[position]}),
+    ]
     for i, (layer, kind) in enumerate(sublayer_names(stack, len(s.hidden))):
         x, normed, written = s.stream[i, position], s.norm_outputs[i, position], s.writes[i, position]
         steps.append(WalkStep("norm", stack, x, normed, layer + 1, kind, norm_numbers(internals, stack, i, x)))
@@ -71,13 +83,21 @@ def walk(inspection, model, stack, position, top=WALK_TOP):
             steps.append(WalkStep("feed-forward", stack, normed, written, layer + 1, kind, numbers))
         else:
             weights, keys = attention_rows(inspection, ATTENTION_OF[kind], layer, position)
-            steps.append(WalkStep("attention", stack, normed, written, layer + 1, kind,
-                                  {"weights": weights, "keys": keys}))
+            steps.append(
+                WalkStep("attention", stack, normed, written, layer + 1, kind, {"weights": weights, "keys": keys})
+            )
         steps.append(WalkStep("add", stack, written, s.stream[i + 1, position], layer + 1, kind, {"x": x}))
     last = len(s.norm_outputs) - 1
     h = s.norm_outputs[last, position]
-    steps.append(WalkStep("final-norm", stack, s.stream[-1, position], h,
-                          numbers=norm_numbers(internals, stack, last, s.stream[-1, position])))
+    steps.append(
+        WalkStep(
+            "final-norm",
+            stack,
+            s.stream[-1, position],
+            h,
+            numbers=norm_numbers(internals, stack, last, s.stream[-1, position]),
+        )
+    )
     if stack == "decoder":
         logits = internals.logits[position]
         ids = np.argsort(-logits, kind="stable")[:top]
@@ -85,5 +105,7 @@ def walk(inspection, model, stack, position, top=WALK_TOP):
         steps.append(WalkStep("linear", stack, h, logits[ids], numbers={"ids": ids, "rows": rows}))
         finite = logits[np.isfinite(logits)].astype(np.float64)
         lse = float(finite.max() + np.log(np.exp(finite - finite.max()).sum()))  # over the whole vocabulary
-        steps.append(WalkStep("softmax", stack, logits[ids], np.exp(logits[ids] - lse), numbers={"ids": ids, "lse": lse}))
+        steps.append(
+            WalkStep("softmax", stack, logits[ids], np.exp(logits[ids] - lse), numbers={"ids": ids, "lse": lse})
+        )
     return steps

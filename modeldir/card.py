@@ -44,8 +44,9 @@ DEFAULT_NAME = "transformer-en-it"  # the model-index name when the card does no
 # The data sets on the Hub behind the names scores are recorded under (`training.evaluate --record NAME`), so the
 # card's metadata links to them; scores on other data are listed under their own name.
 HUB_DATASETS = {
-    "test-tatoeba": dict(type="Helsinki-NLP/tatoeba_mt", name="Tatoeba MT Challenge eng-ita (test)",
-                         config="eng-ita", split="test"),
+    "test-tatoeba": dict(
+        type="Helsinki-NLP/tatoeba_mt", name="Tatoeba MT Challenge eng-ita (test)", config="eng-ita", split="test"
+    ),
 }
 HUB_METRICS = (("sacrebleu", "BLEU", "bleu"), ("chrf", "chrF", "chrf"))  # Hub metric id, shown name, Score field
 
@@ -65,7 +66,10 @@ def _dict(value):
 
 def table(header, rows):
     """Markdown table lines; a "|" inside a cell is escaped so it cannot split the cell."""
-    line = lambda cells: "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
+    def line(cells):
+        return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
     return [line(header), "|" + "---|" * len(header), *map(line, rows)]
 
 
@@ -162,28 +166,55 @@ def training_markdown(metrics, heading="### Training"):
         return ""
     averaged, grown = [averaged_summary(run) for run in runs], [grown_summary(run) for run in runs]
     notes = [a + g for a, g in zip(averaged, grown)]
-    rows = [(i, data_summary(run.get("data")), f"{_number(run.get('steps'))} / {_number(run.get('epochs'), 'g')}"
-             + note, time_summary(run)) for i, (run, note) in enumerate(zip(runs, notes), 1)]
+    rows = [
+        (
+            i,
+            data_summary(run.get("data")),
+            f"{_number(run.get('steps'))} / {_number(run.get('epochs'), 'g')}" + note,
+            time_summary(run),
+        )
+        for i, (run, note) in enumerate(zip(runs, notes), 1)
+    ]
     lines = [heading, *table(("run", "data", "steps / epochs", "time"), rows)]
     minutes = [run["minutes"] for run in runs if _is_number(run.get("minutes"))]
     if len(runs) > 1 and minutes:
         unknown = len(runs) - len(minutes)
-        lines += ["", f"In all: {sum(minutes):,.1f} minutes of training in {len(runs)} runs"
-                      + (f" ({unknown} of them of unknown length)" if unknown else "") + "."]
+        lines += [
+            "",
+            f"In all: {sum(minutes):,.1f} minutes of training in {len(runs)} runs"
+            + (f" ({unknown} of them of unknown length)" if unknown else "")
+            + ".",
+        ]
     if any(averaged):
-        lines += ["", "Each run is counted up to the model it exported, its best checkpoint; where its weights were "
-                  "then averaged (`training.recipes.average`), the steps column says which, and a run averaged "
-                  "beside its training log (`metrics.csv`) is counted up to the last of them."]
+        lines += [
+            "",
+            "Each run is counted up to the model it exported, its best checkpoint; where its weights were "
+            "then averaged (`training.recipes.average`), the steps column says which, and a run averaged "
+            "beside its training log (`metrics.csv`) is counted up to the last of them.",
+        ]
     if any(grown):
-        lines += ["", "A model grown deeper (`training.recipes.deepen`) got new encoder layers that compute the "
-                  "identity: it translated as before, and the runs after it trained the new layers with the old."]
+        lines += [
+            "",
+            "A model grown deeper (`training.recipes.deepen`) got new encoder layers that compute the "
+            "identity: it translated as before, and the runs after it trained the new layers with the old.",
+        ]
     return "\n".join(lines)
 
 
 def scores_markdown(metrics, heading="### Scores"):
     """The score records of metrics.json as a table ("" without any)."""
-    rows = [(r.data, r.variant if r.subset == ALL_LENGTHS else f"{r.variant}, {r.subset}", r.decoding, r.precision,
-             r.bleu, r.chrf, _number(r.n)) for r in scores(metrics)]
+    rows = [
+        (
+            r.data,
+            r.variant if r.subset == ALL_LENGTHS else f"{r.variant}, {r.subset}",
+            r.decoding,
+            r.precision,
+            r.bleu,
+            r.chrf,
+            _number(r.n),
+        )
+        for r in scores(metrics)
+    ]
     if not rows:
         return ""
     header = ("data", "English", "decoding", "precision", "BLEU", "chrF", "sentences")
@@ -206,18 +237,32 @@ def eval_results(metrics):
         if s.variant != AS_GIVEN or s.subset != ALL_LENGTHS:
             continue
         data = HUB_DATASETS.get(s.data, dict(type=_slug(s.data), name=str(s.data)))
-        results += [EvalResult(task_type="translation", task_name="Translation", dataset_type=data["type"],
-                               dataset_name=data["name"], dataset_config=data.get("config"),
-                               dataset_split=data.get("split"), metric_type=metric, metric_value=getattr(s, field),
-                               metric_name=f"{shown} ({s.decoding}, {s.precision})")
-                    for metric, shown, field in HUB_METRICS if _is_number(getattr(s, field))]
+        results += [
+            EvalResult(
+                task_type="translation",
+                task_name="Translation",
+                dataset_type=data["type"],
+                dataset_name=data["name"],
+                dataset_config=data.get("config"),
+                dataset_split=data.get("split"),
+                metric_type=metric,
+                metric_value=getattr(s, field),
+                metric_name=f"{shown} ({s.decoding}, {s.precision})",
+            )
+            for metric, shown, field in HUB_METRICS
+            if _is_number(getattr(s, field))
+        ]
     return results
 
 
 def hub_datasets(metrics):
     """Hub ids of the data the model was trained on (sources that are Hub ids, not files) and scored on."""
-    trained = [str(source) for run in training_runs(metrics) for source in training_sources(run.get("data"))
-               if is_hub_repo_id(source) and not Path(str(source)).suffix]
+    trained = [
+        str(source)
+        for run in training_runs(metrics)
+        for source in training_sources(run.get("data"))
+        if is_hub_repo_id(source) and not Path(str(source)).suffix
+    ]
     scored = [HUB_DATASETS[s.data]["type"] for s in scores(metrics) if s.data in HUB_DATASETS]
     return list(dict.fromkeys(trained + scored))
 
@@ -227,10 +272,16 @@ def card_metadata(metrics, repo_id=None):
     from huggingface_hub import ModelCardData
 
     results = eval_results(metrics)
-    return ModelCardData(language=["en", "it"], license=LICENSE, datasets=hub_datasets(metrics) or None,
-                         metrics=[metric for metric, _, _ in HUB_METRICS], pipeline_tag="translation",
-                         tags=["translation", "transformer", "from-scratch", "pytorch"],
-                         model_name=(repo_id or DEFAULT_NAME) if results else None, eval_results=results or None)
+    return ModelCardData(
+        language=["en", "it"],
+        license=LICENSE,
+        datasets=hub_datasets(metrics) or None,
+        metrics=[metric for metric, _, _ in HUB_METRICS],
+        pipeline_tag="translation",
+        tags=["translation", "transformer", "from-scratch", "pytorch"],
+        model_name=(repo_id or DEFAULT_NAME) if results else None,
+        eval_results=results or None,
+    )
 
 
 def training_card(metrics, loss_curve):
@@ -239,10 +290,15 @@ def training_card(metrics, loss_curve):
     lines = [training_markdown(metrics, heading="## Training") or "## Training\n\nmetrics.json records no run."]
     settings = _dict(_dict(metrics.get("config")).get("train"))
     if settings:
-        lines += ["", "Settings of the last run (`training/configs.py`):", "",
-                  *table(("setting", "value"), [(f"`{k}`", v) for k, v in settings.items()])]
-    commands = [c for run in runs for c in [*(run.get("commands") or []), averaged_weights(run)[1]]
-                if isinstance(c, str)]
+        lines += [
+            "",
+            "Settings of the last run (`training/configs.py`):",
+            "",
+            *table(("setting", "value"), [(f"`{k}`", v) for k, v in settings.items()]),
+        ]
+    commands = [
+        c for run in runs for c in [*(run.get("commands") or []), averaged_weights(run)[1]] if isinstance(c, str)
+    ]
     if commands:
         lines += ["", "The commands that trained it, in order, as they were run:", "", "```bash", *commands, "```"]
     if loss_curve:
@@ -253,8 +309,10 @@ def training_card(metrics, loss_curve):
 def scores_card(metrics):
     """The score records, and how they were scored ("" without any)."""
     lines = scores_markdown(metrics, heading="## Scores")
-    return lines and lines + ("\n\nsacreBLEU (13a tokenisation) and chrF, every line scored against its own "
-                              "reference; metrics.json holds the command behind each record.")
+    return lines and lines + (
+        "\n\nsacreBLEU (13a tokenisation) and chrF, every line scored against its own "
+        "reference; metrics.json holds the command behind each record."
+    )
 
 
 def usage_card(repo_id, sha256=None):
@@ -277,16 +335,19 @@ tr.translate(["Good morning.", "Where is the station?"], beam=4)
 ```
 
 The project's web app shows every attention map while it translates: `MODEL_DIR={repo} python app.py`. The files:
-`model.safetensors` (weights; tied matrices stored once{checked}), `config.json` (the architecture), `tokenizer.json` (the BPE
-tokenizer), `metrics.json` (training runs and scores, each with the command that produced it)."""
+`model.safetensors` (weights; tied matrices stored once{checked}), `config.json` (the architecture), `tokenizer.json`
+(the BPE tokenizer), `metrics.json` (training runs and scores, each with the command that produced it)."""
 
 
 def limits_card(cfg, notes):
     """What the model cannot do, then its own notes (notes.md: what it is good and bad at, its data credits)."""
-    lines = ["## Limits", "",
-             f"- It reads at most {cfg.max_len - 1} subword tokens of an input and translates only those.",
-             "- It translates one sentence at a time and sees nothing of the text around it.",
-             "- It is a small model trained from scratch on little data: check what it says."]
+    lines = [
+        "## Limits",
+        "",
+        f"- It reads at most {cfg.max_len - 1} subword tokens of an input and translates only those.",
+        "- It translates one sentence at a time and sees nothing of the text around it.",
+        "- It is a small model trained from scratch on little data: check what it says.",
+    ]
     return "\n".join(lines + (["", notes.strip()] if notes.strip() else []))
 
 
@@ -306,20 +367,26 @@ def history_markdown(history, reference, heading="### How it learned"):
     if history:
         snapshots, first = history["snapshots"], history["snapshots"][0]["step"]
         start = "from step 0" if first == 0 else f"from step {first:,} (its earlier training recorded none)"
-        lines.append(f"`{SNAPSHOTS}` holds this model's own training history {start}: at each of {len(snapshots)} "
-                     f"evaluations, the greedy translation and cross-attention of {len(history['probes'])} probe "
-                     f"sentences, with the train loss and dev BLEU of that moment.")
+        lines.append(
+            f"`{SNAPSHOTS}` holds this model's own training history {start}: at each of {len(snapshots)} "
+            f"evaluations, the greedy translation and cross-attention of {len(history['probes'])} probe "
+            f"sentences, with the train loss and dev BLEU of that moment."
+        )
     if reference:
         minutes = reference["snapshots"][-1]["minutes"]
         evaluations, probes = len(reference["snapshots"]), len(reference["probes"])
-        lines.append(f"`{REFERENCE_SNAPSHOTS}` holds, at each of {evaluations} evaluations from step 0, "
-                     f"the greedy translation and cross-attention of {probes} probe sentences for a "
-                     f"model of the same architecture and data trained from scratch for {minutes:.0f} minutes by "
-                     f"`training.train` — not this model's own history, but how such a model learns.")
+        lines.append(
+            f"`{REFERENCE_SNAPSHOTS}` holds, at each of {evaluations} evaluations from step 0, "
+            f"the greedy translation and cross-attention of {probes} probe sentences for a "
+            f"model of the same architecture and data trained from scratch for {minutes:.0f} minutes by "
+            f"`training.train` — not this model's own history, but how such a model learns."
+        )
     if not lines:
         return ""
-    lines.append("The app's *How it learned* tab plays them: the translations going from noise to sentences, and the "
-                 "cross-attention finding the diagonal.")
+    lines.append(
+        "The app's *How it learned* tab plays them: the translations going from noise to sentences, and the "
+        "cross-attention finding the diagonal."
+    )
     return "\n\n".join([heading, *lines])
 
 
@@ -327,15 +394,23 @@ def hub_model_card(cfg, parameters, metrics, notes="", repo_id=None, loss_curve=
     """README.md of a model directory in the Hub's format: YAML metadata, then the card. `cfg`: TransformerConfig;
     `metrics`: its metrics.json; `notes`: its notes.md; `loss_curve`: whether the directory holds the curve;
     `histories`: its own training history and a from-scratch one (`history_markdown`)."""
-    intro = (f"An encoder–decoder Transformer that translates English into Italian, written and trained from scratch "
-             f"in PyTorch after \"Attention Is All You Need\" (Vaswani et al., 2017): {_number(parameters)} "
-             "parameters, one BPE vocabulary shared by both languages, greedy or beam-search decoding with a "
-             "key/value cache.")
-    sections = ["# English → Italian Transformer, trained from scratch", intro,
-                "\n".join(["## Architecture", "", *table(("part", "size"), architecture_rows(cfg, parameters))]),
-                training_card(metrics, loss_curve), history_markdown(*histories, heading="## How it learned"),
-                scores_card(metrics),
-                usage_card(repo_id, metrics.get(WEIGHTS_SHA256)), limits_card(cfg, notes), CREDITS]
+    intro = (
+        f"An encoder–decoder Transformer that translates English into Italian, written and trained from scratch "
+        f'in PyTorch after "Attention Is All You Need" (Vaswani et al., 2017): {_number(parameters)} '
+        "parameters, one BPE vocabulary shared by both languages, greedy or beam-search decoding with a "
+        "key/value cache."
+    )
+    sections = [
+        "# English → Italian Transformer, trained from scratch",
+        intro,
+        "\n".join(["## Architecture", "", *table(("part", "size"), architecture_rows(cfg, parameters))]),
+        training_card(metrics, loss_curve),
+        history_markdown(*histories, heading="## How it learned"),
+        scores_card(metrics),
+        usage_card(repo_id, metrics.get(WEIGHTS_SHA256)),
+        limits_card(cfg, notes),
+        CREDITS,
+    ]
     return f"---\n{card_metadata(metrics, repo_id).to_yaml()}\n---\n\n" + "\n\n".join(s for s in sections if s) + "\n"
 
 
@@ -349,8 +424,15 @@ def write_model_card(model_dir, repo_id=None):
     if not _is_number(parameters):
         parameters = Transformer(cfg).num_parameters()
     histories = read_history(model_dir), read_history(model_dir, REFERENCE_SNAPSHOTS)
-    card = hub_model_card(cfg, parameters, metrics, read_notes(model_dir), repo_id,
-                          loss_curve=(model_dir / LOSS_CURVE).is_file(), histories=histories)
+    card = hub_model_card(
+        cfg,
+        parameters,
+        metrics,
+        read_notes(model_dir),
+        repo_id,
+        loss_curve=(model_dir / LOSS_CURVE).is_file(),
+        histories=histories,
+    )
     path = model_dir / MODEL_CARD
     write_atomic(path, card)
     return path
@@ -369,9 +451,12 @@ def model_card_markdown(directory, scores_help=""):
     """Architecture, size, training and scores of a `model_dir.ModelDirectory`, read from its config and
     metrics.json; `scores_help` (Markdown) follows the scores."""
     scores = scores_markdown(directory.metrics)
-    sections = [architecture_markdown(directory.translator), training_markdown(directory.metrics),
-                history_markdown(directory.history, directory.reference_history),
-                scores and f"{scores}\n\n{scores_help}".strip()]
+    sections = [
+        architecture_markdown(directory.translator),
+        training_markdown(directory.metrics),
+        history_markdown(directory.history, directory.reference_history),
+        scores and f"{scores}\n\n{scores_help}".strip(),
+    ]
     return "\n\n".join(section for section in sections if section)
 
 
@@ -381,8 +466,9 @@ def about_markdown(directory, credits):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m modeldir.card", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m modeldir.card", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("model_dir", help="model directory (config.json, metrics.json, optional notes.md)")
     parser.add_argument("--repo-id", help="the Hub repository the model is (to be) uploaded to, user/name")
     args = parser.parse_args(argv)

@@ -41,7 +41,8 @@ from .seen import WORD_COUNTS, WordCounts, read_word_counts
 
 
 def save_model_dir(model, tokenizer, model_dir, dtype=torch.float16, metrics=None):
-    """Write a directory that `Translator.load` (and `open_model`) reads, with its Hub model card (README.md), so it can be uploaded
+    """Write a directory that `Translator.load` (and `open_model`) reads, with its Hub model card (README.md), so it can
+    be uploaded
     to the Hub as it is; tied weights are stored once. `metrics` (metrics.json) records the weights' sha256, which
     `open_model` checks."""
     model_dir = Path(model_dir)
@@ -102,7 +103,8 @@ def open_model(name, dtype=None, device=None):
     directory.head_importance = directory.read_optional(HEAD_IMPORTANCE, read_head_importance)
     directory.history = directory.read_optional(SNAPSHOTS, read_history)
     directory.reference_history = directory.read_optional(
-        REFERENCE_SNAPSHOTS, lambda path: read_history(path, REFERENCE_SNAPSHOTS))
+        REFERENCE_SNAPSHOTS, lambda path: read_history(path, REFERENCE_SNAPSHOTS)
+    )
     directory.loss_curve = directory.read_optional(LOSS_CURVE, read_loss_curve)
     directory.word_counts = directory.read_optional(WORD_COUNTS, read_word_counts)
     return directory

@@ -118,7 +118,6 @@ def hub_snapshot(repo_id):
     return Path(snapshot_download(repo_id))
 
 
-
 def find_model_dir(model_dir):
     """`model_dir` as a local directory: itself, or for a Hub repository id ("user/name") that is not a directory
     here, its snapshot in the Hugging Face cache (fetched the first time)."""
@@ -133,8 +132,10 @@ def find_model_dir(model_dir):
     try:
         return hub_snapshot(str(model_dir))
     except Exception as e:  # huggingface_hub's errors vary: not found, offline and not cached, no network, bad id
-        raise ModelLoadError(f"{model_dir}: no such model directory, nor a model repository fetched from the Hugging "
-                             f"Face Hub ({type(e).__name__}: {e})") from e
+        raise ModelLoadError(
+            f"{model_dir}: no such model directory, nor a model repository fetched from the Hugging "
+            f"Face Hub ({type(e).__name__}: {e})"
+        ) from e
 
 
 def read_head_importance(model_dir):
@@ -150,17 +151,23 @@ def read_head_importance(model_dir):
     except (ValueError, TypeError, OSError) as e:  # bad JSON or UTF-8 (ValueError), an unreadable config
         raise ValueError(f"{path}: cannot read it with the model's {CONFIG}: {e}") from e
     if not isinstance(importance, dict) or not isinstance(importance.get("drop"), dict):
-        raise ValueError(f"{path}: expected a JSON object with a \"drop\" table")
+        raise ValueError(f'{path}: expected a JSON object with a "drop" table')
     if not isinstance(importance.get("bleu"), numbers.Real):
-        raise ValueError(f"{path}: expected the intact model's \"bleu\" as a number")
+        raise ValueError(f'{path}: expected the intact model\'s "bleu" as a number')
     for kind, (n_layers, n_heads) in head_grid(cfg).items():
         table = importance["drop"].get(kind)
-        fits = isinstance(table, list) and len(table) == n_layers and all(
-            isinstance(row, list) and len(row) == n_heads and all(isinstance(x, numbers.Real) for x in row)
-            for row in table)
+        fits = (
+            isinstance(table, list)
+            and len(table) == n_layers
+            and all(
+                isinstance(row, list) and len(row) == n_heads and all(isinstance(x, numbers.Real) for x in row)
+                for row in table
+            )
+        )
         if not fits:
-            raise ValueError(f"{path}: \"drop\" of {kind} must be {n_layers} x {n_heads} numbers (layers x heads, "
-                             f"as in {CONFIG})")
+            raise ValueError(
+                f'{path}: "drop" of {kind} must be {n_layers} x {n_heads} numbers (layers x heads, as in {CONFIG})'
+            )
     return importance
 
 
@@ -172,7 +179,7 @@ def read_history(model_dir, name=SNAPSHOTS):
         return None
     history = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(history, dict) or not isinstance(history.get("snapshots"), list) or not history["snapshots"]:
-        raise ValueError(f"{path}: expected a JSON object with a non-empty \"snapshots\" list")
+        raise ValueError(f'{path}: expected a JSON object with a non-empty "snapshots" list')
     wrong = history_problem(history)
     if wrong:
         raise ValueError(f"{path}: {wrong}")
@@ -180,8 +187,9 @@ def read_history(model_dir, name=SNAPSHOTS):
 
 
 def _number(value, optional=False):
-    return (optional and value is None) or (isinstance(value, numbers.Real) and not isinstance(value, bool)
-                                             and math.isfinite(value) and value >= 0)
+    return (optional and value is None) or (
+        isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    )
 
 
 def history_problem(history):
@@ -190,30 +198,37 @@ def history_problem(history):
     and one probe record per sentence (tokens, translation, cross-attention); optional "curve" rows and "parts"."""
     probes = history.get("probes")
     if not isinstance(probes, list) or not all(isinstance(p, str) for p in probes):
-        return "\"probes\" must be a list of sentences"
+        return '"probes" must be a list of sentences'
     for i, snapshot in enumerate(history["snapshots"]):
         where = f"snapshot {i + 1}"
         if not isinstance(snapshot, dict):
             return f"{where} is not an object"
         step = snapshot.get("step")
         if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-            return f"{where}: \"step\" must be a whole number >= 0"
+            return f'{where}: "step" must be a whole number >= 0'
         if not _number(snapshot.get("minutes")):
-            return f"{where}: \"minutes\" must be a number >= 0"
+            return f'{where}: "minutes" must be a number >= 0'
         if not (_number(snapshot.get("train_loss"), True) and _number(snapshot.get("dev_bleu"), True)):
-            return f"{where}: \"train_loss\" and \"dev_bleu\" must be numbers or null"
+            return f'{where}: "train_loss" and "dev_bleu" must be numbers or null'
         records = snapshot.get("probes")
-        if not isinstance(records, list) or len(records) != len(probes) or not all(
-                isinstance(r, dict) and isinstance(r.get("translation"), str) and all(
-                    isinstance(r.get(key), list) for key in ("source_tokens", "target_tokens", "cross_attention"))
-                for r in records):
-            return f"{where}: \"probes\" must hold one record per probe sentence"
+        if (
+            not isinstance(records, list)
+            or len(records) != len(probes)
+            or not all(
+                isinstance(r, dict)
+                and isinstance(r.get("translation"), str)
+                and all(isinstance(r.get(key), list) for key in ("source_tokens", "target_tokens", "cross_attention"))
+                for r in records
+            )
+        ):
+            return f'{where}: "probes" must hold one record per probe sentence'
     curve, parts = history.get("curve", []), history.get("parts", [])
     if not isinstance(curve, list) or not all(isinstance(row, list) for row in curve):
-        return "\"curve\" must be a list of rows"
-    if not isinstance(parts, list) or not all(isinstance(part, dict) and isinstance(part.get("command"), str)
-                                              for part in parts):
-        return "\"parts\" must be a list of objects, each with its \"command\""
+        return '"curve" must be a list of rows'
+    if not isinstance(parts, list) or not all(
+        isinstance(part, dict) and isinstance(part.get("command"), str) for part in parts
+    ):
+        return '"parts" must be a list of objects, each with its "command"'
     return None
 
 

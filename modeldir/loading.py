@@ -88,8 +88,9 @@ def check_model_dir(model_dir):
             with open(model_dir / name, "rb"):  # opened, so that a missing file and an unreadable one differ
                 pass
         except FileNotFoundError:
-            raise ModelLoadError(f"{model_dir}: missing {name} (a model directory needs "
-                                 f"{', '.join(REQUIRED_FILES)})") from None
+            raise ModelLoadError(
+                f"{model_dir}: missing {name} (a model directory needs {', '.join(REQUIRED_FILES)})"
+            ) from None
         except OSError as e:  # permission denied, a directory of that name
             raise ModelLoadError(f"{model_dir / name}: cannot read it ({e.strerror})") from None
     cfg = read_config(model_dir)
@@ -98,8 +99,9 @@ def check_model_dir(model_dir):
     except Exception as e:
         raise ModelLoadError(f"{model_dir / TOKENIZER}: cannot read tokenizer: {e}") from e
     if vocab_size != cfg.vocab_size:
-        raise ModelLoadError(f"{model_dir}: tokenizer has {vocab_size} tokens but config.json says "
-                             f"vocab_size={cfg.vocab_size}")
+        raise ModelLoadError(
+            f"{model_dir}: tokenizer has {vocab_size} tokens but config.json says vocab_size={cfg.vocab_size}"
+        )
     try:
         with safe_open(str(model_dir / WEIGHTS), framework="pt") as f:
             stored = {name: tuple(f.get_slice(name).get_shape()) for name in f.keys()}
@@ -110,8 +112,9 @@ def check_model_dir(model_dir):
     expected = {k: shape for k, shape in shapes.items() if k not in tied_weight_names(cfg)}
     missing, unexpected = sorted(set(expected) - set(stored)), sorted(set(stored) - set(expected))
     if missing or unexpected:
-        raise ModelLoadError(f"{model_dir}: weights do not match config.json (missing: {missing[:5]}, "
-                             f"unexpected: {unexpected[:5]})")
+        raise ModelLoadError(
+            f"{model_dir}: weights do not match config.json (missing: {missing[:5]}, unexpected: {unexpected[:5]})"
+        )
     for name, shape in expected.items():
         if stored[name] != shape:
             raise ModelLoadError(f"{model_dir}: weight {name} has shape {stored[name]}, config.json implies {shape}")
@@ -136,8 +139,10 @@ def check_weights_sha256(model_dir):
     except (OSError, ValueError, AttributeError):
         return  # no metrics.json, or one the model card reports as unreadable: nothing recorded to check against
     if isinstance(recorded, str) and recorded != weights_sha256(model_dir):
-        raise ModelLoadError(f"{Path(model_dir) / WEIGHTS}: its sha256 differs from the one metrics.json records "
-                             f"({recorded[:12]}...): the file was damaged or replaced after export")
+        raise ModelLoadError(
+            f"{Path(model_dir) / WEIGHTS}: its sha256 differs from the one metrics.json records "
+            f"({recorded[:12]}...): the file was damaged or replaced after export"
+        )
 
 
 def check_dtype(dtype):
@@ -163,5 +168,9 @@ def warn_of_non_finite_weights(model, path, dtype):
     broken = [name for name, p in model.named_parameters() if not torch.isfinite(p).all()]
     if broken:
         shown = ", ".join(broken[:5]) + (f" and {len(broken) - 5} more" if len(broken) > 5 else "")
-        warnings.warn(f"{path}: {len(broken)} weight tensors hold NaN or infinite values in {dtype} ({shown}): "
-                      f"its translations will be empty or meaningless", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"{path}: {len(broken)} weight tensors hold NaN or infinite values in {dtype} ({shown}): "
+            f"its translations will be empty or meaningless",
+            RuntimeWarning,
+            stacklevel=3,
+        )

@@ -4,8 +4,9 @@ training.word_counts` for a model trained before it did). A learner sees *why* a
 handful of pairs, or never, is a word the model guesses at.
 
 A word is a run of letters and digits, lower-cased ("don't" is "don" and "t"); each pair counts once per word, however
-often the word occurs in it. Stored as {"pairs": N, "sources": [...], "en": {word: count}, "it": {...}}, gzip-compressed:
-tens of thousands of words fit in well under the 1 MB a model directory allows them (tests/test_shipped_model.py)."""
+often the word occurs in it. Stored as {"pairs": N, "sources": [...], "en": {word: count}, "it": {...}},
+gzip-compressed: tens of thousands of words fit in well under the 1 MB a model directory allows them
+(tests/test_shipped_model.py)."""
 
 import gzip
 import json
@@ -41,16 +42,24 @@ class WordCounts:
     def at_least(self, earlier):
         """These counts with, per word, the larger of this and `earlier`'s (the model this one was continued from):
         the parts of a model mostly train on the same files, so a sum would count their pairs twice."""
-        merged = WordCounts(max(self.pairs, earlier.pairs), Counter(self.english), Counter(self.italian),
-                            self.sources + [s for s in earlier.sources if s not in self.sources])
+        merged = WordCounts(
+            max(self.pairs, earlier.pairs),
+            Counter(self.english),
+            Counter(self.italian),
+            self.sources + [s for s in earlier.sources if s not in self.sources],
+        )
         for mine, theirs in ((merged.english, earlier.english), (merged.italian, earlier.italian)):
             for word, count in theirs.items():
                 mine[word] = max(mine[word], count)
         return merged
 
     def to_json(self):
-        return {"pairs": self.pairs, "sources": self.sources, "en": dict(self.english.most_common()),
-                "it": dict(self.italian.most_common())}
+        return {
+            "pairs": self.pairs,
+            "sources": self.sources,
+            "en": dict(self.english.most_common()),
+            "it": dict(self.italian.most_common()),
+        }
 
 
 def write_word_counts(model_dir, counts):
@@ -71,9 +80,12 @@ def read_word_counts(model_dir):
     except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as e:  # not gzip, cut short, not JSON
         raise ValueError(f"{path}: cannot read it: {e}") from e
     tables = [values.get(side) if isinstance(values, dict) else None for side in ("en", "it")]
-    if not isinstance(values, dict) or not isinstance(values.get("pairs"), int) or not all(
-            isinstance(table, dict) and all(isinstance(n, int) for n in table.values()) for table in tables):
-        raise ValueError(f"{path}: expected {{\"pairs\": N, \"en\": {{word: count}}, \"it\": {{word: count}}}}")
+    if (
+        not isinstance(values, dict)
+        or not isinstance(values.get("pairs"), int)
+        or not all(isinstance(table, dict) and all(isinstance(n, int) for n in table.values()) for table in tables)
+    ):
+        raise ValueError(f'{path}: expected {{"pairs": N, "en": {{word: count}}, "it": {{word: count}}}}')
     return WordCounts(values["pairs"], Counter(tables[0]), Counter(tables[1]), list(values.get("sources", [])))
 
 
@@ -89,7 +101,7 @@ class SeenWords:
         return self.words[i] is not None and self.words[i][1] < RARELY_SEEN
 
     def describe(self, i):
-        """" · 'word': N of M training pairs" for token i, "" for a special token."""
+        """ " · 'word': N of M training pairs" for token i, "" for a special token."""
         if self.words[i] is None:
             return ""
         word, count = self.words[i]
@@ -97,8 +109,9 @@ class SeenWords:
 
     def rarely_seen(self):
         """The distinct (word, count) held by fewer than RARELY_SEEN training pairs, rarest first."""
-        return sorted({self.words[i] for i in range(len(self.words)) if self.is_rare(i)},
-                      key=lambda pair: (pair[1], pair[0]))
+        return sorted(
+            {self.words[i] for i in range(len(self.words)) if self.is_rare(i)}, key=lambda pair: (pair[1], pair[0])
+        )
 
     def warning(self):
         """One line naming the words the model has rarely seen (at most three), or None."""

@@ -92,8 +92,11 @@ def batched_decoder(translator, inspect, max_size=16, wrap=lambda fn: fn):
         for i, (text, beam, sampling, _) in enumerate(requests):
             if sampling is not None:
                 generated[i] = translator.translate_ids([text], beam, sampling=sampling)[0]
-        return [inspect(translator, text, beam, generated=generated[i], sampling=sampling) if inspected
-                else decode(translator.tokenizer, generated[i])
-                for i, (text, beam, sampling, inspected) in enumerate(requests)]
+        return [
+            inspect(translator, text, beam, generated=generated[i], sampling=sampling)
+            if inspected
+            else decode(translator.tokenizer, generated[i])
+            for i, (text, beam, sampling, inspected) in enumerate(requests)
+        ]
 
     return Batcher(wrap(run), max_size)

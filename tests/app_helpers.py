@@ -30,10 +30,17 @@ def start_app(model_dir, timeout=180, **env):
     """Run `python app.py` on a free port (with `env` on top of ours); yield it once it answers; stop it afterwards
     with SIGTERM, as a service manager does, and record what it printed and how it ended."""
     port = free_port()
-    env = {**os.environ, "MODEL_DIR": str(model_dir), "GRADIO_SERVER_PORT": str(port),
-           "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_ANALYTICS_ENABLED": "False", **env}
-    proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    env = {
+        **os.environ,
+        "MODEL_DIR": str(model_dir),
+        "GRADIO_SERVER_PORT": str(port),
+        "GRADIO_SERVER_NAME": "127.0.0.1",
+        "GRADIO_ANALYTICS_ENABLED": "False",
+        **env,
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     app = AppProcess(f"http://127.0.0.1:{port}/", proc.pid)
     try:
         deadline = time.time() + timeout

@@ -2,7 +2,6 @@
 encoder and 3 decoder layers, served once for the session; `page`, a fresh page of it): ways to act on the page as a
 person would. Importing this skips a module where Playwright or Chromium is missing."""
 
-
 import re
 from pathlib import Path
 
@@ -99,8 +98,9 @@ def page_point(canvas, x, y):
     """The page coordinates of the point (x, y) of a canvas's drawing (views.js: sizedCanvas), the canvas scrolled
     into view: a narrow page shows the drawing smaller than it is drawn."""
     canvas.evaluate("e => e.scrollIntoView({block: 'center'})")
-    left, top, shown = canvas.evaluate("e => { const r = e.getBoundingClientRect(); "
-                                       "return [r.x, r.y, r.width / e.__size[0]]; }")
+    left, top, shown = canvas.evaluate(
+        "e => { const r = e.getBoundingClientRect(); return [r.x, r.y, r.width / e.__size[0]]; }"
+    )
     return left + x * shown, top + y * shown
 
 
@@ -120,8 +120,10 @@ def server_requests(page):
     """The requests the page sends the server from now on, as (url, body): not static files, nor the connection's
     heartbeat."""
     requests = []
-    page.on("request", lambda r: "/gradio_api/" in r.url and "heartbeat" not in r.url
-            and requests.append((r.url, r.post_data or "")))
+    page.on(
+        "request",
+        lambda r: "/gradio_api/" in r.url and "heartbeat" not in r.url and requests.append((r.url, r.post_data or "")),
+    )
     return requests
 
 

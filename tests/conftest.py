@@ -42,8 +42,25 @@ def train_toy_model(toy_corpus, out, config="tiny"):
     from training.train import main
 
     train, dev = toy_corpus
-    main(["--config", str(config), "--train", str(train), "--dev", str(dev), "--out", str(out),
-          "--max-steps", "150", "--set", "eval_every=50", "--no-progress", "--precision", "float32"])
+    main(
+        [
+            "--config",
+            str(config),
+            "--train",
+            str(train),
+            "--dev",
+            str(dev),
+            "--out",
+            str(out),
+            "--max-steps",
+            "150",
+            "--set",
+            "eval_every=50",
+            "--no-progress",
+            "--precision",
+            "float32",
+        ]
+    )
     return out / "model"
 
 
@@ -92,11 +109,22 @@ def deep_model_dir(toy_corpus, tmp_path_factory):
     config.write_text(json.dumps({"model": {**model, "n_encoder_layers": 2, "n_decoder_layers": 3}, "train": train}))
     model_dir = train_toy_model(toy_corpus, out, config)
     grid = head_grid(Translator.load(model_dir).model.cfg)
-    drop = {kind: [[round(0.5 * (layer * n_heads + head) - 1.0, 2) for head in range(n_heads)]
-                   for layer in range(n_layers)] for kind, (n_layers, n_heads) in grid.items()}
-    (model_dir / "head_importance.json").write_text(json.dumps({
-        "data": "dev", "n": 40, "decoding": "greedy", "bleu": 50.0, "drop": drop,
-        "command": "python -m training.head_importance --model model --data dev.tsv"}))
+    drop = {
+        kind: [[round(0.5 * (layer * n_heads + head) - 1.0, 2) for head in range(n_heads)] for layer in range(n_layers)]
+        for kind, (n_layers, n_heads) in grid.items()
+    }
+    (model_dir / "head_importance.json").write_text(
+        json.dumps(
+            {
+                "data": "dev",
+                "n": 40,
+                "decoding": "greedy",
+                "bleu": 50.0,
+                "drop": drop,
+                "command": "python -m training.head_importance --model model --data dev.tsv",
+            }
+        )
+    )
     return model_dir
 
 

@@ -15,8 +15,16 @@ from unittest import mock
 
 SUBJECTS = [("I", "io"), ("you", "tu"), ("Tom", "Tom"), ("we", "noi"), ("they", "loro")]
 VERBS = [("see", "vedo"), ("love", "amo"), ("want", "voglio"), ("have", "ho"), ("eat", "mangio")]
-OBJECTS = [("the cat", "il gatto"), ("the dog", "il cane"), ("the apple", "la mela"), ("the book", "il libro"),
-           ("the house", "la casa"), ("the car", "la macchina"), ("the water", "l'acqua"), ("the city", "la città")]
+OBJECTS = [
+    ("the cat", "il gatto"),
+    ("the dog", "il cane"),
+    ("the apple", "la mela"),
+    ("the book", "il libro"),
+    ("the house", "la casa"),
+    ("the car", "la macchina"),
+    ("the water", "l'acqua"),
+    ("the city", "la città"),
+]
 
 
 def toy_pairs():
@@ -37,8 +45,9 @@ def tiny_config(**overrides):
     """A TransformerConfig small enough for unit tests; different encoder/decoder depths so shapes can't mix."""
     from transformer.model import TransformerConfig
 
-    values = dict(vocab_size=40, d_model=16, n_heads=2, n_encoder_layers=2, n_decoder_layers=3, d_ff=32,
-                  dropout=0.0, max_len=48)
+    values = dict(
+        vocab_size=40, d_model=16, n_heads=2, n_encoder_layers=2, n_decoder_layers=3, d_ff=32, dropout=0.0, max_len=48
+    )
     return TransformerConfig(**{**values, **overrides})
 
 
@@ -99,8 +108,15 @@ def run_module(*args, timeout=300):
     output as text. Each command's own `__main__` is checked once this way; the rest of its behaviour in this process
     (`run_command`), which spares a Python and torch start-up each time."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", *map(str, args)], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=timeout, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", *map(str, args)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def run_command(main, *args):

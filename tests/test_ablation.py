@@ -46,21 +46,26 @@ def test_with_no_head_off_nothing_changes(translator):
         np.testing.assert_array_equal(getattr(copy, field), getattr(original, field))
 
 
-@pytest.mark.parametrize("kind, layer, head", [("encoder", 0, 1), ("encoder", 1, 0), ("decoder", 1, 0),
-                                               ("cross", 1, 1), ("decoder", 2, 1), ("cross", 0, 0)])
+@pytest.mark.parametrize(
+    "kind, layer, head",
+    [("encoder", 0, 1), ("encoder", 1, 0), ("decoder", 1, 0), ("cross", 1, 1), ("decoder", 2, 1), ("cross", 0, 0)],
+)
 def test_maps_computed_before_the_head_is_added_are_unchanged(deep_translator, kind, layer, head):
     intact, off = teacher_forced([deep_translator, ablated(deep_translator, [(kind, layer, head)])])
     order = sub_layers(deep_translator.model.cfg)
     position = order.index((kind, layer))
     for earlier_kind, earlier_layer in order[:position]:
-        np.testing.assert_array_equal(getattr(off, MAPS[earlier_kind])[earlier_layer],
-                                      getattr(intact, MAPS[earlier_kind])[earlier_layer])
+        np.testing.assert_array_equal(
+            getattr(off, MAPS[earlier_kind])[earlier_layer], getattr(intact, MAPS[earlier_kind])[earlier_layer]
+        )
     other_heads = [h for h in range(deep_translator.model.cfg.n_heads) if h != head]
-    np.testing.assert_array_equal(getattr(off, MAPS[kind])[layer, other_heads],
-                                  getattr(intact, MAPS[kind])[layer, other_heads])
+    np.testing.assert_array_equal(
+        getattr(off, MAPS[kind])[layer, other_heads], getattr(intact, MAPS[kind])[layer, other_heads]
+    )
     # ... while what comes after does change: the next-token probabilities
-    assert not np.allclose([p for c in off.top_candidates for _, p in c],
-                           [p for c in intact.top_candidates for _, p in c])
+    assert not np.allclose(
+        [p for c in off.top_candidates for _, p in c], [p for c in intact.top_candidates for _, p in c]
+    )
 
 
 @pytest.mark.parametrize("kind, layer, head", [("encoder", 1, 0), ("decoder", 0, 1), ("cross", 2, 0)])
@@ -72,8 +77,7 @@ def test_the_sub_layer_loses_exactly_that_heads_contribution(deep_translator, ki
         intact = head_details(deep_translator, inspection, kind, layer, head, query)
         without = head_details(off, inspection, kind, layer, head, query)
         assert np.abs(intact.contribution).max() > 1e-3  # the head does contribute
-        np.testing.assert_allclose(without.attention_output, intact.attention_output - intact.contribution,
-                                   atol=1e-5)
+        np.testing.assert_allclose(without.attention_output, intact.attention_output - intact.contribution, atol=1e-5)
         np.testing.assert_array_equal(without.contribution, 0)
 
 
@@ -86,14 +90,17 @@ def test_several_heads_off_at_once(deep_translator):
         assert bool((columns == 0).all()) is ((kind, layer, head) in heads)
 
 
-@pytest.mark.parametrize("head, message", [
-    (("attention", 0, 0), r"kind must be one of encoder, decoder, cross, got 'attention'"),
-    (("encoder", 2, 0), r"layer must be in 0\.\.1 for encoder, got 2"),
-    (("cross", 3, 0), r"layer must be in 0\.\.2 for cross, got 3"),
-    (("decoder", -1, 0), r"layer must be in 0\.\.2 for decoder, got -1"),
-    (("decoder", 0, 2), r"head must be in 0\.\.1, got 2"),
-    (("encoder", 0, 1.0), r"head must be a whole number, got 1\.0"),
-])
+@pytest.mark.parametrize(
+    "head, message",
+    [
+        (("attention", 0, 0), r"kind must be one of encoder, decoder, cross, got 'attention'"),
+        (("encoder", 2, 0), r"layer must be in 0\.\.1 for encoder, got 2"),
+        (("cross", 3, 0), r"layer must be in 0\.\.2 for cross, got 3"),
+        (("decoder", -1, 0), r"layer must be in 0\.\.2 for decoder, got -1"),
+        (("decoder", 0, 2), r"head must be in 0\.\.1, got 2"),
+        (("encoder", 0, 1.0), r"head must be a whole number, got 1\.0"),
+    ],
+)
 def test_a_head_that_does_not_exist_is_rejected(deep_translator, head, message):
     with pytest.raises(ValueError, match=message):
         ablated(deep_translator, [("encoder", 0, 0), head])
@@ -105,5 +112,7 @@ def test_the_original_model_is_untouched(translator):
     assert off.model is not translator.model
     after = translator.model.state_dict()
     assert all(torch.equal(before[name], after[name]) for name in before)
-    assert not torch.equal(off.model.encoder.layers[0].self_attention.w_o.weight,
-                           translator.model.encoder.layers[0].self_attention.w_o.weight)
+    assert not torch.equal(
+        off.model.encoder.layers[0].self_attention.w_o.weight,
+        translator.model.encoder.layers[0].self_attention.w_o.weight,
+    )

@@ -21,9 +21,14 @@ def test_the_english_is_matched_whatever_its_spacing():
 
 
 def test_a_translation_far_from_every_reference_is_dropped_and_one_close_to_any_is_kept():
-    teacher = [("Good morning.", "Buon mattina."), ("Pleased to meet you.", "Il rilasciato di incontrarti."),
-               ("Pleased to meet you.", "Piacere di conoscerla."), ("The cat is sleeping.", "Il gatto dorme."),
-               ("The cat is sleeping.", "Il gatto sta dormendo."), ("A sentence no human translated.", "Una frase.")]
+    teacher = [
+        ("Good morning.", "Buon mattina."),
+        ("Pleased to meet you.", "Il rilasciato di incontrarti."),
+        ("Pleased to meet you.", "Piacere di conoscerla."),
+        ("The cat is sleeping.", "Il gatto dorme."),
+        ("The cat is sleeping.", "Il gatto sta dormendo."),
+        ("A sentence no human translated.", "Una frase."),
+    ]
     kept, dropped = keep_agreeing(teacher, references_by_english(REFERENCES), min_chrf=50, progress=False)
     assert dropped == 2
     assert kept == teacher[2:]

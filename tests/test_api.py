@@ -20,8 +20,13 @@ from webapp import api, translation
 
 ROOT = Path(__file__).resolve().parents[1]
 LONG = "I see the cat and we love the dog. " * 12  # more than the light lane's 40 tokens
-SETTINGS = [("greedy", 4, 1.0, 0, 0), ("beam", 2, 1.0, 0, 0), ("beam", 8, 1.0, 0, 0), ("sampling", 4, 1.5, 0, 7),
-            ("sampling", 4, 0.7, 3, 2)]
+SETTINGS = [
+    ("greedy", 4, 1.0, 0, 0),
+    ("beam", 2, 1.0, 0, 0),
+    ("beam", 8, 1.0, 0, 0),
+    ("sampling", 4, 1.5, 0, 7),
+    ("sampling", 4, 0.7, 3, 2),
+]
 TEXTS = ["I see the cat.", "we love\nthe dog.", LONG, "Ça va? ☕ 😀", "I love \ud800 books.", "<b>the cat</b>"]
 
 
@@ -42,10 +47,12 @@ def test_light_requests_are_one_hypothesis_of_a_short_text(served):
 
 
 def test_sample_and_ablate_answer_as_the_library_does(served, translator):
-    assert api.sample(served, "I see the cat.", 1.5, 0, 7) == translator.translate("I see the cat.",
-                                                                                   sampling=Sampling(1.5, 0, 7))
-    assert api.translate(served, "I see the cat.", "sampling", 4, 1.5, 0, 7) == api.sample(served, "I see the cat.",
-                                                                                           1.5, 0, 7)
+    assert api.sample(served, "I see the cat.", 1.5, 0, 7) == translator.translate(
+        "I see the cat.", sampling=Sampling(1.5, 0, 7)
+    )
+    assert api.translate(served, "I see the cat.", "sampling", 4, 1.5, 0, 7) == api.sample(
+        served, "I see the cat.", 1.5, 0, 7
+    )
     off = ablated(translator, [("cross", 0, 0), ("encoder", 0, 1)])
     heads = ["cross L1 H1", "encoder L1 H2", "cross L1 H1"]  # a repeat counts once
     assert api.ablate(served, "I see the cat.", heads) == off.translate("I see the cat.")
@@ -64,21 +71,30 @@ BAD_ARGUMENTS = [
     (api.sample, ("I see.", 1.0, 0, math.inf), "seed must be a whole number in 0..9223372036854775807, got inf"),
     (api.sample, ("I see.", 1.0, 0, -1), "seed must be a whole number in 0..9223372036854775807, got -1"),
     (api.sample, ("I see.", 1.0, 0, True), "seed must be a whole number in 0..9223372036854775807, got True"),
-    (api.ablate, ("I see.", None), "heads must be a list of head names such as ['cross L2 H3', 'encoder L1 H1'], got "
-                                   "None"),
+    (
+        api.ablate,
+        ("I see.", None),
+        "heads must be a list of head names such as ['cross L2 H3', 'encoder L1 H1'], got None",
+    ),
     (api.ablate, ("I see.", 5), "heads must be a list of head names"),
     (api.ablate, ("I see.", "cross L1 H1"), "heads must be a list of head names"),
     (api.ablate, ("I see.", [5]), "heads must be a list of head names"),
     (api.ablate, ("I see.", ["cross layer 1"]), "heads: 'cross layer 1' is not a head: write it as"),
-    (api.ablate, ("I see.", ["cross L1 H9"]), "heads: 'cross L1 H9' is not a head of this model: its cross heads "
-                                              "are L1..L1 H1..H2"),
+    (
+        api.ablate,
+        ("I see.", ["cross L1 H9"]),
+        "heads: 'cross L1 H9' is not a head of this model: its cross heads are L1..L1 H1..H2",
+    ),
     (api.ablate, ("I see.", [], 50), "beam must be a whole number in 1..8, got 50"),
     (api.ablate, (5, []), "text must be a string, got int 5"),
     (api.ablate, (["a"], []), "text must be a string, got list ['a']"),
     (api.ablate, ({}, []), "text must be a string, got dict {}"),
     (api.translate, (None,), "text must be a string, got NoneType None"),
-    (api.translate, ("I see.", "sampling", 4, 1.0, 0, math.nan), "seed must be a whole number in "
-                                                                 "0..9223372036854775807, got nan"),
+    (
+        api.translate,
+        ("I see.", "sampling", 4, 1.0, 0, math.nan),
+        "seed must be a whole number in 0..9223372036854775807, got nan",
+    ),
     (api.translate, ("I see.", "beam", 9), "beam must be a whole number in 1..8, got 9"),
     (api.translate, ("I see.", "beam", math.inf), "beam must be a whole number in 1..8, got inf"),
     (api.translate, ("I see.", "nucleus"), "decoding must be one of 'greedy', 'beam', 'sampling', got 'nucleus'"),
@@ -97,7 +113,8 @@ def test_every_bad_argument_is_named_with_its_range(served, endpoint, arguments,
 def test_settings_a_decoding_does_not_use_are_not_read(served, translator):
     """As on the page: a beam width under greedy decoding, or a seed under beam search, changes nothing."""
     assert api.translate(served, "I see the cat.", "greedy", math.nan, None, None, "x") == translator.translate(
-        "I see the cat.")
+        "I see the cat."
+    )
     assert api.translate(served, "I see the cat.", "beam", 2.0, "hot") == translator.translate("I see the cat.", beam=2)
 
 
@@ -113,9 +130,14 @@ def test_inspect_is_the_inspection_as_json(served, translator):
         np.testing.assert_allclose(maps.sum(-1), 1.0, atol=1e-3)
         assert all(len(repr(x)) <= 6 for x in maps.ravel().tolist())  # rounded: 0.1234, not 0.12340000271797180
     assert [[token for token, _ in step] for step in answer["candidates"]] == [
-        [token for token, _ in step] for step in alone.top_candidates]
-    assert answer["input"] == {"tokens": len(alone.source_tokens) - 1, "unreadable": 0, "long": False,
-                               "truncated": False}
+        [token for token, _ in step] for step in alone.top_candidates
+    ]
+    assert answer["input"] == {
+        "tokens": len(alone.source_tokens) - 1,
+        "unreadable": 0,
+        "long": False,
+        "truncated": False,
+    }
     assert answer["decoding"] == "greedy" and "sampled_from" not in answer
     sampled = api.inspect(served, "we love the dog.", "sampling", 4, 1.5, 2, 7, 5)
     assert sampled["translation"] == api.sample(served, "we love the dog.", 1.5, 2, 7)
@@ -142,8 +164,10 @@ def test_the_page_events_become_private_and_check_what_the_page_never_sends():
         number.change(draw, [number, dims], out, api_visibility="private")
     made_private = make_private(demo, reserved=api.ENDPOINTS)
     assert made_private == ["translate"]
-    assert [(fn.api_name, fn.api_visibility) for fn in demo.fns.values()] == [("page_translate", "private"),
-                                                                               ("draw", "private")]
+    assert [(fn.api_name, fn.api_visibility) for fn in demo.fns.values()] == [
+        ("page_translate", "private"),
+        ("draw", "private"),
+    ]
     assert check_inputs(demo) == 2
     fn = next(iter(demo.fns.values())).fn
     assert fn(3.0, [0, 1]) == "3.0 [0, 1]"
@@ -159,7 +183,9 @@ def test_api_groups_leave_room_for_heavy_requests_beside_light_ones(served):
     with gr.Blocks() as demo:
         api.register(served)
     groups = {fn.api_name: (fn.concurrency_id, fn.concurrency_limit, fn.api_visibility) for fn in demo.fns.values()}
-    assert groups == {"translate": ("api-translate", served.concurrency, "public"),
-                      **{name: ("api-heavy", served.batch_size, "public") for name in ("inspect", "sample", "ablate")}}
+    assert groups == {
+        "translate": ("api-translate", served.concurrency, "public"),
+        **{name: ("api-heavy", served.batch_size, "public") for name in ("inspect", "sample", "ablate")},
+    }
     # a full batch of light requests beside every heavy one the lane holds, running or in line (the rest: refused)
     assert served.concurrency == served.batch_size + served.lane.slots + served.lane.max_waiting

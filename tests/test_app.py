@@ -57,8 +57,9 @@ def rest_call(url, name, body):
     """(event, payload) of a REST call: POST /gradio_api/call/NAME with the raw JSON `body` (JSON as Python's json
     module writes it, NaN and Infinity included), then its result stream: ("complete", outputs) or ("error", the
     message); ("http", status, the answer) if the POST itself is refused."""
-    response = httpx.post(f"{url}gradio_api/call/{name}", content=body, timeout=120,
-                          headers={"content-type": "application/json"})
+    response = httpx.post(
+        f"{url}gradio_api/call/{name}", content=body, timeout=120, headers={"content-type": "application/json"}
+    )
     if response.status_code != 200:
         return "http", response.status_code, response.json()
     event_id = response.json()["event_id"]
@@ -74,8 +75,13 @@ def page_event(url, text, *settings, session=None):
     config = httpx.get(url + "config", timeout=30).json()
     fn_index = next(d["id"] for d in config["dependencies"] if d.get("api_name") == "page_translate")
     session = session or uuid.uuid4().hex
-    body = {"data": [text, *(settings or ("greedy", 4, 1.0, 0, 0))], "fn_index": fn_index, "session_hash": session,
-            "event_data": None, "trigger_id": None}
+    body = {
+        "data": [text, *(settings or ("greedy", 4, 1.0, 0, 0))],
+        "fn_index": fn_index,
+        "session_hash": session,
+        "event_data": None,
+        "trigger_id": None,
+    }
     httpx.post(f"{url}gradio_api/queue/join", json=body, timeout=30).raise_for_status()
     with httpx.stream("GET", f"{url}gradio_api/queue/data", params={"session_hash": session}, timeout=120) as stream:
         for line in stream.iter_lines():
@@ -96,19 +102,26 @@ def page_payload(url, key):
     function `payload`): (HTTP status, the JSON answered)."""
     config = httpx.get(url + "config", timeout=30).json()
     carrier = next(c["id"] for c in config["components"] if c["props"].get("elem_id") == "translation-payload")
-    answer = httpx.post(f"{url}gradio_api/component_server", timeout=30, json={
-        "component_id": carrier, "fn_name": "payload", "data": key, "session_hash": uuid.uuid4().hex})
+    answer = httpx.post(
+        f"{url}gradio_api/component_server",
+        timeout=30,
+        json={"component_id": carrier, "fn_name": "payload", "data": key, "session_hash": uuid.uuid4().hex},
+    )
     return answer.status_code, answer.json()
 
 
 def test_translates_like_the_library(client, translator):
-    assert client.predict("I see the cat.", api_name="/translate") == translator.translate("I see the cat.") == (
-        "io vedo il gatto.")
+    assert (
+        client.predict("I see the cat.", api_name="/translate")
+        == translator.translate("I see the cat.")
+        == ("io vedo il gatto.")
+    )
 
 
 def test_beam_search_option(client, translator):
     assert client.predict("we love the dog.", "beam", 4, api_name="/translate") == translator.translate(
-        "we love the dog.", beam=4)
+        "we love the dog.", beam=4
+    )
 
 
 @pytest.mark.parametrize("text", ["", "   \n\t "])
@@ -121,8 +134,12 @@ def test_empty_input_gets_an_empty_translation(client, app_url, text):
 def test_the_page_translates_as_before_and_the_api_answers_the_same(client, app_url, translator):
     """The page's event (private: the browser calls it by number) still answers the translation, its status line and
     token chips; the API's /translate answers the same translation for every setting."""
-    for text, settings in [("I see the cat.", ("greedy", 4, 1.0, 0, 0)), ("we love\nthe dog.", ("beam", 3, 1.0, 0, 0)),
-                           ("we love the dog.", ("sampling", 4, 1.5, 0, 7)), ("I see the cat. " * 40, ())]:
+    for text, settings in [
+        ("I see the cat.", ("greedy", 4, 1.0, 0, 0)),
+        ("we love\nthe dog.", ("beam", 3, 1.0, 0, 0)),
+        ("we love the dog.", ("sampling", 4, 1.5, 0, 7)),
+        ("I see the cat. " * 40, ()),
+    ]:
         italian, status, tokens = page_translation(app_url, text, *settings)
         assert client.predict(text, *settings, api_name="/translate") == italian
         assert "Translated in" in status and "</span>" in tokens
@@ -147,8 +164,7 @@ def test_long_input_is_truncated_with_a_note(client, app_url, translator):
     assert answer["input"]["truncated"] and answer["translation"] == translator.translate(text)
 
 
-@pytest.mark.parametrize("text", ["Ça va? naïve café ☕ 😀", "日本語のテキスト",
-                                  "I see\u00a0the cat.\u200b"])
+@pytest.mark.parametrize("text", ["Ça va? naïve café ☕ 😀", "日本語のテキスト", "I see\u00a0the cat.\u200b"])
 def test_any_unicode_works(client, translator, text):
     assert client.predict(text, api_name="/translate") == translator.translate(text)
 
@@ -173,8 +189,11 @@ def test_sixteen_clients_at_once_get_what_single_calls_get(app_url, translator):
     with ThreadPoolExecutor(max_workers=16) as pool:
         together = list(pool.map(call, range(16)))
     alone = [call(i) for i in range(16)]  # one at a time: nothing to decode them with
-    assert together == alone == [translator.translate(text, beam=2 if decoding == "beam" else 1)
-                                 for text, decoding, _ in requests]
+    assert (
+        together
+        == alone
+        == [translator.translate(text, beam=2 if decoding == "beam" else 1) for text, decoding, _ in requests]
+    )
 
 
 def test_only_the_api_is_public(client, app_url):
@@ -190,8 +209,9 @@ def test_only_the_api_is_public(client, app_url):
             response = httpx.post(f"{app_url}gradio_api/{route}", json={"data": [[0] * 20_000]}, timeout=30)
             assert response.status_code == 404, (route, response.text)
     assert "the API has ablate, inspect, sample, translate" in response.json()["error"]
-    direct = httpx.post(f"{app_url}gradio_api/run/translate", json={"data": ["I see.", "greedy", 1, 1.0, 0, 0]},
-                        timeout=30)
+    direct = httpx.post(
+        f"{app_url}gradio_api/run/translate", json={"data": ["I see.", "greedy", 1, 1.0, 0, 0]}, timeout=30
+    )
     assert direct.status_code == 404 and "join the queue" in direct.text  # queue(api_open=False): no run outside it
 
 
@@ -207,8 +227,11 @@ REST_ERRORS = [
     ("ablate", '[["a"], [], 1]', "text must be a string, got list"),
     ("ablate", "[{}, [], 1]", "text must be a string, got dict"),
     ("ablate", f"[{TEXT}, [], 50]", "beam must be a whole number in 1..8, got 50"),
-    ("translate", f'[{TEXT}, "sampling", 4, 1.0, 0, NaN]', "seed must be a whole number in 0..9223372036854775807, "
-                                                           "got nan"),
+    (
+        "translate",
+        f'[{TEXT}, "sampling", 4, 1.0, 0, NaN]',
+        "seed must be a whole number in 0..9223372036854775807, got nan",
+    ),
     ("translate", f'[{TEXT}, "beam", Infinity, 1.0, 0, 0]', "beam must be a whole number in 1..8, got inf"),
     ("inspect", f'[{TEXT}, "greedy", 4, 1.0, 0, 0, 1000]', "candidates must be a whole number in 1..100, got 1000"),
 ]
@@ -224,14 +247,26 @@ def test_rest_calls_read_what_json_allows(app_url, translator):
     """A lone UTF-16 surrogate (JSON's "\\ud800", which gradio_client cannot even send) is read as the library reads
     it; a call that leaves arguments out is told which it needs, and /call/v2 takes them by name."""
     assert rest_call(app_url, "ablate", '{"data": ["I see \\ud800 the cat.", [], 1]}') == (
-        "complete", [translator.translate("I see \ud800 the cat.")])
-    assert rest_call(app_url, "translate", '{"data": ["I see the cat."]}') == ("http", 422, {"error": (
-        "/translate takes 6 arguments, in order: text, decoding, beam, temperature, top_k, seed; got 1. Send them "
-        "all, or name those you send in a call to /gradio_api/call/v2/translate (the others take their defaults).")})
+        "complete",
+        [translator.translate("I see \ud800 the cat.")],
+    )
+    assert rest_call(app_url, "translate", '{"data": ["I see the cat."]}') == (
+        "http",
+        422,
+        {
+            "error": (
+                "/translate takes 6 arguments, in order: text, decoding, beam, temperature, top_k, seed; got 1. "
+                "Send them all, or name those you send in a call to /gradio_api/call/v2/translate (the others take "
+                "their defaults)."
+            )
+        },
+    )
     response = httpx.post(f"{app_url}gradio_api/call/v2/translate", json={"text": "I see the cat."}, timeout=30)
     event_id = response.json()["event_id"]
-    assert translator.translate("I see the cat.") in httpx.get(f"{app_url}gradio_api/call/translate/{event_id}",
-                                                                timeout=120).text
+    assert (
+        translator.translate("I see the cat.")
+        in httpx.get(f"{app_url}gradio_api/call/translate/{event_id}", timeout=120).text
+    )
 
 
 def test_the_v2_body_api_md_shows_translates_by_name(app_url, translator):
@@ -267,24 +302,27 @@ def test_the_app_refuses_uploads_and_large_bodies_and_compresses_its_answers(app
     assert config.headers.get("content-encoding") == "gzip"
     missing = httpx.post(app.url + "gradio_api/call/v2/translate", json={}, timeout=60)
     assert missing.status_code == 422 and "/translate needs text" in missing.json()["error"]
-    unknown = httpx.post(app.url + "gradio_api/call/v2/translate", json={"text": "hi", "txt": "x" * 10_000},
-                         timeout=60)
+    unknown = httpx.post(app.url + "gradio_api/call/v2/translate", json={"text": "hi", "txt": "x" * 10_000}, timeout=60)
     assert unknown.status_code == 422 and "has no argument 'txt'" in unknown.json()["error"]
     empty = httpx.post(app.url + "gradio_api/call/v2/translate", content=b"", timeout=60)
     assert empty.status_code == 422 and "takes a JSON object of named arguments" in empty.json()["error"]
     events = httpx.get(app.url + "config", timeout=60).json()["dependencies"]
     page_translate = next(event["id"] for event in events if event["api_name"] == "page_translate")
-    short = httpx.post(app.url + "gradio_api/queue/join", timeout=60, json={
-        "data": ["I see the cat."], "fn_index": page_translate, "session_hash": "s", "trigger_id": None})
+    short = httpx.post(
+        app.url + "gradio_api/queue/join",
+        timeout=60,
+        json={"data": ["I see the cat."], "fn_index": page_translate, "session_hash": "s", "trigger_id": None},
+    )
     assert short.status_code == 422 and short.json()["error"] == (
-        f"event {page_translate} (page_translate) takes 6 inputs, got 1")
+        f"event {page_translate} (page_translate) takes 6 inputs, got 1"
+    )
 
 
 def test_a_page_session_keeps_a_key_to_its_payload_not_the_payload(app):
     """Gradio keeps each session's last output values until it drops the session (MAX_SESSIONS, 256): the page's
     translate event answers a key (a few bytes), by which the page fetches the payload from a store bounded in bytes
-    (PAYLOADS_MB). The payload sent as the output instead stayed as long as its session. 24 sessions, each translating a long text of its own, grow this server by
-    at most 15 MB (Gradio's own state of each session, the allocator)."""
+    (PAYLOADS_MB). The payload sent as the output instead stayed as long as its session. 24 sessions, each translating a
+    long text of its own, grow this server by at most 15 MB (Gradio's own state of each session, the allocator)."""
     texts = [f"{'I see the cat and the dog. ' * 12}Number {i}." for i in range(28)]
     for text in texts[:4]:
         page_event(app.url, text)
@@ -325,11 +363,16 @@ def test_on_a_space_with_the_model_in_a_hub_repo(tiny_model_dir, translator, tmp
     (tmp_path / "spaces").mkdir()
     (tmp_path / "spaces" / "__init__.py").write_text(FAKE_SPACES, encoding="utf-8")
     cache = hub_cache(tmp_path / "hub", tiny_model_dir, "someone/tiny-en-it")
-    env = dict(PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]), HF_HUB_OFFLINE="1",
-               HF_HOME=str(tmp_path / "home"), HF_HUB_CACHE=str(cache))
+    env = dict(
+        PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+        HF_HUB_OFFLINE="1",
+        HF_HOME=str(tmp_path / "home"),
+        HF_HUB_CACHE=str(cache),
+    )
     with start_app("someone/tiny-en-it", **env) as app:
         assert connect(app.url).predict("we love the dog.", api_name="/translate") == translator.translate(
-            "we love the dog.")
+            "we love the dog."
+        )
         assert "Translated in" in page_translation(app.url, "we love the dog.")[1]
         assert "Training curve" in httpx.get(app.url + "config", timeout=10).text  # the model's own loss curve
     assert "spaces.GPU ran run" in app.output
@@ -355,7 +398,8 @@ def test_sampling_through_translate_and_its_own_endpoint(client, translator):
     assert client.predict("we love the dog.", "sampling", 4, 1.5, 0, 7, api_name="/translate") == expected
     assert client.predict("we love the dog.", 1.5, 0, 7, api_name="/sample") == expected
     assert client.predict("we love the dog.", api_name="/sample") == translator.translate(
-        "we love the dog.", sampling=Sampling())
+        "we love the dog.", sampling=Sampling()
+    )
     with pytest.raises(gradio_client.exceptions.AppError, match="temperature"):
         client.predict("we love the dog.", -1.0, 0, 7, api_name="/sample")
 

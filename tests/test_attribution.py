@@ -36,8 +36,11 @@ def inspection(translator):
 def teacher_forcing_ids(translator, inspection):
     """src (1, S), decoder inputs (1, T) and the tokens they predict (1, T), as token ids."""
     target = token_ids(translator.tokenizer, inspection.target_tokens)
-    return (torch.tensor([token_ids(translator.tokenizer, inspection.source_tokens)]), torch.tensor([target]),
-            torch.tensor([target[1:] + [EOS_ID]]))
+    return (
+        torch.tensor([token_ids(translator.tokenizer, inspection.source_tokens)]),
+        torch.tensor([target]),
+        torch.tensor([target[1:] + [EOS_ID]]),
+    )
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -101,8 +104,10 @@ def test_integrated_gradients_add_up_to_the_change_from_the_baseline(translator,
     src, tgt_in, tgt_out = teacher_forcing_ids(translator, inspection)
     with torch.no_grad():
         embedded = model.src_embed(src)  # (1, S, C)
-        change = (output_log_probs(model, src, tgt_in, tgt_out, embedded)
-                  - output_log_probs(model, src, tgt_in, tgt_out, torch.zeros_like(embedded))).numpy()  # (T,)
+        change = (
+            output_log_probs(model, src, tgt_in, tgt_out, embedded)
+            - output_log_probs(model, src, tgt_in, tgt_out, torch.zeros_like(embedded))
+        ).numpy()  # (T,)
     raw = raw_attributions(model, src, tgt_in, tgt_out, path_points("integrated_gradients", steps)).numpy()
     assert raw.shape == (len(change), src.size(1))
     np.testing.assert_allclose(raw.sum(axis=1), change, atol=np.abs(change).max() / (2 * steps))

@@ -18,8 +18,26 @@ from training.train import main as train_main
 def kept_run(toy_corpus, tmp_path_factory):
     train, dev = toy_corpus
     out = tmp_path_factory.mktemp("kept") / "run"
-    train_main(["--config", "tiny", "--train", str(train), "--dev", str(dev), "--out", str(out), "--no-progress",
-                "--precision", "float32", "--max-steps", "60", "--set", "eval_every=20", "keep_weights=2"])
+    train_main(
+        [
+            "--config",
+            "tiny",
+            "--train",
+            str(train),
+            "--dev",
+            str(dev),
+            "--out",
+            str(out),
+            "--no-progress",
+            "--precision",
+            "float32",
+            "--max-steps",
+            "60",
+            "--set",
+            "eval_every=20",
+            "keep_weights=2",
+        ]
+    )
     return out
 
 
@@ -33,8 +51,18 @@ def test_the_trainer_keeps_the_weights_of_its_last_evaluations(kept_run):
 
 def test_the_averaged_model_holds_the_mean_and_translates(kept_run, tmp_path):
     files = sorted((kept_run / "weights").glob("step-*.safetensors"))
-    average_main(["--model", str(kept_run / "model"), "--weights", *map(str, files), "--out", str(tmp_path / "avg"),
-                  "--export-dtype", "float32"])
+    average_main(
+        [
+            "--model",
+            str(kept_run / "model"),
+            "--weights",
+            *map(str, files),
+            "--out",
+            str(tmp_path / "avg"),
+            "--export-dtype",
+            "float32",
+        ]
+    )
     averaged = open_model(tmp_path / "avg", dtype="float32", device="cpu")
     a, b = (load_file(str(f)) for f in files)
     weights = averaged.translator.model.state_dict()
@@ -52,8 +80,25 @@ def test_a_run_continuing_an_averaged_model_keeps_the_averaging_in_its_history(k
     files = sorted((kept_run / "weights").glob("step-*.safetensors"))
     average_main(["--model", str(kept_run / "model"), "--weights", *map(str, files), "--out", str(tmp_path / "avg")])
     train, dev = toy_corpus
-    train_main(["--config", "tiny", "--init-from", str(tmp_path / "avg"), "--train", str(train), "--dev", str(dev),
-                "--out", str(tmp_path / "next"), "--no-progress", "--precision", "float32", "--max-steps", "20"])
+    train_main(
+        [
+            "--config",
+            "tiny",
+            "--init-from",
+            str(tmp_path / "avg"),
+            "--train",
+            str(train),
+            "--dev",
+            str(dev),
+            "--out",
+            str(tmp_path / "next"),
+            "--no-progress",
+            "--precision",
+            "float32",
+            "--max-steps",
+            "20",
+        ]
+    )
     continued = open_model(tmp_path / "next" / "model", dtype="float32", device="cpu").metrics
     assert continued["history"][-1]["averaged"]["weights"] == [f.name for f in files]
     assert "averaged" not in continued["training"]  # the new run's own weights are not averaged
@@ -75,12 +120,35 @@ def test_the_averaged_model_is_recorded_up_to_its_last_averaged_checkpoint(toy_c
     training record and history then go on to the last of them, from the run's log."""
     train, dev = toy_corpus
     out = tmp_path / "run"
-    train_main(["--config", "tiny", "--train", str(train), "--dev", str(dev), "--out", str(out), "--no-progress",
-                "--precision", "float32", "--max-steps", "60", "--set", "eval_every=20", "keep_weights=2"])
+    train_main(
+        [
+            "--config",
+            "tiny",
+            "--train",
+            str(train),
+            "--dev",
+            str(dev),
+            "--out",
+            str(out),
+            "--no-progress",
+            "--precision",
+            "float32",
+            "--max-steps",
+            "60",
+            "--set",
+            "eval_every=20",
+            "keep_weights=2",
+        ]
+    )
     log = {row.split(",")[0]: row.split(",") for row in (out / "metrics.csv").read_text().splitlines()[1:]}
     metrics = json.loads((out / "model" / "metrics.json").read_text())
-    best = {**metrics["training"], "steps": 20, "minutes": float(log["20"][2]), "epochs": 0.5,
-            "target_tokens_seen": int(log["20"][3])}  # as if the run's best checkpoint had been step 20
+    best = {
+        **metrics["training"],
+        "steps": 20,
+        "minutes": float(log["20"][2]),
+        "epochs": 0.5,
+        "target_tokens_seen": int(log["20"][3]),
+    }  # as if the run's best checkpoint had been step 20
     (out / "model" / "metrics.json").write_text(json.dumps({**metrics, "training": best}))
     files = sorted((out / "weights").glob("step-*.safetensors"))
     average_main(["--model", str(out / "model"), "--weights", *map(str, files), "--out", str(tmp_path / "avg")])

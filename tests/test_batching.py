@@ -1,4 +1,5 @@
-"""Sharing the model among concurrent requests (serving/batching.py, deploy/lane.py): who goes in which batch, errors, answers
+"""Sharing the model among concurrent requests (serving/batching.py, deploy/lane.py): who goes in which batch, errors,
+answers
 identical to one-by-one translations and inspections; heavy work one at a time in order of arrival, within a budget
 that stops a model run between two steps."""
 
@@ -92,7 +93,10 @@ def test_batched_inspections_equal_one_by_one_inspections(translator):
         return run_and_count
 
     batcher = batched_decoder(translator, inspect, max_size=16, wrap=held_first)
-    inspect_batched = lambda text, beam: batcher((text, beam, None, True))
+
+    def inspect_batched(text, beam):
+        return batcher((text, beam, None, True))
+
     with ThreadPoolExecutor(16) as pool:
         batched = list(pool.map(lambda request: inspect_batched(*request), requests))
     assert sum(batches) == 16 and max(batches) > 1
@@ -142,8 +146,10 @@ def test_a_deadline_stops_a_model_run_between_steps(translator):
         translator.translate("I see the cat.", beam=2)
     with deadline_at(time.monotonic() + 60):
         assert translator.translate("I see the cat.", beam=2) == translator.translate("I see the cat.", beam=2)
-    batcher, expected = Batcher(lambda items: [translator.translate(item) for item in items]), translator.translate(
-        "I see the cat.")
+    batcher, expected = (
+        Batcher(lambda items: [translator.translate(item) for item in items]),
+        translator.translate("I see the cat."),
+    )
     with deadline_at(time.monotonic() - 1):  # a batch serves others: its thread's deadline is not theirs
         assert batcher("I see the cat.") == expected
 

@@ -43,8 +43,11 @@ def test_translate_in_the_browser(page, translator, tmp_path):
     expect(heatmap).to_have_attribute("aria-label", re.compile("cross-attention · layer 1 · mean"), timeout=WAIT)
     # The English tokens and </s>, once the payload fetched after the Italian came is drawn (until then: the
     # example's, translated on load, whose title is the same).
-    page.wait_for_function("(n) => document.querySelector('#attention-heatmap canvas').__matrix?.[0].length === n",
-                           arg=len(translator.tokenizer.encode(sentence)) + 1, timeout=WAIT)
+    page.wait_for_function(
+        "(n) => document.querySelector('#attention-heatmap canvas').__matrix?.[0].length === n",
+        arg=len(translator.tokenizer.encode(sentence)) + 1,
+        timeout=WAIT,
+    )
     canvas = heatmap.locator("canvas")
     cells = canvas.evaluate("e => e.__cells[0]")
     page.mouse.move(*page_point(canvas, cells["x"] + 1.5 * cells["cell"], cells["y"] + 0.5 * cells["cell"]))
@@ -85,8 +88,11 @@ def test_sampling_controls_are_active_under_sampling_only_and_sample_as_the_libr
     sampled one, and the step view draws the next token's distribution at that temperature."""
     from transformer import Sampling
 
-    controls = [page.locator("#temperature input[type=range]"), page.locator("#top-k-sampling input[type=range]"),
-                page.locator("#seed input")]
+    controls = [
+        page.locator("#temperature input[type=range]"),
+        page.locator("#top-k-sampling input[type=range]"),
+        page.locator("#seed input"),
+    ]
     for control in controls:
         expect(control).to_be_hidden()
     choose_decoding(page, "Beam search")
@@ -105,9 +111,12 @@ def test_sampling_controls_are_active_under_sampling_only_and_sample_as_the_libr
     sentence = "I see the cat."
     greedy = translator.translate(sentence)
     temperature, top_k = 1.5, 5
+
     # A seed whose draw differs from the greedy one and from the default seed's (0): the page's answer shows that
     # the settings were used.
-    draw = lambda seed: translator.translate(sentence, sampling=Sampling(temperature, top_k, seed))
+    def draw(seed):
+        return translator.translate(sentence, sampling=Sampling(temperature, top_k, seed))
+
     seed = next((s for s in range(1, 50) if draw(s) not in (greedy, draw(0))), 1)
     choose_decoding(page, "Sampling")
     expect(controls[0]).to_be_enabled(timeout=WAIT)
@@ -120,8 +129,9 @@ def test_sampling_controls_are_active_under_sampling_only_and_sample_as_the_libr
     page.locator("#seed input").press("Tab")
     translate(page, sentence, draw(seed))
     page.get_by_role("tab", name="Decoding step by step").click()
-    expect(page.locator("#step-view")).to_contain_text(f"temperature {temperature:g}, top-{top_k} (drawn from)",
-                                                       timeout=WAIT)
+    expect(page.locator("#step-view")).to_contain_text(
+        f"temperature {temperature:g}, top-{top_k} (drawn from)", timeout=WAIT
+    )
 
 
 def test_lines_typed_with_shift_enter_are_translated_as_one_text(page, translator):
@@ -191,9 +201,16 @@ def test_text_contrast_is_at_least_4_5_to_1(page):
     (2.4:1), white on the Translate button and on a chosen radio (4.47:1), the examples and the greyed special
     tokens."""
     page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
-    selectors = ['span[data-testid="block-info"]', '[role="tab"].selected', "footer a, footer button",
-                 "#translate", "#attention-controls label.selected span", "#actions .example", ".chip.special",
-                 "#decoding-settings .label-wrap span"]
+    selectors = [
+        'span[data-testid="block-info"]',
+        '[role="tab"].selected',
+        "footer a, footer button",
+        "#translate",
+        "#attention-controls label.selected span",
+        "#actions .example",
+        ".chip.special",
+        "#decoding-settings .label-wrap span",
+    ]
     for selector in selectors:
         ratios = page.evaluate(CONTRAST, selector)
         assert ratios, f"nothing matches {selector}"
@@ -210,8 +227,12 @@ def test_each_group_of_choices_is_one_tab_stop_and_the_arrows_choose(page):
     stops = []  # where each press went: (the nearest id, the value or text)
     while len(stops) < 40 and not page.evaluate("() => !!document.activeElement.closest('#attention-heatmap')"):
         page.keyboard.press("Tab")
-        stops.append(page.evaluate("() => { const e = document.activeElement; "
-                                   "return [e.closest('[id]')?.id, (e.value || e.textContent || '').trim()]; }"))
+        stops.append(
+            page.evaluate(
+                "() => { const e = document.activeElement; "
+                "return [e.closest('[id]')?.id, (e.value || e.textContent || '').trim()]; }"
+            )
+        )
     assert len(stops) <= 15, stops
     layers = page.locator("#layer input[type=radio]")
     expect(layers.nth(0)).to_have_attribute("tabindex", "0")
@@ -236,8 +257,11 @@ def test_heads_to_switch_off_are_a_grid_one_row_per_layer(page):
     # measured once the importance view (a module, loaded as the tab opens) is drawn above the grid, not while it
     # pushes the grid down between two measurements
     expect(page.locator("#head-importance .importance-map canvas").first).to_be_visible(timeout=WAIT)
-    boxes = {(layer, head): page.locator("#off-decoder").get_by_text(f"L{layer} H{head}", exact=True).bounding_box()
-             for layer in (1, 2, 3) for head in (1, 2)}
+    boxes = {
+        (layer, head): page.locator("#off-decoder").get_by_text(f"L{layer} H{head}", exact=True).bounding_box()
+        for layer in (1, 2, 3)
+        for head in (1, 2)
+    }
     for layer in (1, 2, 3):
         assert round(boxes[layer, 1]["y"]) == round(boxes[layer, 2]["y"])  # a layer's heads on one row
         assert boxes[layer, 1]["x"] < boxes[layer, 2]["x"]
@@ -257,8 +281,9 @@ def test_a_head_clicked_in_the_importance_heatmap_is_ticked(page, translator):
     for kind, layer, head in clicks:
         canvas = page.locator(f'#head-importance .importance-map[data-kind="{kind}"] canvas')
         box = canvas.evaluate("e => e.__box")
-        page.mouse.click(*page_point(canvas, box["left"] + (head + 0.5) * box["cell"],
-                                     box["top"] + (layer + 0.5) * box["cell"]))
+        page.mouse.click(
+            *page_point(canvas, box["left"] + (head + 0.5) * box["cell"], box["top"] + (layer + 0.5) * box["cell"])
+        )
         ticked ^= {(kind, layer, head)}
         box = page.locator(f"#off-{kind}").get_by_label(f"L{layer + 1} H{head + 1}", exact=True)
         expect(box).to_be_checked(checked=(kind, layer, head) in ticked, timeout=10_000)
@@ -269,5 +294,6 @@ def test_a_head_clicked_in_the_importance_heatmap_is_ticked(page, translator):
                 box = page.locator(f"#off-{kind}").get_by_label(f"L{layer + 1} H{head + 1}", exact=True)
                 expect(box).to_be_checked(checked=(kind, layer, head) in ticked, timeout=10_000)
     page.locator("#ablate").click()
-    expect(page.locator("#ablation-result")).to_contain_text("Heads switched off: encoder L2 H1, cross L1 H2.",
-                                                             timeout=WAIT)
+    expect(page.locator("#ablation-result")).to_contain_text(
+        "Heads switched off: encoder L2 H1, cross L1 H2.", timeout=WAIT
+    )

@@ -14,8 +14,11 @@ from interpretability import inspect
 
 SENTENCE = "they want the book."
 FIELDS = {"encoder": "encoder_attention", "decoder": "decoder_attention", "cross": "cross_attention"}
-TITLES = {"encoder": "Encoder self-attention", "decoder": "Decoder self-attention",
-          "cross": "Encoder–decoder cross-attention"}
+TITLES = {
+    "encoder": "Encoder self-attention",
+    "decoder": "Decoder self-attention",
+    "cross": "Encoder–decoder cross-attention",
+}
 
 
 def translated_on(page, translator, sentence=SENTENCE):
@@ -23,8 +26,11 @@ def translated_on(page, translator, sentence=SENTENCE):
     translate(page, sentence, translator.translate(sentence))
     inspection = inspect(translator, sentence)
     expect(page.locator("#attention-heatmap")).to_have_attribute("aria-label", re.compile("layer 1"), timeout=WAIT)
-    page.wait_for_function("(n) => document.querySelector('#attention-heatmap canvas').__matrix?.length === n",
-                           arg=len(inspection.target_tokens), timeout=WAIT)
+    page.wait_for_function(
+        "(n) => document.querySelector('#attention-heatmap canvas').__matrix?.length === n",
+        arg=len(inspection.target_tokens),
+        timeout=WAIT,
+    )
     return page, inspection
 
 
@@ -61,7 +67,10 @@ def assert_same(drawn_matrix, expected):
 
 def requests_during(page, act):
     sent = []
-    listener = lambda request: sent.append(request.url)  # one object: added, then removed
+
+    def listener(request):
+        return sent.append(request.url)  # one object: added, then removed
+
     page.on("request", listener)
     act()
     page.wait_for_timeout(300)
@@ -145,8 +154,9 @@ def test_a_shallower_kind_clamps_the_layer_never_an_error(translated):
         expect(option(page, "layer", "2")).to_have_class(re.compile(r"\bselected\b"))
         no_error_shown(page, wait_ms=300)
         head = shown(page)[2]  # the fast click may have landed on a head radio, moved left
-        assert_same(drawn(page)[0], expected_map(inspection, "encoder", 2, {"mean": "mean", "all": 1}.get(head)
-                                                 or int(head)))
+        assert_same(
+            drawn(page)[0], expected_map(inspection, "encoder", 2, {"mean": "mean", "all": 1}.get(head) or int(head))
+        )
 
 
 def test_hover_click_and_lines(translated):
@@ -195,18 +205,23 @@ def test_on_a_phone_the_whole_map_is_shown_and_the_mouse_still_reads_its_cells(p
     canvas = page.locator("#attention-heatmap canvas")
     shown, drawn_width, column, scroll_width, label_px = canvas.evaluate(
         "e => [e.getBoundingClientRect().width, e.__size[0], e.parentElement.clientWidth, e.parentElement.scrollWidth,"
-        " e.__cells[0].labelPx]")
+        " e.__cells[0].labelPx]"
+    )
     assert label_px * shown / drawn_width >= 10
     assert shown <= column + 0.5 or scroll_width >= shown - 0.5  # whole: in its column, or its box scrolls to it
     row, col = len(inspection.target_tokens) - 1, len(inspection.source_tokens) - 2
     box = canvas.evaluate("e => e.__cells")[0]
     x, y = box["x"] + (col + 0.5) * box["cell"], box["y"] + (row + 0.5) * box["cell"]
-    canvas.evaluate("""(e, x) => {  // the cell's column scrolled to the middle of the box
+    canvas.evaluate(
+        """(e, x) => {  // the cell's column scrolled to the middle of the box
         e.scrollIntoView({block: 'center'});
         const k = e.getBoundingClientRect().width / e.__size[0];
-        e.parentElement.scrollLeft = Math.max(0, x * k - e.parentElement.clientWidth / 2); }""", x)
+        e.parentElement.scrollLeft = Math.max(0, x * k - e.parentElement.clientWidth / 2); }""",
+        x,
+    )
     left, top, k = canvas.evaluate(
-        "e => { const r = e.getBoundingClientRect(); return [r.x, r.y, r.width / e.__size[0]]; }")
+        "e => { const r = e.getBoundingClientRect(); return [r.x, r.y, r.width / e.__size[0]]; }"
+    )
     page.mouse.move(left + x * k, top + y * k)
     tip = page.locator("#attention-heatmap .attn-tooltip")
     expect(tip).to_contain_text(f"key {inspection.source_tokens[col]}")
@@ -222,16 +237,20 @@ def test_downloads_are_made_in_the_page(translated, tmp_path):
 
     def download(button):
         with page.expect_download() as info:
-            assert [url for url in requests_during(page, page.locator(f"#attention-view {button}").click)
-                    if not url.startswith("blob:")] == []
+            assert [
+                url
+                for url in requests_during(page, page.locator(f"#attention-view {button}").click)
+                if not url.startswith("blob:")
+            ] == []
         path = tmp_path / info.value.suggested_filename
         info.value.save_as(path)
         return path
 
     png = download(".attn-png")
     assert png.name == "attention-decoder-layer1-head-2.png"
-    size = page.evaluate("() => { const c = document.querySelector('#attention-heatmap canvas'); "
-                         "return [c.width, c.height]; }")
+    size = page.evaluate(
+        "() => { const c = document.querySelector('#attention-heatmap canvas'); return [c.width, c.height]; }"
+    )
     image = Image.open(png)
     assert image.format == "PNG" and list(image.size) == size
     assert np.asarray(image.convert("RGB")).std() > 0
@@ -247,9 +266,18 @@ def test_fast_clicks_leave_the_view_matching_the_controls(translated):
     """Back-to-back clicks: the figure ends on what the radios say (how long a redraw takes: bench/app_latency.py,
     "attention: head")."""
     page, _ = translated
-    clicks = [("kind", TITLES["cross"]), ("layer", "3"), ("kind", TITLES["encoder"]), ("head", "2"),
-              ("layer", "1"), ("kind", TITLES["decoder"]), ("layer", "3"), ("head", "all (grid)"),
-              ("style", "lines"), ("kind", TITLES["encoder"])]
+    clicks = [
+        ("kind", TITLES["cross"]),
+        ("layer", "3"),
+        ("kind", TITLES["encoder"]),
+        ("head", "2"),
+        ("layer", "1"),
+        ("kind", TITLES["decoder"]),
+        ("layer", "3"),
+        ("head", "all (grid)"),
+        ("style", "lines"),
+        ("kind", TITLES["encoder"]),
+    ]
     for radio, name in clicks:
         choose(page, radio, name)
     checked = page.evaluate("""() => Object.fromEntries(['kind', 'layer', 'head'].map((name) =>

@@ -19,8 +19,14 @@ SHORT = "they want the book."
 OTHER = "I see the cat."
 LONG = "they want the book, the cat and the red house today."
 TABS = ["map", "attention", "head", "steps", "heads", "positions", "learned", "model"]
-VIEWS = {"steps": "#step-view", "heads": "#head-diagnostics", "head": "#inside-head",  # tab: its view
-         "positions": "#positional-encoding", "map": "#model-map", "attention": "#attention-view"}
+VIEWS = {
+    "steps": "#step-view",
+    "heads": "#head-diagnostics",
+    "head": "#inside-head",  # tab: its view
+    "positions": "#positional-encoding",
+    "map": "#model-map",
+    "attention": "#attention-view",
+}
 
 
 def names_the_sentence(page, english, italian):
@@ -28,8 +34,9 @@ def names_the_sentence(page, english, italian):
     components when it is first shown); the Attention tab open last."""
     for tab, view in VIEWS.items():
         page.locator(f"#tab-{tab}-button").click()
-        expect(page.locator(f"{view} .view-sentence")).to_have_text(f"Sentence: “{english}” → “{italian}”",
-                                                                    timeout=WAIT)
+        expect(page.locator(f"{view} .view-sentence")).to_have_text(
+            f"Sentence: “{english}” → “{italian}”", timeout=WAIT
+        )
 
 
 def test_a_translate_pressed_while_one_runs_wins(browser, deep_translator):
@@ -38,8 +45,10 @@ def test_a_translate_pressed_while_one_runs_wins(browser, deep_translator):
     (400 ms a request, as over a phone network) so that the second press lands while the first runs."""
     page = open_app(browser, browser.app_url)  # its own tab: the network is slowed for it alone
     try:
-        page.context.new_cdp_session(page).send("Network.emulateNetworkConditions", {
-            "offline": False, "latency": 400, "downloadThroughput": -1, "uploadThroughput": -1})
+        page.context.new_cdp_session(page).send(
+            "Network.emulateNetworkConditions",
+            {"offline": False, "latency": 400, "downloadThroughput": -1, "uploadThroughput": -1},
+        )
         box = page.locator("#english textarea")
         box.fill(LONG)
         page.locator("#translate").click()
@@ -51,8 +60,11 @@ def test_a_translate_pressed_while_one_runs_wins(browser, deep_translator):
         expect(page.locator("#chips .chip")).to_have_text([*inspection.source_tokens, *output_tokens(inspection)])
         stored = page.evaluate("() => window.translatorStore.get('translation').source_tokens")
         assert stored == inspection.source_tokens
-        page.wait_for_function("(n) => document.querySelector('#attention-heatmap canvas').__matrix?.length === n",
-                               arg=len(inspection.target_tokens), timeout=WAIT)
+        page.wait_for_function(
+            "(n) => document.querySelector('#attention-heatmap canvas').__matrix?.length === n",
+            arg=len(inspection.target_tokens),
+            timeout=WAIT,
+        )
     finally:
         page.close()
 
@@ -80,8 +92,11 @@ def test_a_payload_that_does_not_come_is_said_and_no_view_shows_the_sentence_bef
     page.locator("#translate").click()
     expect(page.locator("#translation-payload")).to_be_hidden(timeout=WAIT)
     names_the_sentence(page, OTHER, deep_translator.translate(OTHER))
-    page.wait_for_function("(n) => document.querySelector('#attention-heatmap canvas').__matrix?.length === n",
-                           arg=len(inspect(deep_translator, OTHER).target_tokens), timeout=WAIT)
+    page.wait_for_function(
+        "(n) => document.querySelector('#attention-heatmap canvas').__matrix?.length === n",
+        arg=len(inspect(deep_translator, OTHER).target_tokens),
+        timeout=WAIT,
+    )
 
 
 def test_experiments_run_on_the_translation_shown_not_on_the_edited_box(page, deep_translator):
@@ -157,11 +172,10 @@ def test_on_a_phone_the_step_strip_of_a_long_sentence_has_readable_labels_apart(
         page.locator("#tab-steps-button").click()
         canvas = page.locator("#step-attention canvas")
         expect(canvas).to_be_visible(timeout=WAIT)
-        labels, shown, drawn = canvas.evaluate(
-            "e => [e.__labels, e.getBoundingClientRect().width, e.__size[0]]")
+        labels, shown, drawn = canvas.evaluate("e => [e.__labels, e.getBoundingClientRect().width, e.__size[0]]")
         scale = shown / drawn
         assert labels["px"] * scale >= 10
-        apart = labels["cell"] * (1 if labels["angle"] == 90 else 2 ** -0.5)  # between two labels' baselines
+        apart = labels["cell"] * (1 if labels["angle"] == 90 else 2**-0.5)  # between two labels' baselines
         assert apart >= labels["px"]
     finally:
         page.close()
@@ -171,15 +185,16 @@ def test_the_colour_scale_is_0_to_1_by_default_and_the_figure_says_which(page):
     figure, canvas = page.locator("#attention-heatmap"), page.locator("#attention-heatmap canvas")
     expect(figure).to_have_attribute("data-scale", "fixed")
     expect(canvas).to_have_attribute("aria-label", re.compile("query: .* key: "))
-    page.locator('#scale label').filter(has_text="0–max").click()
+    page.locator("#scale label").filter(has_text="0–max").click()
     expect(figure).to_have_attribute("data-scale", "own")
     assert parse_qs(urlparse(page.url).query)["scale"] == ["own"]
 
 
 def test_the_lines_view_names_the_query_and_the_key_side(page):
-    page.locator('#style label').filter(has_text="lines").click()
+    page.locator("#style label").filter(has_text="lines").click()
     expect(page.locator("#attention-heatmap canvas")).to_have_attribute(
-        "aria-label", re.compile(r"query: Italian decoder input \(left\), key: English source token \(right\)"))
+        "aria-label", re.compile(r"query: Italian decoder input \(left\), key: English source token \(right\)")
+    )
 
 
 def test_inside_one_head_has_a_colour_key_for_its_strips(page):
@@ -189,8 +204,10 @@ def test_inside_one_head_has_a_colour_key_for_its_strips(page):
     key = page.locator('#inside-head .ih-legend[data-for="qkv"]')
     expect(key).to_be_visible()
     expect(key).to_contain_text("blue below 0, white 0, red above 0")
-    values = [json.loads(page.locator(f'#inside-head [data-name="{name}"] canvas').get_attribute("data-values"))
-              for name in ("q", "k", "v")]
+    values = [
+        json.loads(page.locator(f'#inside-head [data-name="{name}"] canvas').get_attribute("data-values"))
+        for name in ("q", "k", "v")
+    ]
     largest = max(abs(x) for rows in values for row in rows for x in row)
     assert float(key.get_attribute("data-scale")) == pytest.approx(largest, abs=1e-9)
 
@@ -214,6 +231,7 @@ def test_the_url_keeps_the_sentence_and_the_tab_for_a_reload_back_and_a_shared_l
         shared.goto(f"{browser.app_url}?text=I+see+the+cat.&tab=attention&view=encoder.2.1")
         expect(shared.locator("#italian textarea")).to_have_value(deep_translator.translate(OTHER), timeout=WAIT)
         expect(shared.locator("#attention-heatmap .attn-title")).to_have_text(
-            "Encoder self-attention · layer 2 · head 1", timeout=WAIT)
+            "Encoder self-attention · layer 2 · head 1", timeout=WAIT
+        )
     finally:
         shared.close()

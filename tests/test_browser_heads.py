@@ -67,8 +67,9 @@ def test_a_head_clicked_opens_it_in_the_attention_tab(page):
         window.translatorStore.on("attention", (head) => window.__shown.push(head)); window.__shown = []; }""")
     pick(page, "diagnosed-kind", "encoder")
     page.locator('#head-diagnostics .diagnostics-cell[data-layer="2"][data-head="1"]').click()
-    expect(page.get_by_role("tab", name="Attention", exact=True)).to_have_attribute("aria-selected", "true",
-                                                                                    timeout=10_000)
+    expect(page.get_by_role("tab", name="Attention", exact=True)).to_have_attribute(
+        "aria-selected", "true", timeout=10_000
+    )
     assert page.evaluate("window.__shown") == [{"kind": "encoder", "layer": 2, "head": 1}]
     expect(page.locator("#attention-heatmap .attn-title")).to_contain_text("Encoder self-attention · layer 2 · head 1")
 
@@ -101,7 +102,8 @@ def test_switching_heads_off_shows_the_comparison_and_its_steps_then_a_translati
         expect(page.locator("#ablation-step-prefix .chip.chosen")).to_have_text(step_tokens(off, step)[1])
         expect(page.locator("#ablation-step-candidates figcaption")).to_contain_text(f"Step {step}: top ")
         shown = page.locator("#ablation-step-candidates .bar-row").evaluate_all(
-            "rows => rows.map(r => r.dataset.token)")
+            "rows => rows.map(r => r.dataset.token)"
+        )
         assert shown == [token for token, _ in off.top_candidates[step - 1]]
     assert requests == []
 

@@ -71,9 +71,12 @@ def test_one_request_opens_the_tab_and_a_query_click_is_drawn_in_the_page(page, 
     expect(queries).to_have_text(inspection.target_tokens)
     requests.clear()
     for query in (2, len(inspection.target_tokens) - 1):
-        ms = page.evaluate("""(q) => { const t = performance.now();
+        ms = page.evaluate(
+            """(q) => { const t = performance.now();
             document.querySelector(`#inside-head input[name="ih-query"][value="${q}"]`).click();
-            return performance.now() - t; }""", query)
+            return performance.now() - t; }""",
+            query,
+        )
         print(f"query click -> figures drawn: {ms:.1f} ms")
         drawn(page, inspection.target_tokens[query])
         weights = head_details(translator, inspection, "cross", 0, 0, query).weights
@@ -92,8 +95,7 @@ def test_the_softmax_and_the_weighted_sum_add_up(page, translator):
     choose(page, "ih-kind", "decoder")
     choose(page, "ih-layer", "2")
     choose(page, "ih-head", "2")
-    expect(page.locator(f"{VIEW} .ih-title")).to_contain_text("Decoder self-attention · layer 2 · head 2",
-                                                               timeout=WAIT)
+    expect(page.locator(f"{VIEW} .ih-title")).to_contain_text("Decoder self-attention · layer 2 · head 2", timeout=WAIT)
     choose(page, "ih-query", "2")
     drawn(page)
     exps, weights = shown_column(page, "ih-exp"), shown_column(page, "ih-weight")
@@ -103,8 +105,14 @@ def test_the_softmax_and_the_weighted_sum_add_up(page, translator):
     assert sum(weights) == pytest.approx(1, abs=0.0005 * len(weights) + 1e-3)
     assert number(page.locator(f"{VIEW} .ih-weight-sum").inner_text()) == 1
     assert weights[3:] == [0] * (len(weights) - 3)  # after the third position: hidden, weight 0
-    values = lambda name: json.loads(page.locator(f'{VIEW} [data-name="{name}"] canvas').get_attribute(  # noqa: E731
-        "data-values"))
+
+    def values(name):
+        return json.loads(
+            page.locator(f'{VIEW} [data-name="{name}"] canvas').get_attribute(  # noqa: E731
+                "data-values"
+            )
+        )
+
     rows, (added, output) = values("wv"), values("sum")
     assert [sum(column) for column in zip(*rows)] == pytest.approx(added, abs=1e-9)
     assert added == pytest.approx(output, abs=1e-3)  # Σ_j w_j v_j is the model's output row
@@ -118,10 +126,13 @@ def test_the_last_of_quick_clicks_is_drawn(page):
     open_tab(page, "Inside one head")
     drawn(page)
     for kind, layer, head in (("decoder", 2, 2), ("encoder", 1, 1), ("cross", 3, 2)):
-        page.evaluate("""([view, kind, layer, head]) => {
+        page.evaluate(
+            """([view, kind, layer, head]) => {
             for (const [name, value] of [["ih-kind", kind], ["ih-layer", layer], ["ih-head", head]])
               document.querySelector(`${view} input[name="${name}"][value="${value}"]`).click();
-          }""", [VIEW, kind, str(layer), str(head)])
+          }""",
+            [VIEW, kind, str(layer), str(head)],
+        )
         expect(page.locator(f"{VIEW} .ih-title")).to_contain_text(f"· layer {layer} · head {head}", timeout=WAIT)
         drawn(page)
 
@@ -174,8 +185,10 @@ TEXT_BOXES = """() => {
     range.selectNodeContents(node);
     const scroll = node.parentElement.closest('.ih-scroll');
     for (const r of range.getClientRects()) {
-      if (r.width > 0.5 && r.height > 0.5) boxes.push([node.textContent.trim().slice(0, 30), r.left, r.top, r.right,
-                                                       r.bottom, scroll ? [...view.querySelectorAll('.ih-scroll')].indexOf(scroll) : null]);
+      const strip = scroll ? [...view.querySelectorAll('.ih-scroll')].indexOf(scroll) : null;
+      if (r.width > 0.5 && r.height > 0.5) {
+        boxes.push([node.textContent.trim().slice(0, 30), r.left, r.top, r.right, r.bottom, strip]);
+      }
     }
   }
   return boxes;
@@ -200,7 +213,7 @@ def test_no_number_overlaps_another_nor_a_label_and_nothing_is_cut(browser, widt
         boxes = page.evaluate(TEXT_BOXES)
         assert len(boxes) > 50
         for i, (a, *ra) in enumerate(boxes):
-            for b, *rb in boxes[i + 1:]:
+            for b, *rb in boxes[i + 1 :]:
                 overlap = min(ra[2], rb[2]) - max(ra[0], rb[0]), min(ra[3], rb[3]) - max(ra[1], rb[1])
                 assert overlap[0] <= 1 or overlap[1] <= 1, (a, ra, b, rb)
         view = page.locator(VIEW).evaluate("""(v) => { const r = v.getBoundingClientRect();

@@ -73,8 +73,12 @@ def map_requests(page):
     fn = page.evaluate("""() => window.gradio_config.dependencies.find((d) =>
         d.targets.some(([, name]) => name === "map_numbers")).id""")
     sent = []
-    page.on("request", lambda r: "/queue/join" in r.url and json.loads(r.post_data or "{}").get("fn_index") == fn
-            and sent.append(r.url))
+    page.on(
+        "request",
+        lambda r: (
+            "/queue/join" in r.url and json.loads(r.post_data or "{}").get("fn_index") == fn and sent.append(r.url)
+        ),
+    )
     return sent
 
 
@@ -121,8 +125,10 @@ def test_embedding_norm_and_feed_forward_boxes_show_the_models_numbers(shown, re
     choose(shown, "map-token", 1)
     hidden = internals.decoder.hidden[2][1]
     assert close_to(drawn_rows(shown, "map-hidden")[0], hidden, internals.decoder.hidden[2])
-    assert f"{np.count_nonzero(hidden)} of {hidden.size} units fire" in shown.locator(
-        f"{VIEW} .map-ffn-summary").text_content()
+    assert (
+        f"{np.count_nonzero(hidden)} of {hidden.size} units fire"
+        in shown.locator(f"{VIEW} .map-ffn-summary").text_content()
+    )
     asked = len(requests)
     assert asked == 5  # one per box and layer shown: embedding; a norm in layers 1, 2; the feed-forward in 1, 3
     open_box(shown, "encoder-embedding")  # opened before for this translation: drawn with no request
@@ -136,8 +142,12 @@ def test_the_pages_softmax_at_a_temperature_and_its_top_k_are_the_models(shown, 
     open_box(shown, "softmax")
     step = 1
     choose(shown, "map-step", step)
-    table = lambda: [row.locator("td").all_inner_texts()
-                     for row in shown.locator(f"{VIEW} .map-output-table tbody tr").all()]
+
+    def table():
+        return [
+            row.locator("td").all_inner_texts() for row in shown.locator(f"{VIEW} .map-output-table tbody tr").all()
+        ]
+
     for temperature in (0.5, 1.0, 2.0):
         shown.locator(f"{VIEW} .map-temperature").fill(str(temperature))
         expect(shown.locator(f"{VIEW} .map-t")).to_have_text(f"{temperature:.1f}")
@@ -159,9 +169,11 @@ def test_the_pages_softmax_at_a_temperature_and_its_top_k_are_the_models(shown, 
 
 def test_each_code_panel_shows_the_function_with_its_real_line_numbers(shown):
     file_lines = (ROOT / "transformer/model.py").read_text(encoding="utf-8").splitlines()
-    for box, obj in [("decoder-feed-forward", transformer_model.PositionwiseFeedForward),
-                     ("encoder-norm-self-attention", transformer_model.SublayerConnection),
-                     ("decoder-embedding", transformer_model.InputEmbedding)]:
+    for box, obj in [
+        ("decoder-feed-forward", transformer_model.PositionwiseFeedForward),
+        ("encoder-norm-self-attention", transformer_model.SublayerConnection),
+        ("decoder-embedding", transformer_model.InputEmbedding),
+    ]:
         open_box(shown, box)
         lines, start = python_inspect.getsourcelines(obj)
         summary = shown.locator(f"{VIEW} details.map-code summary").first.text_content()
@@ -208,8 +220,12 @@ def test_top_p_and_top_k_are_exact_over_the_whole_vocabulary(shown, recorded):
     step = 1
     choose(shown, "map-step", step)
     note = shown.locator(f"{VIEW} .map-output-note")
-    rows = lambda: [row.locator("td").all_inner_texts()  # noqa: E731
-                    for row in shown.locator(f"{VIEW} .map-output-table tbody tr").all()]
+
+    def rows():
+        return [
+            row.locator("td").all_inner_texts()  # noqa: E731
+            for row in shown.locator(f"{VIEW} .map-output-table tbody tr").all()
+        ]
 
     shown.locator(f"{VIEW} .map-temperature").fill("0.1")
     expect(shown.locator(f"{VIEW} .map-t")).to_have_text("0.1")
@@ -256,9 +272,16 @@ def test_follow_a_token_through_every_box(shown, deep_translator, recorded):
     expect(shown.locator(VIEW)).to_have_attribute("data-walk", "encoder:2:0", timeout=WAIT)
     expect(shown.locator(VIEW)).to_have_attribute("data-state", "drawn", timeout=WAIT)
     assert shown.locator(VIEW).get_attribute("data-open") == "encoder-embedding"
-    boxes = ["encoder-embedding", "encoder-position"] + [
-        f"encoder-{what}" for _ in range(cfg.n_encoder_layers) for kind in ("self-attention", "feed-forward")
-        for what in (f"norm-{kind}", kind, f"add-{kind}")] + ["encoder-final-norm"]
+    boxes = (
+        ["encoder-embedding", "encoder-position"]
+        + [
+            f"encoder-{what}"
+            for _ in range(cfg.n_encoder_layers)
+            for kind in ("self-attention", "feed-forward")
+            for what in (f"norm-{kind}", kind, f"add-{kind}")
+        ]
+        + ["encoder-final-norm"]
+    )
     for i in range(1, len(boxes)):
         before = walk_values(shown, "out")
         if i % 2:

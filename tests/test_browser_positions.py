@@ -66,8 +66,9 @@ def this_tabs_events(app_url):
 
     ids = inside(config["layout"])
     assert ids, "the tab holds the view"
-    return {i for i, dep in enumerate(config["dependencies"])
-            if ids & set(dep.get("inputs", []) + dep.get("outputs", []))}
+    return {
+        i for i, dep in enumerate(config["dependencies"]) if ids & set(dep.get("inputs", []) + dep.get("outputs", []))
+    }
 
 
 def test_opening_the_tab_fetches_the_table_once_and_draws_the_models_values(browser, translator, pe):
@@ -85,11 +86,15 @@ def test_opening_the_tab_fetches_the_table_once_and_draws_the_models_values(brow
         assert [name for name in server_functions(requests) if name != TRANSLATION_FETCH] == ["positional_table"]
 
         P, D = pe.shape
-        expect(page.locator(f"{VIEW} .pos-table-title")).to_have_text(f"Positional encoding PE (max_len {P} × d_model {D})")
+        expect(page.locator(f"{VIEW} .pos-table-title")).to_have_text(
+            f"Positional encoding PE (max_len {P} × d_model {D})"
+        )
         tokens = inspect(translator, page.locator("#english textarea").input_value()).source_tokens
         expect(page.locator(f"{VIEW} .pos-table-note")).to_contain_text(f"Your sentence uses the {len(tokens)} rows")
-        read = [re.fullmatch(r"position (\d+), dimension (\d+) \((sin|cos)\): (-?[\d.]+)", t)
-                for t in sweep(page, ".pos-table", ".pos-table-readout")]
+        read = [
+            re.fullmatch(r"position (\d+), dimension (\d+) \((sin|cos)\): (-?[\d.]+)", t)
+            for t in sweep(page, ".pos-table", ".pos-table-readout")
+        ]
         assert len(read) >= 50 and all(read)
         for match in read:
             i, j, value = int(match[1]), int(match[2]), float(match[4])
@@ -97,10 +102,12 @@ def test_opening_the_tab_fetches_the_table_once_and_draws_the_models_values(brow
             assert abs(value - pe[i, j]) <= 1.01e-4, (i, j, value, pe[i, j])  # 4 decimals
         assert len({m[1] for m in read}) > 5 and len({m[2] for m in read}) > 5  # rows and columns all over
 
-        unit = pe[:len(tokens)] / np.linalg.norm(pe[:len(tokens)], axis=1, keepdims=True)
+        unit = pe[: len(tokens)] / np.linalg.norm(pe[: len(tokens)], axis=1, keepdims=True)
         cosine = unit @ unit.T
-        read = [re.fullmatch(r"cos\(PE\((\d+) (.+)\), PE\((\d+) (.+)\)\) = (-?[\d.]+)", t)
-                for t in sweep(page, ".pos-similarity", ".pos-similarity-readout", points=10)]
+        read = [
+            re.fullmatch(r"cos\(PE\((\d+) (.+)\), PE\((\d+) (.+)\)\) = (-?[\d.]+)", t)
+            for t in sweep(page, ".pos-similarity", ".pos-similarity-readout", points=10)
+        ]
         assert len(read) >= 10 and all(read)
         for match in read:
             i, j = int(match[1]), int(match[3])

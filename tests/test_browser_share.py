@@ -66,7 +66,10 @@ def test_a_link_to_another_tab_keeps_them_for_the_attention_tab_opened_later(bro
         for name, value in [("scale", "own"), ("view", "lines"), ("kind", "encoder"), ("layer", "2"), ("head", "1")]:
             expect(figure).to_have_attribute(f"data-{name}", value, timeout=WAIT)
         assert {name: query(page)[name] for name in ("scale", "style", "view")} == {
-            "scale": ["own"], "style": ["lines"], "view": ["encoder.2.1"]}
+            "scale": ["own"],
+            "style": ["lines"],
+            "view": ["encoder.2.1"],
+        }
     finally:
         page.close()
 
@@ -127,8 +130,10 @@ def test_what_is_none_of_a_views_choices_is_left_out_never_shown(browser):
     lacks, a query token 0): the views show their defaults, nothing of them reaches the page, and the URL drops them."""
     page = new_page(browser)
     try:
-        page.goto(f"{browser.app_url}?tab=attention&scale=%3Cimg%20src=x%20onerror=alert(1)%3E&style=bars"
-                  "&inside=cross.1.1.0&box=constructor&view=%3Cb%3E.1.1&walk=encoder.0.1")
+        page.goto(
+            f"{browser.app_url}?tab=attention&scale=%3Cimg%20src=x%20onerror=alert(1)%3E&style=bars"
+            "&inside=cross.1.1.0&box=constructor&view=%3Cb%3E.1.1&walk=encoder.0.1"
+        )
         translated(page)
         figure = page.locator("#attention-heatmap")
         expect(figure).to_have_attribute("data-scale", "fixed")

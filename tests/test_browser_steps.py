@@ -30,9 +30,13 @@ def shown_step(page):
 def shown_candidates(page):
     """[(token, [probability per bar])] of the candidate bars, as drawn."""
     rows = page.locator("#step-candidates .bar-row")
-    return [(rows.nth(i).get_attribute("data-token"),
-             [float(p) for p in rows.nth(i).locator(".bar-value").evaluate_all("es => es.map(e => e.dataset.p)")])
-            for i in range(rows.count())]
+    return [
+        (
+            rows.nth(i).get_attribute("data-token"),
+            [float(p) for p in rows.nth(i).locator(".bar-value").evaluate_all("es => es.map(e => e.dataset.p)")],
+        )
+        for i in range(rows.count())
+    ]
 
 
 def assert_step_shown(page, inspection, step):
@@ -42,8 +46,9 @@ def assert_step_shown(page, inspection, step):
     expect(page.locator("#step-prefix .chip")).to_have_text([*prefix, chosen])
     expect(page.locator("#step-prefix .chip.chosen")).to_have_text(chosen)
     expect(page.locator("#step-candidates figcaption")).to_contain_text(f"Step {step}: top ")
-    expect(page.locator("#step-attention figcaption")).to_have_text(f"Step {step}: cross-attention while choosing "
-                                                                    f"{chosen}")
+    expect(page.locator("#step-attention figcaption")).to_have_text(
+        f"Step {step}: cross-attention while choosing {chosen}"
+    )
     shown = shown_candidates(page)
     expected = inspection.top_candidates[step - 1]
     assert [token for token, _ in shown] == [token for token, _ in expected]
@@ -118,8 +123,7 @@ def test_a_new_sentence_resets_the_step_and_clears_the_attribution(page, deep_tr
     requests = server_requests(page)
     translate(page, short, deep_translator.translate(short))
     inspection = inspect(deep_translator, short)
-    expect(page.locator("#step-panel")).to_have_attribute("data-steps", str(decoding_steps(inspection)),
-                                                          timeout=WAIT)
+    expect(page.locator("#step-panel")).to_have_attribute("data-steps", str(decoding_steps(inspection)), timeout=WAIT)
     assert_step_shown(page, inspection, 1)
     expect(page.locator("#step")).to_have_attribute("max", str(decoding_steps(inspection)))
     expect(page.locator("#step-view .step-label")).to_have_text(f"step 1 of {decoding_steps(inspection)}")
@@ -141,8 +145,9 @@ def test_beam_search_shows_the_beam_step_by_step(page, deep_translator):
     trace = beam_trace(deep_translator, sentence, beam=4)
     beam = page.locator("#step-beam")
     expect(beam).to_be_visible()
-    expect(beam).to_contain_text(re.compile(r"Winner \(best score ÷ length penalty, α = [\d.]+\): "
-                                            + re.escape(expected) + " — "))
+    expect(beam).to_contain_text(
+        re.compile(r"Winner \(best score ÷ length penalty, α = [\d.]+\): " + re.escape(expected) + " — ")
+    )
     requests = server_requests(page)
     steps = decoding_steps(inspect(deep_translator, sentence, beam=4))
     expect(page.locator("#step")).to_have_attribute("max", str(steps))
@@ -180,7 +185,8 @@ def test_sampling_shows_the_distribution_drawn_from_beside_temperature_one(page,
         if step == 2:
             page.locator("#step-view .step-next").click()
         expect(page.locator("#step-candidates figcaption")).to_have_text(
-            f"Step {step}: the next token drawn at temperature {temperature:g}, top-{top_k} (orange: the one drawn)")
+            f"Step {step}: the next token drawn at temperature {temperature:g}, top-{top_k} (orange: the one drawn)"
+        )
         shown = shown_candidates(page)
         at_one, drawn = dict(inspection.top_candidates[step - 1]), dict(inspection.tempered_candidates[step - 1])
         assert {token for token, _ in shown} == set(at_one) | set(drawn)
@@ -209,8 +215,9 @@ def test_opening_the_attribution_asks_once_and_steps_redraw_in_the_page(page, de
         page.locator("#step-view .step-next").click()
         expect(figure).to_have_attribute("data-step", str(step))
         token = expected.output_tokens[step - 1]
-        expect(figure.locator("figcaption")).to_contain_text(f"Step {step}: where the decoder looked vs what the "
-                                                             f"choice of {token} depended on")
+        expect(figure.locator("figcaption")).to_contain_text(
+            f"Step {step}: where the decoder looked vs what the choice of {token} depended on"
+        )
         rho = expected.agreement[step - 1]
         if not np.isnan(rho):
             expect(figure.locator("figcaption")).to_contain_text(f"(Spearman ρ) {rho:+.2f}")

@@ -12,21 +12,29 @@ from training.train import main as train_main
 from transformer.tokenizer import decode, encode_batch
 
 
-@pytest.mark.parametrize("how, expected", [
-    ("lower", "where is tom's car?"),
-    ("lower, no final punctuation", "where is tom's car"),
-    ("no final punctuation", "Where is Tom's car"),
-    ("capitals", "WHERE IS TOM'S CAR?"),
-    ("capitals, no final punctuation", "WHERE IS TOM'S CAR"),
-])
+@pytest.mark.parametrize(
+    "how, expected",
+    [
+        ("lower", "where is tom's car?"),
+        ("lower, no final punctuation", "where is tom's car"),
+        ("no final punctuation", "Where is Tom's car"),
+        ("capitals", "WHERE IS TOM'S CAR?"),
+        ("capitals, no final punctuation", "WHERE IS TOM'S CAR"),
+    ],
+)
 def test_retype_changes_only_case_and_final_punctuation(how, expected):
     assert retype("Where is Tom's car?", how) == expected
 
 
 def test_retype_keeps_a_sentence_that_is_only_punctuation():
     assert retype("?!", "no final punctuation") == "?!"
-    assert set(RETYPINGS) == {"lower", "lower, no final punctuation", "no final punctuation", "capitals",
-                              "capitals, no final punctuation"}
+    assert set(RETYPINGS) == {
+        "lower",
+        "lower, no final punctuation",
+        "no final punctuation",
+        "capitals",
+        "capitals, no final punctuation",
+    }
 
 
 @pytest.fixture(scope="module")
@@ -107,14 +115,45 @@ def test_training_takes_several_weighted_sources_and_records_them(tmp_path):
     second = write_tsv(tmp_path / "second.tsv", pairs[150:])
     dev = write_tsv(tmp_path / "dev.tsv", pairs[:5])
     out = tmp_path / "run"
-    train_main(["--config", "tiny", "--train", f"{first},{second}", "--train-weights", "1", "2", "--dev", str(dev),
-                "--out", str(out), "--max-steps", "3", "--no-progress", "--precision", "float32"])
+    train_main(
+        [
+            "--config",
+            "tiny",
+            "--train",
+            f"{first},{second}",
+            "--train-weights",
+            "1",
+            "2",
+            "--dev",
+            str(dev),
+            "--out",
+            str(out),
+            "--max-steps",
+            "3",
+            "--no-progress",
+            "--precision",
+            "float32",
+        ]
+    )
     data = json.loads((out / "model" / "metrics.json").read_text(encoding="utf-8"))["training"]["data"]
     assert data["train"] == [str(first), str(second)] and data["weights"] == [1, 2]
     assert data["pairs_per_epoch"] == 150 + 2 * (len(pairs) - 150)
     with pytest.raises(ValueError, match="one positive weight per --train source"):
-        train_main(["--config", "tiny", "--train", str(first), str(second), "--train-weights", "1", "--dev", str(dev),
-                    "--out", str(tmp_path / "bad")])
+        train_main(
+            [
+                "--config",
+                "tiny",
+                "--train",
+                str(first),
+                str(second),
+                "--train-weights",
+                "1",
+                "--dev",
+                str(dev),
+                "--out",
+                str(tmp_path / "bad"),
+            ]
+        )
 
 
 def test_a_gzip_compressed_tsv_reads_as_the_plain_file(tmp_path):

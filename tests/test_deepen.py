@@ -52,13 +52,33 @@ def test_the_command_writes_a_model_that_translates_the_same_and_trains_on(tiny_
     assert f"then grown from {layers - 1} to {layers} encoder layers" in training_markdown(grown.metrics)
 
     config = tmp_path / "deep.json"
-    settings = {k: v for k, v in json.loads((tmp_path / "deep" / "config.json").read_text()).items()
-                if k != "vocab_size"}
+    settings = {
+        k: v for k, v in json.loads((tmp_path / "deep" / "config.json").read_text()).items() if k != "vocab_size"
+    }
     config.write_text(json.dumps({"model": settings, "train": {"max_tokens": 512, "eval_every": 10}}))
     train, dev = toy_corpus
-    train_main(["--config", str(config), "--init-from", str(tmp_path / "deep"), "--train", str(train), "--dev",
-                str(dev), "--out", str(tmp_path / "run"), "--max-steps", "10", "--no-progress", "--precision",
-                "float32", "--set", "lr=1e-3", "warmup_steps=1"])
+    train_main(
+        [
+            "--config",
+            str(config),
+            "--init-from",
+            str(tmp_path / "deep"),
+            "--train",
+            str(train),
+            "--dev",
+            str(dev),
+            "--out",
+            str(tmp_path / "run"),
+            "--max-steps",
+            "10",
+            "--no-progress",
+            "--precision",
+            "float32",
+            "--set",
+            "lr=1e-3",
+            "warmup_steps=1",
+        ]
+    )
     trained = open_model(tmp_path / "run" / "model", dtype="float32", device="cpu").translator.model
     assert trained.encoder.layers[-1].self_attention.w_o.weight.abs().sum() > 0  # the new layer learns
     record = json.loads((tmp_path / "run" / "model" / "metrics.json").read_text())
@@ -66,8 +86,9 @@ def test_the_command_writes_a_model_that_translates_the_same_and_trains_on(tiny_
 
 
 def test_a_model_that_is_not_there_is_one_clear_line(tmp_path):
-    result = run_module("training.recipes.deepen", "--model", tmp_path / "none", "--encoder-layers", "6", "--out",
-                        tmp_path / "out")
+    result = run_module(
+        "training.recipes.deepen", "--model", tmp_path / "none", "--encoder-layers", "6", "--out", tmp_path / "out"
+    )
     assert result.returncode != 0 and "Traceback" not in result.stderr and "none" in result.stderr
 
 

@@ -32,23 +32,30 @@ def sentence(english, italian, required, kind="greeting"):
 
 # --- the rule -----------------------------------------------------------------------------------------------------
 
+
 def test_required_words_are_requirements_of_alternatives():
-    assert parse_required("Buongiorno|buon giorno; come stai ;; agosto|") == (("buongiorno", "buon giorno"),
-                                                                              ("come stai",), ("agosto",))
+    assert parse_required("Buongiorno|buon giorno; come stai ;; agosto|") == (
+        ("buongiorno", "buon giorno"),
+        ("come stai",),
+        ("agosto",),
+    )
 
 
-@pytest.mark.parametrize("text, phrase, found", [
-    ("Buongiorno, come stai?", "buongiorno", True),
-    ("BUONGIORNO!", "buongiorno", True),  # case
-    ("Buon giorno a te", "buon giorno", True),  # a phrase
-    ("Buon  giorno", "buon giorno", False),  # a phrase's words as written
-    ("L'anno scorso", "anno", True),  # after an elided article
-    ("L’anno scorso", "l'anno", True),  # typographic apostrophe
-    ("Mi sono annoiato", "anno", False),  # not inside a word
-    ("Il 1992 e il 19920", "1992", True),
-    ("Nel 19920", "1992", False),
-    ("È finita", "è", True),
-])
+@pytest.mark.parametrize(
+    "text, phrase, found",
+    [
+        ("Buongiorno, come stai?", "buongiorno", True),
+        ("BUONGIORNO!", "buongiorno", True),  # case
+        ("Buon giorno a te", "buon giorno", True),  # a phrase
+        ("Buon  giorno", "buon giorno", False),  # a phrase's words as written
+        ("L'anno scorso", "anno", True),  # after an elided article
+        ("L’anno scorso", "l'anno", True),  # typographic apostrophe
+        ("Mi sono annoiato", "anno", False),  # not inside a word
+        ("Il 1992 e il 19920", "1992", True),
+        ("Nel 19920", "1992", False),
+        ("È finita", "è", True),
+    ],
+)
 def test_required_words_match_whole_words_after_lower_casing(text, phrase, found):
     assert contains_words(text, phrase) is found
 
@@ -62,9 +69,11 @@ def test_a_translation_is_right_when_each_requirement_has_an_alternative():
 
 # --- the report and the comparison --------------------------------------------------------------------------------
 
-SENTENCES = [sentence("Good morning.", "Buongiorno.", "buongiorno|buon giorno"),
-             sentence("Thanks.", "Grazie.", "grazie"),
-             sentence("It costs 20 euros.", "Costa 20 euro.", "20|venti; euro", "numbers")]
+SENTENCES = [
+    sentence("Good morning.", "Buongiorno.", "buongiorno|buon giorno"),
+    sentence("Thanks.", "Grazie.", "grazie"),
+    sentence("It costs 20 euros.", "Costa 20 euro.", "20|venti; euro", "numbers"),
+]
 
 
 def test_the_report_gives_the_share_right_overall_and_per_kind():
@@ -83,15 +92,16 @@ def test_the_comparison_lists_what_went_right_to_wrong_and_back():
     after = score_demo_set(SENTENCES, ["Buongiorno.", "Prego.", "Costa venti euro."])
     assert changes(before, after) == {
         "right_to_wrong": [{"english": "Thanks.", "before": "Grazie.", "after": "Prego."}],
-        "wrong_to_right": [{"english": "Good morning.", "before": "Buon mattina.", "after": "Buongiorno."}]}
+        "wrong_to_right": [{"english": "Good morning.", "before": "Buon mattina.", "after": "Buongiorno."}],
+    }
     assert changes(after, after) == {"right_to_wrong": [], "wrong_to_right": []}
 
 
 # --- the command ----------------------------------------------------------------------------------------------------
 
+
 def write_demo_tsv(path, rows):
-    path.write_text("english\titalian\trequired\tkind\n" + "".join("\t".join(r) + "\n" for r in rows),
-                    encoding="utf-8")
+    path.write_text("english\titalian\trequired\tkind\n" + "".join("\t".join(r) + "\n" for r in rows), encoding="utf-8")
     return path
 
 
@@ -100,8 +110,19 @@ def test_the_command_scores_a_model_and_compares_it(tiny_model_dir, tmp_path, ca
     rows.append(("I see the cat.", "io vedo il gatto.", "cane", "other"))  # a requirement no right answer meets
     data = write_demo_tsv(tmp_path / "toy-demo.tsv", rows)
     out = tmp_path / "scores.json"
-    main(["--model", str(tiny_model_dir), "--data", str(data), "--show-wrong", "--compare", str(tiny_model_dir),
-          "--json", str(out)])
+    main(
+        [
+            "--model",
+            str(tiny_model_dir),
+            "--data",
+            str(data),
+            "--show-wrong",
+            "--compare",
+            str(tiny_model_dir),
+            "--json",
+            str(out),
+        ]
+    )
     printed = capsys.readouterr().out
     result = json.loads(out.read_text(encoding="utf-8"))
     assert result["by_kind"]["other"]["right"] == 0 and result["by_kind"]["toy"]["n"] == 12
@@ -135,6 +156,7 @@ def test_bad_arguments_are_rejected(capsys):
 
 
 # --- the committed sets -----------------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def demo_sets():

@@ -39,7 +39,9 @@ def stats_of(encoder=None, decoder=None, cross=None):
     """head_diagnostics of an Inspection of SOURCE -> TARGET with these (queries, keys) maps; the maps not given are
     even (causal for the decoder)."""
     inspection = Inspection(
-        source_tokens=SOURCE, target_tokens=TARGET, translation="io vedo il gatto.",
+        source_tokens=SOURCE,
+        target_tokens=TARGET,
+        translation="io vedo il gatto.",
         encoder_attention=one_head(np.full((N, N), 1 / N) if encoder is None else encoder),
         decoder_attention=one_head(causal_uniform(N) if decoder is None else decoder),
         cross_attention=one_head(np.full((N, N), 1 / N) if cross is None else cross),
@@ -121,11 +123,25 @@ def test_statistics_that_do_not_apply_are_nan():
     assert np.isnan(stats["encoder"].alignment).all() and np.isnan(stats["decoder"].alignment).all()
 
 
-@pytest.mark.parametrize("token, expected", [
-    (".", True), (",", True), ("▁-", True), ("'", True), ('"', True), ("<0x28>", True), ("...", True),
-    ("▁cat", False), ("▁", False), ("</s>", False), ("<s>", False), ("<0xC3>", False), ("▁1", False),
-    ("ità", False),
-])
+@pytest.mark.parametrize(
+    "token, expected",
+    [
+        (".", True),
+        (",", True),
+        ("▁-", True),
+        ("'", True),
+        ('"', True),
+        ("<0x28>", True),
+        ("...", True),
+        ("▁cat", False),
+        ("▁", False),
+        ("</s>", False),
+        ("<s>", False),
+        ("<0xC3>", False),
+        ("▁1", False),
+        ("ità", False),
+    ],
+)
 def test_punctuation_tokens(token, expected):
     assert is_punctuation(token) is expected
 
@@ -137,16 +153,26 @@ def test_a_map_that_does_not_fit_the_tokens_is_rejected():
 
 def test_the_tiny_models_heads(translator):
     inspection = inspect(translator, "they love the city.")
-    maps = {"encoder": inspection.encoder_attention, "decoder": inspection.decoder_attention,
-            "cross": inspection.cross_attention}
+    maps = {
+        "encoder": inspection.encoder_attention,
+        "decoder": inspection.decoder_attention,
+        "cross": inspection.cross_attention,
+    }
     for attention in maps.values():
         np.testing.assert_allclose(attention.sum(-1), 1, atol=1e-5)  # what the statistics assume
     cfg = translator.model.cfg
     layers = {"encoder": cfg.n_encoder_layers, "decoder": cfg.n_decoder_layers, "cross": cfg.n_decoder_layers}
     stats = head_diagnostics(inspection)
     assert set(stats) == {"encoder", "decoder", "cross"}
-    allowed = {"", BROAD, "previous-token head", "looks at itself", "looks at </s>", "looks at punctuation",
-               "aligns words one-to-one"}
+    allowed = {
+        "",
+        BROAD,
+        "previous-token head",
+        "looks at itself",
+        "looks at </s>",
+        "looks at punctuation",
+        "aligns words one-to-one",
+    }
     for kind, s in stats.items():
         shape = (layers[kind], cfg.n_heads)
         for name in ("entropy", "same", "previous", "eos", "punctuation", "alignment"):

@@ -1,8 +1,9 @@
 """The docs cannot drift from what they describe: the README's reading order gives each file's line count; every
-internal link and anchor, and every docs/NAME.md#anchor and `python -m` command in the code, points to a file,
-heading or module that exists; the scores and steps the docs quote are those of the shipped model's metrics.json and
-training histories; the benchmark numbers the README and the design notes quote are those of the runs saved in
-bench/results/ (`python -m bench.NAME --save NAME`), each read from its entry; and the shipped model card is what `modeldir.card` makes of its directory.
+internal link and anchor, and every docs/NAME.md#anchor and `python -m` command in the code, points to a file, heading
+or module that exists; the scores and steps the docs quote are those of the shipped model's metrics.json and training
+histories; the benchmark numbers the README and the design notes quote are those of the runs saved in bench/results/
+(`python -m bench.NAME --save NAME`), each read from its entry; and the shipped model card is what `modeldir.card` makes
+of its directory.
 
 After files change length, `python tests/test_docs.py` prints the README's reading-order table with today's line
 counts, and `python tests/test_docs.py --write` puts it into README.md, with the table of the page's clicks made
@@ -29,6 +30,7 @@ FILE_LINK = re.compile(r"\[`([^`]+)`\]\(([^)]+)\)")  # [`path`](path), as the re
 
 
 # ---- The README's reading order: line counts ----
+
 
 def line_count(path):
     return len((ROOT / path).read_text(encoding="utf-8").splitlines())
@@ -58,25 +60,33 @@ def synced_reading_order(readme_text):
 def test_reading_order_gives_each_files_line_count():
     rows = reading_order_rows(README.read_text(encoding="utf-8"))
     assert len(rows) >= 10 and all(paths for _, paths, _ in rows)
-    wrong = [f"{path}: {written} written, {line_count(path)} lines"
-             for _, paths, counts in rows for path, written in zip(paths, counts) if written != line_count(path)]
+    wrong = [
+        f"{path}: {written} written, {line_count(path)} lines"
+        for _, paths, counts in rows
+        for path, written in zip(paths, counts)
+        if written != line_count(path)
+    ]
     assert all(len(paths) == len(counts) for _, paths, counts in rows)
     assert not wrong, "; ".join(wrong) + " (python tests/test_docs.py --write re-syncs the table)"
 
 
 def test_the_table_is_re_synced_from_the_files():
-    stale = (f"{READING_ORDER}\n\n| | file | lines | what |\n|---|---|---|---|\n"
-             "| 1 | [`app.py`](app.py) | 1 | the app |\n"
-             "| 2 | [`README.md`](README.md), [`LICENSE`](LICENSE) | 2, 3 | two files |\n"
-             "\n## Next\n| 3 | x | 4 | y |\n")  # a table of the next section is not the reading order
+    stale = (
+        f"{READING_ORDER}\n\n| | file | lines | what |\n|---|---|---|---|\n"
+        "| 1 | [`app.py`](app.py) | 1 | the app |\n"
+        "| 2 | [`README.md`](README.md), [`LICENSE`](LICENSE) | 2, 3 | two files |\n"
+        "\n## Next\n| 3 | x | 4 | y |\n"
+    )  # a table of the next section is not the reading order
     rows = reading_order_rows(synced_reading_order(stale))
     assert [(paths, counts) for _, paths, counts in rows] == [
         (["app.py"], [line_count("app.py")]),
-        (["README.md", "LICENSE"], [line_count("README.md"), line_count("LICENSE")])]
+        (["README.md", "LICENSE"], [line_count("README.md"), line_count("LICENSE")]),
+    ]
     assert rows[0][0] == f"| 1 | [`app.py`](app.py) | {line_count('app.py')} | the app |"
 
 
 # ---- Links, anchors and commands ----
+
 
 def outside_fences(text):
     return re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
@@ -112,7 +122,8 @@ def internal_links(path):
 def test_anchor_slugs_follow_github():
     assert github_anchor("Choosing the `cpu` config") == "choosing-the-cpu-config"
     assert github_anchor("After part 8: a third teacher, checked against the human references") == (
-        "after-part-8-a-third-teacher-checked-against-the-human-references")
+        "after-part-8-a-third-teacher-checked-against-the-human-references"
+    )
     assert github_anchor('One register for "you"') == "one-register-for-you"
 
 
@@ -128,8 +139,14 @@ def test_every_internal_link_and_anchor_exists(doc):
     assert not dead, f"{doc.relative_to(ROOT)}: dead links {dead}"
 
 
-SOURCES = [p for p in sorted(ROOT.rglob("*")) if p.suffix in (".py", ".js") and p.is_file()
-           and not {".git", "runs", "data"} & set(p.relative_to(ROOT).parts) and p != Path(__file__).resolve()]
+SOURCES = [
+    p
+    for p in sorted(ROOT.rglob("*"))
+    if p.suffix in (".py", ".js")
+    and p.is_file()
+    and not {".git", "runs", "data"} & set(p.relative_to(ROOT).parts)
+    and p != Path(__file__).resolve()
+]
 DOC_POINTER = re.compile(r"\b((?:docs/[\w-]+|README)\.md)(?:#([\w-]+))?")  # docs/design.md#pre-norm in a comment
 
 
@@ -157,20 +174,25 @@ def test_every_command_the_docs_and_code_give_runs_a_module_that_exists():
         for module in COMMAND.findall(path.read_text(encoding="utf-8")):
             file = ROOT / module.replace(".", "/")
             if (ROOT / module.split(".")[0]).is_dir() and not (
-                    file.with_suffix(".py").is_file() or (file / "__main__.py").is_file()):
+                file.with_suffix(".py").is_file() or (file / "__main__.py").is_file()
+            ):
                 missing.append(f"{path.relative_to(ROOT)}: python -m {module}")
     assert not missing, f"commands of modules that do not exist: {missing}"
 
 
 def test_a_dead_anchor_is_found(tmp_path):
     doc = tmp_path / "a.md"
-    doc.write_text("# Top\n\n## The eleven parts compared\n\n[ok](#the-eleven-parts-compared) "
-                   "[gone](#the-four-parts-compared) `[code](#not-a-link)`\n", encoding="utf-8")
+    doc.write_text(
+        "# Top\n\n## The eleven parts compared\n\n[ok](#the-eleven-parts-compared) "
+        "[gone](#the-four-parts-compared) `[code](#not-a-link)`\n",
+        encoding="utf-8",
+    )
     assert internal_links(doc) == [("", "the-eleven-parts-compared"), ("", "the-four-parts-compared")]
     assert anchors(doc) == {"top", "the-eleven-parts-compared"}
 
 
 # ---- Numbers that come from metrics.json ----
+
 
 def metrics():
     return json.loads((MODEL / "metrics.json").read_text(encoding="utf-8"))
@@ -200,21 +222,28 @@ def quotes():
     n_test = next(s["n"] for s in metrics()["scores"] if s["data"] == "test-tatoeba")
     parameters = metrics()["parameters"]
     return [
-        ("README.md", f"The shipped model ({parameters / 1e6:.1f}M parameters) scores {test} BLEU greedy and "
-                      f"{test4} with beam 4 on the Tatoeba test ({n_test:,} pairs)"),
+        (
+            "README.md",
+            f"The shipped model ({parameters / 1e6:.1f}M parameters) scores {test} BLEU greedy and "
+            f"{test4} with beam 4 on the Tatoeba test ({n_test:,} pairs)",
+        ),
         ("README.md", f"({tenths(news)} BLEU on WMT news)"),
         ("docs/design.md", f"{capitals} BLEU on capitals read in sentence case, against {typed} fed as typed"),
         ("docs/training-log.md", f"({parameters:,} parameters:"),
         ("docs/training-log.md", f"| {n_test:,} | {test} |"),
         ("docs/training-log.md", f"| {test4} |"),
-        ("docs/training-log.md", f"| {dev} |"), ("docs/training-log.md", f"| {dev4} |"),
-        ("docs/training-log.md", f"| {news} |"), ("docs/training-log.md", f"| {news4} |"),
+        ("docs/training-log.md", f"| {dev} |"),
+        ("docs/training-log.md", f"| {dev4} |"),
+        ("docs/training-log.md", f"| {news} |"),
+        ("docs/training-log.md", f"| {news4} |"),
         ("docs/training-log.md", f"scores {test} greedy and {test4} with beam 4"),
         ("docs/training-log.md", f"| {test} (beam 4: {test4}) |"),
         ("docs/training-log.md", f"{capitals} (99%); {typed} fed to the model as typed"),
         ("docs/training-log.md", f"(dev-news {tenths(news)} BLEU)"),
-        ("docs/training-log.md",
-         f"({tenths(by_length['11-20'])} BLEU at 11–20 words, {tenths(by_length['6-10'])} at 6–10)"),
+        (
+            "docs/training-log.md",
+            f"({tenths(by_length['11-20'])} BLEU at 11–20 words, {tenths(by_length['6-10'])} at 6–10)",
+        ),
         ("docs/training-log.md", " / ".join(str(by_length[n]) for n in by_length)),
     ]
 
@@ -227,9 +256,13 @@ def history_quotes():
     """(doc, text) from the training histories beside the shipped model, as `quotes`."""
     own = json.loads((MODEL / "training_snapshots.json").read_text(encoding="utf-8"))["snapshots"]
     scratch = json.loads((MODEL / "from_scratch_snapshots.json").read_text(encoding="utf-8"))["snapshots"]
-    return [("docs/how-it-learned.md", f"starts at the fifth part's first step ({own[0]['step']:,})"),
-            ("docs/how-it-learned.md", f"for {scratch[-1]['minutes']:.0f} minutes on one CPU thread "
-                                       f"({scratch[-1]['step']:,} steps)")]
+    return [
+        ("docs/how-it-learned.md", f"starts at the fifth part's first step ({own[0]['step']:,})"),
+        (
+            "docs/how-it-learned.md",
+            f"for {scratch[-1]['minutes']:.0f} minutes on one CPU thread ({scratch[-1]['step']:,} steps)",
+        ),
+    ]
 
 
 @pytest.mark.parametrize("doc, text", quotes() + history_quotes())
@@ -247,7 +280,8 @@ def test_the_shipped_model_card_is_made_from_its_directory(tmp_path):
     shutil.copytree(MODEL, copy, ignore=shutil.ignore_patterns("*.safetensors", "README.md"))
     written = write_model_card(copy).read_text(encoding="utf-8")
     assert written == (MODEL / "README.md").read_text(encoding="utf-8"), (
-        "assets/model/README.md is stale: python -m modeldir.card assets/model")
+        "assets/model/README.md is stale: python -m modeldir.card assets/model"
+    )
 
 
 # ---- Numbers that come from the benchmarks ----
@@ -265,8 +299,9 @@ def bench_result(name):
 
 def latency_table(result):
     """The README's table of the page's clicks, made from a saved `bench.app_latency --browser` run."""
-    rows = [f"| {case} | {numbers['p50_ms']:.0f} | {numbers['requests']} |"
-            for case, numbers in result["browser"].items()]
+    rows = [
+        f"| {case} | {numbers['p50_ms']:.0f} | {numbers['requests']} |" for case, numbers in result["browser"].items()
+    ]
     return "\n".join(["| click → figure on the page | p50 ms | requests |", "|---|---|---|", *rows])
 
 
@@ -278,16 +313,24 @@ def bench_quotes():
     cached16, cached32 = float16["modes"][0]["p50_ms"], float32["modes"][0]["p50_ms"]
     first_opening = browser["map: open a box, first opening (its vectors asked)"]["p50_ms"]
     return [
-        ("README.md", f"{payload['12 words']['kB']} kB for a 12-word sentence, {payload['40 tokens']['kB']} kB for 40 "
-                      "tokens"),
+        (
+            "README.md",
+            f"{payload['12 words']['kB']} kB for a 12-word sentence, {payload['40 tokens']['kB']} kB for 40 tokens",
+        ),
         ("README.md", latency_table(app)),
         ("README.md", f"asks the server once for its vectors ({first_opening:.0f} ms"),
         ("README.md", f"{cached16:.0f} ms per sentence (p50) on 2 CPU cores in float16"),
-        ("docs/design.md", f"cached greedy decoding of the shipped model takes {cached16} ms p50 in float16 against "
-                           f"{cached32} ms in float32"),
-        ("docs/design.md", f"a 12-word sentence's payload is {payload['12 words']['kB']} kB, a 40-token one's "
-                           f"{payload['40 tokens']['kB']} kB ({payload['40 tokens']['kB_gzip']:.0f} kB gzipped), "
-                           f"against a goal of {app['payload_goal_kB']:.0f} kB"),
+        (
+            "docs/design.md",
+            f"cached greedy decoding of the shipped model takes {cached16} ms p50 in float16 against "
+            f"{cached32} ms in float32",
+        ),
+        (
+            "docs/design.md",
+            f"a 12-word sentence's payload is {payload['12 words']['kB']} kB, a 40-token one's "
+            f"{payload['40 tokens']['kB']} kB ({payload['40 tokens']['kB_gzip']:.0f} kB gzipped), "
+            f"against a goal of {app['payload_goal_kB']:.0f} kB",
+        ),
         ("docs/deployment.md", f"a 40-token sentence's: {payload['40 tokens']['kB_gzip']} kB"),
     ]
 
@@ -314,7 +357,8 @@ def setting_quotes():
 @pytest.mark.parametrize("doc, text", bench_quotes() + setting_quotes())
 def test_benchmark_numbers_quoted_are_those_of_the_saved_runs(doc, text):
     assert flat(text) in flat((ROOT / doc).read_text(encoding="utf-8")), (
-        f"{doc} should say (from bench/results/): {text}")
+        f"{doc} should say (from bench/results/): {text}"
+    )
 
 
 def numbers_with_units(flat_text):
@@ -346,12 +390,18 @@ def test_every_benchmark_number_quoted_comes_from_a_saved_run(doc):
 
 def test_a_number_quoted_outside_the_saved_runs_is_found():
     assert quoted_bench_numbers("from 37–44 ms to 14–18 ms; 11 / 9 / — ms; `9 ms`; 106 kB") == [
-        "37–44", "14–18", "11", "9", "106"]
+        "37–44",
+        "14–18",
+        "11",
+        "9",
+        "106",
+    ]
     doc = "The payload is 40.5 kB. Decoding takes 9 ms, and 12 / 14 ms before."
     assert unsourced_bench_numbers(doc, ["The payload is 40.5 kB.", "Decoding takes 9 ms"]) == ["12", "14"]
 
 
 # ---- What the docs list ----
+
 
 def test_api_md_names_every_training_config():
     from training.configs import CONFIGS

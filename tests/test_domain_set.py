@@ -19,7 +19,7 @@ def words(text):
 
 def five_grams(text):
     w = words(text)
-    return {w[i:i + 5] for i in range(len(w) - 4)}
+    return {w[i : i + 5] for i in range(len(w) - 4)}
 
 
 def read_domain_file(path):
@@ -78,28 +78,41 @@ def test_no_pair_shares_a_sentence_or_a_five_word_sequence_with_the_demo_sets(do
 
 def test_the_overlap_check_finds_a_demo_sentence_and_a_shared_sequence(tmp_path):
     demo = ["Good night, see you tomorrow.", "The model was trained on a single computer."]
-    pairs = [("good night see you tomorrow", "Buonanotte."),  # the same sentence, case and punctuation aside
-             ("Yesterday the model was trained on two GPUs.", "Ieri il modello è stato addestrato su due GPU."),
-             ("The model was trained.", "Il modello è stato addestrato.")]
-    assert overlaps(pairs, demo) == [("good night see you tomorrow", ["good night see you tomorrow"]),
-                                     (pairs[1][0], ["the model was trained on"])]
-    (tmp_path / "demo.tsv").write_text("english\titalian\trequired\tkind\nHi.\tCiao.\tciao\tgreeting\n",
-                                       encoding="utf-8")
+    pairs = [
+        ("good night see you tomorrow", "Buonanotte."),  # the same sentence, case and punctuation aside
+        ("Yesterday the model was trained on two GPUs.", "Ieri il modello è stato addestrato su due GPU."),
+        ("The model was trained.", "Il modello è stato addestrato."),
+    ]
+    assert overlaps(pairs, demo) == [
+        ("good night see you tomorrow", ["good night see you tomorrow"]),
+        (pairs[1][0], ["the model was trained on"]),
+    ]
+    (tmp_path / "demo.tsv").write_text(
+        "english\titalian\trequired\tkind\nHi.\tCiao.\tciao\tgreeting\n", encoding="utf-8"
+    )
     (tmp_path / "other.tsv").write_text("language\tsentence\nFrench\tBonjour.\n", encoding="utf-8")
     assert demo_sentences(tmp_path) == ["Hi.", "Ciao.", "Bonjour."]
 
 
 def test_the_readme_counts_are_the_files(domain):
-    table = dict(re.findall(r"^\| `?([\w.-]+?)`? \| (\d+) \|", (DOMAIN_DIR / "README.md").read_text(encoding="utf-8"),
-                            re.M))
-    assert table == {**{name: str(len(pairs)) for name, pairs in domain.items()},
-                     "all": str(sum(map(len, domain.values())))}
+    table = dict(
+        re.findall(r"^\| `?([\w.-]+?)`? \| (\d+) \|", (DOMAIN_DIR / "README.md").read_text(encoding="utf-8"), re.M)
+    )
+    assert table == {
+        **{name: str(len(pairs)) for name, pairs in domain.items()},
+        "all": str(sum(map(len, domain.values()))),
+    }
 
 
 # What a user tried in issue 48 and the round-5 model is to be tested on: training on them would make those tests
 # measure nothing.
-ISSUE_SENTENCES = ["Attention is all you need.", "Good morning.", "Good night, see you tomorrow.",
-                   "Stock markets fall as inflation fears grow in Europe", "My grandmother is eighty years old."]
+ISSUE_SENTENCES = [
+    "Attention is all you need.",
+    "Good morning.",
+    "Good night, see you tomorrow.",
+    "Stock markets fall as inflation fears grow in Europe",
+    "My grandmother is eighty years old.",
+]
 
 
 def test_the_sentences_the_model_is_tested_on_are_not_in_it(domain):

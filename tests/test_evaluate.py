@@ -17,8 +17,11 @@ def test_typed_variants_of_an_english_sentence():
 def test_scores_by_length_put_each_pair_in_one_bucket():
     pairs = [(" ".join(["w"] * n), "x") for n in (1, 5, 6, 10, 11, 20, 21, 40)]
     buckets = scores_by_length(pairs, ["x"] * len(pairs))
-    assert list(buckets) == [length_bucket_name(*b) for b in LENGTH_BUCKETS] == ["1-5 words", "6-10 words",
-                                                                                 "11-20 words", "21+ words"]
+    assert (
+        list(buckets)
+        == [length_bucket_name(*b) for b in LENGTH_BUCKETS]
+        == ["1-5 words", "6-10 words", "11-20 words", "21+ words"]
+    )
     assert [b["n"] for b in buckets.values()] == [2, 2, 2, 2]
 
 
@@ -26,7 +29,9 @@ def test_variants_and_lengths_are_scored_and_recorded(tiny_model_dir, tmp_path, 
     model_dir = tmp_path / "model"
     shutil.copytree(tiny_model_dir, model_dir)
     data = write_tsv(tmp_path / "toy.tsv", toy_pairs()[:30])
-    main(["--model", str(model_dir), "--data", str(data), "--variants", "--by-length", "--record", "toy", "--show", "0"])
+    main(
+        ["--model", str(model_dir), "--data", str(data), "--variants", "--by-length", "--record", "toy", "--show", "0"]
+    )
     records = {(r.variant, r.subset): r for r in scores(read_metrics(model_dir / "metrics.json")) if r.data == "toy"}
     assert set(records) == {("as given", "all"), *((v, "all") for v in VARIANTS), ("as given", "1-5 words")}
     assert records["as given", "all"].n == 30 and records["as given", "all"].bleu > 90
@@ -46,14 +51,24 @@ def test_bad_numbers_are_rejected_with_a_clear_message(flag, value, capsys):
     assert f"argument {flag}" in capsys.readouterr().err
 
 
-def test_the_loss_is_low_on_the_references_the_model_learnt_and_high_on_mismatched_ones(tiny_model_dir, tmp_path,
-                                                                                       capsys):
+def test_the_loss_is_low_on_the_references_the_model_learnt_and_high_on_mismatched_ones(
+    tiny_model_dir, tmp_path, capsys
+):
     pairs = toy_pairs()[:30]
     mismatched = [(src, pairs[(i + 1) % len(pairs)][1]) for i, (src, _) in enumerate(pairs)]
     losses = []
     for name, data in (("right", pairs), ("mismatched", mismatched)):
-        main(["--model", str(tiny_model_dir), "--data", str(write_tsv(tmp_path / f"{name}.tsv", data)), "--loss",
-              "--show", "0"])
+        main(
+            [
+                "--model",
+                str(tiny_model_dir),
+                "--data",
+                str(write_tsv(tmp_path / f"{name}.tsv", data)),
+                "--loss",
+                "--show",
+                "0",
+            ]
+        )
         losses.append(json.loads(capsys.readouterr().out.strip().splitlines()[-1])["loss"])
     right, wrong = losses
     assert 0 < right and 3 * right < wrong  # nats per reference token

@@ -20,9 +20,11 @@ def data(tmp_path):
     pairs = toy_pairs()
     for name in ("train.tsv", "train-extra.tsv", "train-docs.tsv", "dev.tsv", "dev-news.tsv"):
         write_tsv(folder / name, pairs[:60])
-    europarl = [("Thank you, Mr President.", "Grazie, signor Presidente."),
-                ("The Commission has adopted the proposal.", "La Commissione ha adottato la proposta."),
-                (" ".join(["word"] * 30), " ".join(["parola"] * 30))]
+    europarl = [
+        ("Thank you, Mr President.", "Grazie, signor Presidente."),
+        ("The Commission has adopted the proposal.", "La Commissione ha adottato la proposta."),
+        (" ".join(["word"] * 30), " ".join(["parola"] * 30)),
+    ]
     with gzip.open(folder / "train-europarl.tsv.gz", "wt", encoding="utf-8") as f:
         f.writelines(f"{en}\t{it}\n" for en, it in europarl)
     return folder

@@ -65,8 +65,9 @@ def serve(translator, tiny_model_dir, **options):
 def test_a_page_server_function_answers_json_prepared_once_gzip_to_a_browser():
     history = [{"step": step, "loss": 1 / (step + 1), "probes": ["a"] * 50} for step in range(200)]
     with gr.Blocks() as demo:
-        view = browser_view(ROOT / "webapp" / "tabs" / "how_it_learned.py", "view",
-                            server_functions=[prepared_json("history", history)])
+        view = browser_view(
+            ROOT / "webapp" / "tabs" / "how_it_learned.py", "view", server_functions=[prepared_json("history", history)]
+        )
     ask = {"component_id": view._id, "fn_name": "history", "data": [], "session_hash": "s"}
     for middleware in ([], [Middleware(PreparedAnswers, blocks=demo)]):  # through Gradio, then answered before it
         client = TestClient(gr.mount_gradio_app(fastapi.FastAPI(middleware=middleware), demo, path=""))
@@ -93,12 +94,15 @@ async def events(request):
     async def stream():
         for i in range(3):
             yield f"data: {json.dumps({'msg': 'x' * 2000, 'i': i})}\n\n"
+
     return StreamingResponse(stream(), media_type="text/event-stream")
 
 
 def small_app():
-    return Starlette(routes=[Route("/echo", echo_length, methods=["POST"]), Route("/events", events)],
-                     middleware=[Middleware(BodyLimit, max_bytes=1000), compression()])
+    return Starlette(
+        routes=[Route("/echo", echo_length, methods=["POST"]), Route("/events", events)],
+        middleware=[Middleware(BodyLimit, max_bytes=1000), compression()],
+    )
 
 
 def test_a_body_over_the_limit_is_refused_unread_with_or_without_its_length():
@@ -117,7 +121,7 @@ def test_json_and_event_streams_are_compressed():
     assert [json.loads(line[6:])["i"] for line in stream.text.split("\n") if line.startswith("data: ")] == [0, 1, 2]
 
 
-# --- Heavy work: admission, budget, shutdown ---------------------------------------------------------------------------
+# --- Heavy work: admission, budget, shutdown --------------------------------------------------------------------------
 
 
 def test_a_full_line_of_heavy_work_is_refused_at_once():
@@ -196,17 +200,24 @@ def test_heavy_api_calls_are_refused_at_the_door_while_the_lane_is_full(translat
         holder.start()
         time.sleep(0.05)
         try:
-            for route, body in [("call/translate", {"data": [SENTENCE, "beam", 4, 1.0, 0, 0]}),
-                                ("call/v2/translate", {"text": "word " * 1000}),  # long: heavy whatever the decoding
-                                ("call/ablate", {"data": [SENTENCE, ["cross L1 H1"], 1]})]:
+            for route, body in [
+                ("call/translate", {"data": [SENTENCE, "beam", 4, 1.0, 0, 0]}),
+                ("call/v2/translate", {"text": "word " * 1000}),  # long: heavy whatever the decoding
+                ("call/ablate", {"data": [SENTENCE, ["cross L1 H1"], 1]}),
+            ]:
                 refused = client.post(f"/gradio_api/{route}", json=body)
-                assert refused.status_code == 503 and "The server is busy with heavy requests" in refused.json()["error"]
+                assert (
+                    refused.status_code == 503 and "The server is busy with heavy requests" in refused.json()["error"]
+                )
             greedy = client.post("/gradio_api/call/translate", json={"data": [SENTENCE, "greedy", 4, 1.0, 0, 0]})
             assert greedy.status_code == 200 and "event_id" in greedy.json()  # light: queued as usual
         finally:
             release.set()
             holder.join(10)
-        assert client.post("/gradio_api/call/translate", json={"data": [SENTENCE, "beam", 4, 1.0, 0, 0]}).status_code == 200
+        assert (
+            client.post("/gradio_api/call/translate", json={"data": [SENTENCE, "beam", 4, 1.0, 0, 0]}).status_code
+            == 200
+        )
 
 
 def test_heavy_page_events_are_refused_at_the_door_while_the_lane_is_full(translator, tiny_model_dir):
@@ -222,7 +233,7 @@ def test_heavy_page_events_are_refused_at_the_door_while_the_lane_is_full(transl
     events = {fn.api_name: (index, fn) for index, fn in demo.fns.items()}
 
     def inputs(name, *first):
-        return [*first, *[[] for _ in events[name][1].inputs[len(first):]]]
+        return [*first, *[[] for _ in events[name][1].inputs[len(first) :]]]
 
     app = fastapi.FastAPI(middleware=[Middleware(HeavyAdmission, served=served, blocks=demo)])
     release = threading.Event()
@@ -230,18 +241,29 @@ def test_heavy_page_events_are_refused_at_the_door_while_the_lane_is_full(transl
     with TestClient(gr.mount_gradio_app(app, demo, path="")) as client:
 
         def join(name, data):
-            return client.post("/gradio_api/queue/join", json={"data": data, "fn_index": events[name][0],
-                                                               "session_hash": "s", "event_data": None,
-                                                               "trigger_id": None})
+            return client.post(
+                "/gradio_api/queue/join",
+                json={
+                    "data": data,
+                    "fn_index": events[name][0],
+                    "session_hash": "s",
+                    "event_data": None,
+                    "trigger_id": None,
+                },
+            )
 
         holder.start()
         time.sleep(0.05)
         try:
-            for name, data in [("translate", [SENTENCE, "beam", 4, 1.0, 0, 0]),
-                               ("translate", ["word " * 1000, "greedy", 4, 1.0, 0, 0]),
-                               ("switch_heads_off", inputs("switch_heads_off", SENTENCE, "greedy", 4, 1.0, 0, 0))]:
+            for name, data in [
+                ("translate", [SENTENCE, "beam", 4, 1.0, 0, 0]),
+                ("translate", ["word " * 1000, "greedy", 4, 1.0, 0, 0]),
+                ("switch_heads_off", inputs("switch_heads_off", SENTENCE, "greedy", 4, 1.0, 0, 0)),
+            ]:
                 refused = join(name, data)
-                assert refused.status_code == 429 and "The server is busy with heavy requests" in refused.json()["error"]
+                assert (
+                    refused.status_code == 429 and "The server is busy with heavy requests" in refused.json()["error"]
+                )
             assert join("translate", [SENTENCE, "greedy", 4, 1.0, 0, 0]).status_code == 200
         finally:
             release.set()
@@ -275,8 +297,9 @@ def test_recent_inspections_stay_under_their_bytes_least_recently_used_first(tra
     assert recent.get(sentences[1]) is None  # the least recently used went first
 
 
-def test_a_translation_sends_its_page_a_key_and_the_payload_waits_in_a_store_bounded_in_bytes(translator,
-                                                                                              tiny_model_dir):
+def test_a_translation_sends_its_page_a_key_and_the_payload_waits_in_a_store_bounded_in_bytes(
+    translator, tiny_model_dir
+):
     """Gradio keeps each session's last outputs: the translate event's is a key, not the payload, which the page
     fetches (the carrier's server function `payload`, answered before Gradio opens a session) from a store that
     drops the oldest payloads beyond its bytes; a key dropped or never given is a 404 saying what to do."""
@@ -292,8 +315,9 @@ def test_a_translation_sends_its_page_a_key_and_the_payload_waits_in_a_store_bou
     references = [translation.translate(served, text, "greedy", 4, 1.0, 0, 0)[3] for text in texts]
     assert all(len(json.dumps(reference)) < 40 for reference in references)  # what the session keeps
     assert served.payloads.bytes <= 3 * size and len(served.payloads) < 6
-    client = TestClient(gr.mount_gradio_app(fastapi.FastAPI(middleware=[Middleware(PreparedAnswers, blocks=demo)]),
-                                            demo, path=""))
+    client = TestClient(
+        gr.mount_gradio_app(fastapi.FastAPI(middleware=[Middleware(PreparedAnswers, blocks=demo)]), demo, path="")
+    )
 
     def fetch(key):
         ask = {"component_id": carrier._id, "fn_name": "payload", "data": key, "session_hash": "s"}
@@ -321,16 +345,19 @@ def test_the_page_keeps_no_state_and_an_experiment_names_its_sentence(translator
 # --- One line for each wrong thing -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("environ, message", [
-    ({"MODEL_DTYPE": "bogus"}, "MODEL_DTYPE must be one of float32, float16, bfloat16, got 'bogus'"),
-    ({"BATCH_SIZE": "abc"}, "BATCH_SIZE must be a whole number >= 1, got 'abc'"),
-    ({"BATCH_SIZE": "0"}, "BATCH_SIZE must be a whole number >= 1, got '0'"),
-    ({"HEAVY_SLOTS": "0"}, "HEAVY_SLOTS must be a whole number >= 1, got '0'"),
-    ({"HEAVY_BUDGET_S": "nan"}, "HEAVY_BUDGET_S must be a positive number of seconds, got 'nan'"),
-    ({"MAX_BODY_MB": "x" * 1000}, "MAX_BODY_MB must be a whole number >= 1, got 'xxxxxxxxxxxxx"),
-    ({"MODEL_DEVICE": "tpu"}, "MODEL_DEVICE: device must be one of cpu, cuda"),
-    ({"MAX_SESSIONS": "50"}, "MAX_SESSIONS must be a whole number >= 200, got '50'"),
-])
+@pytest.mark.parametrize(
+    "environ, message",
+    [
+        ({"MODEL_DTYPE": "bogus"}, "MODEL_DTYPE must be one of float32, float16, bfloat16, got 'bogus'"),
+        ({"BATCH_SIZE": "abc"}, "BATCH_SIZE must be a whole number >= 1, got 'abc'"),
+        ({"BATCH_SIZE": "0"}, "BATCH_SIZE must be a whole number >= 1, got '0'"),
+        ({"HEAVY_SLOTS": "0"}, "HEAVY_SLOTS must be a whole number >= 1, got '0'"),
+        ({"HEAVY_BUDGET_S": "nan"}, "HEAVY_BUDGET_S must be a positive number of seconds, got 'nan'"),
+        ({"MAX_BODY_MB": "x" * 1000}, "MAX_BODY_MB must be a whole number >= 1, got 'xxxxxxxxxxxxx"),
+        ({"MODEL_DEVICE": "tpu"}, "MODEL_DEVICE: device must be one of cpu, cuda"),
+        ({"MAX_SESSIONS": "50"}, "MAX_SESSIONS must be a whole number >= 200, got '50'"),
+    ],
+)
 def test_a_wrong_setting_is_one_line_naming_it(environ, message):
     with pytest.raises(SettingError) as error:
         Settings.from_environment(environ)
@@ -345,8 +372,14 @@ def test_the_settings_default_to_the_documented_limits():
 
 
 def test_app_py_with_a_wrong_setting_says_one_line_and_exits_2():
-    done = subprocess.run([sys.executable, "app.py"], cwd=ROOT, env={"BATCH_SIZE": "abc", "PATH": "/usr/bin:/bin"},
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "app.py"],
+        cwd=ROOT,
+        env={"BATCH_SIZE": "abc", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2
     assert done.stderr.strip() == "app.py: BATCH_SIZE must be a whole number >= 1, got 'abc'"
 
@@ -365,18 +398,22 @@ def test_the_library_refusals_quote_a_long_value_cut_short(translator):
     at most ECHO_CHARACTERS (`inputs.checks.echo`): the app's message and its log line stay one short line."""
     huge_text, huge_number = "x" * 1_000_000, 10**1000
     inspection = inspect(translator, SENTENCE)
-    refusals = [lambda: pick_device(huge_text), lambda: open_model("no-such-model", dtype=huge_text),
-                lambda: attention_module(translator.model, huge_text, 0),
-                lambda: attention_module(translator.model, "cross", huge_number),
-                lambda: head_attention(translator.model, "cross", 0, huge_number),
-                lambda: source_attribution(translator, inspection, huge_text),
-                lambda: source_ids(translator, [huge_text]),
-                lambda: check_whole_number("beam", huge_text, 1, 8), lambda: check_sampling(Sampling(huge_number, 0, 0))]
+    refusals = [
+        lambda: pick_device(huge_text),
+        lambda: open_model("no-such-model", dtype=huge_text),
+        lambda: attention_module(translator.model, huge_text, 0),
+        lambda: attention_module(translator.model, "cross", huge_number),
+        lambda: head_attention(translator.model, "cross", 0, huge_number),
+        lambda: source_attribution(translator, inspection, huge_text),
+        lambda: source_ids(translator, [huge_text]),
+        lambda: check_whole_number("beam", huge_text, 1, 8),
+        lambda: check_sampling(Sampling(huge_number, 0, 0)),
+    ]
     for refuse in refusals:
         with pytest.raises(ValueError) as refused:
             refuse()
         assert len(str(refused.value)) < 150 and "..." in str(refused.value), str(refused.value)[:200]
-    assert echo(huge_text) == repr(huge_text)[:ECHO_CHARACTERS - 3] + "..." and echo("short") == "'short'"
+    assert echo(huge_text) == repr(huge_text)[: ECHO_CHARACTERS - 3] + "..." and echo("short") == "'short'"
     assert echo(10**5000) == "<int too long to write out>"  # more digits than Python writes out: no error
 
 
@@ -459,10 +496,16 @@ def test_heavy_work_is_admitted_or_refused_at_the_door_by_every_route_and_counte
     served = serve(translator, tiny_model_dir, heavy_waiting=0)
     demo, events, app = page_and_api(served)
     beam = [SENTENCE, "beam", 4, 1.0, 0, 0]
-    routes = [("call/translate", {"data": beam}), ("call/v2/translate", {"text": SENTENCE, "decoding": "beam"}),
-              ("run/translate", {"data": beam}), ("api/translate", {"data": beam})]
-    routes += [("queue/join", {"data": beam, "fn_index": index, "session_hash": "s"})
-               for index in (events["translate"], str(events["translate"]), float(events["translate"]))]
+    routes = [
+        ("call/translate", {"data": beam}),
+        ("call/v2/translate", {"text": SENTENCE, "decoding": "beam"}),
+        ("run/translate", {"data": beam}),
+        ("api/translate", {"data": beam}),
+    ]
+    routes += [
+        ("queue/join", {"data": beam, "fn_index": index, "session_hash": "s"})
+        for index in (events["translate"], str(events["translate"]), float(events["translate"]))
+    ]
     with TestClient(gr.mount_gradio_app(app, demo, path="")) as client:
         with heavy_lane_held(served):
             for route, body in routes:
@@ -517,16 +560,23 @@ def test_the_urls_settings_reach_the_controls_only_as_values_they_offer():
     number out of its control's range, leaves the control as it is, so Gradio never answers with a message quoting it
     (which the page would render as HTML). The event's own script is run, its module imported from the file."""
     defaults = ["I love reading books.", "greedy", 4, 1.0, 0, 0]
-    from_file = translation.FROM_URL.replace(module_import(translation.SCRIPT),
-                                             f"import({json.dumps(translation.SCRIPT.resolve().as_uri())})")
+    from_file = translation.FROM_URL.replace(
+        module_import(translation.SCRIPT), f"import({json.dumps(translation.SCRIPT.resolve().as_uri())})"
+    )
     assert from_file != translation.FROM_URL
-    script = (f"const fromUrl = {from_file};"
-              "(async () => { for (const search of JSON.parse(process.argv[1])) { globalThis.location = {search}; "
-              f"console.log(JSON.stringify(await fromUrl(...{json.dumps(defaults)}))); }} }})();")
-    searches = ["?" + urllib.parse.urlencode({"decoding": LINK}), "?beam=99&temperature=-1&top_k=2.5&seed=-3",
-                "?text=%3Cb%3Ehi%3C%2Fb%3E&decoding=beam&beam=8&temperature=0.5&top_k=50&seed=7"]
-    answers = subprocess.run(["node", "-e", script, json.dumps(searches)], capture_output=True, text=True, check=True,
-                             timeout=60).stdout.splitlines()
+    script = (
+        f"const fromUrl = {from_file};"
+        "(async () => { for (const search of JSON.parse(process.argv[1])) { globalThis.location = {search}; "
+        f"console.log(JSON.stringify(await fromUrl(...{json.dumps(defaults)}))); }} }})();"
+    )
+    searches = [
+        "?" + urllib.parse.urlencode({"decoding": LINK}),
+        "?beam=99&temperature=-1&top_k=2.5&seed=-3",
+        "?text=%3Cb%3Ehi%3C%2Fb%3E&decoding=beam&beam=8&temperature=0.5&top_k=50&seed=7",
+    ]
+    answers = subprocess.run(
+        ["node", "-e", script, json.dumps(searches)], capture_output=True, text=True, check=True, timeout=60
+    ).stdout.splitlines()
     assert [json.loads(answer) for answer in answers] == [defaults, defaults, ["<b>hi</b>", "beam", 8, 0.5, 50, 7]]
 
 
@@ -548,7 +598,7 @@ def test_no_file_comes_in_at_any_size_and_none_is_left_on_disk(translator, tiny_
     demo, _, app = page_and_api(served)
 
     def chunks():
-        yield b"--x\r\nContent-Disposition: form-data; name=\"files\"; filename=\"a.txt\"\r\n\r\n"
+        yield b'--x\r\nContent-Disposition: form-data; name="files"; filename="a.txt"\r\n\r\n'
         yield b"x" * 500_000
 
     with TestClient(gr.mount_gradio_app(app, demo, path="")) as client:
@@ -557,8 +607,9 @@ def test_no_file_comes_in_at_any_size_and_none_is_left_on_disk(translator, tiny_
             assert refused.status_code == 404 and refused.json() == {"error": "this app takes no files"}
         refused = client.post("/gradio_api/component_server", files={"data": ("a.txt", b"x")})
         assert refused.status_code == 404
-        refused = client.post("/gradio_api/upload", content=chunks(),
-                              headers={"content-type": "multipart/form-data; boundary=x"})
+        refused = client.post(
+            "/gradio_api/upload", content=chunks(), headers={"content-type": "multipart/form-data; boundary=x"}
+        )
         assert refused.status_code == 404
     assert not [path for path in tmp_path.rglob("*") if path.is_file()]
 
@@ -574,17 +625,22 @@ def test_a_malformed_body_or_event_gets_a_4xx_and_one_line(translator, tiny_mode
     demo, events, app = page_and_api(served)
     nested = "[" * 100_000 + "]" * 100_000
     with TestClient(gr.mount_gradio_app(app, demo, path="")) as client:
-        for route, body in [("call/translate", '{"data": ' + nested + "}"), ("call/v2/translate", nested),
-                            ("queue/join", '{"fn_index": 0, "data": ' + nested + "}"),
-                            ("component_server", '{"data": ' + nested + "}")]:
+        for route, body in [
+            ("call/translate", '{"data": ' + nested + "}"),
+            ("call/v2/translate", nested),
+            ("queue/join", '{"fn_index": 0, "data": ' + nested + "}"),
+            ("component_server", '{"data": ' + nested + "}"),
+        ]:
             refused = client.post(f"/gradio_api/{route}", content=body, headers={"content-type": "application/json"})
             assert 400 <= refused.status_code < 500 and "\n" not in refused.json()["error"], (route, refused.text)
         join = {"data": [SENTENCE, LINK, 4, 1.0, 0, 0], "fn_index": events["page_translate"], "session_hash": "s"}
         refused = client.post("/gradio_api/queue/join", json=join)
         assert refused.status_code == 422 and "Decoding: not a value it offers" in refused.json()["error"]
         assert "<a" not in refused.json()["error"]
-        refused = client.post("/gradio_api/component_server", json={"component_id": 10**6, "fn_name": "payload",
-                                                                   "session_hash": "s", "data": None})
+        refused = client.post(
+            "/gradio_api/component_server",
+            json={"component_id": 10**6, "fn_name": "payload", "session_hash": "s", "data": None},
+        )
         assert refused.status_code == 404 and "no such function" in refused.json()["error"]
     controls_for = next(fn.fn for fn in demo.fns.values() if fn.api_name == "decoding_controls_for")
     with pytest.raises(gr.Error) as wrong_shape:
@@ -602,8 +658,24 @@ def test_the_gpu_check_runs_its_steps_on_the_cpu_with_dry_run(tiny_model_dir, to
     started, its translations compared with the CPU's, latencies, throughput, the trainer; its JSON says it is a dry
     run."""
     out = tmp_path / "gpu_check.json"
-    subprocess.run([sys.executable, "-m", "bench.gpu_check", "--dry-run", "--model", str(tiny_model_dir), "--data",
-                    str(toy_corpus[1]), "--out", str(out)], cwd=ROOT, check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.gpu_check",
+            "--dry-run",
+            "--model",
+            str(tiny_model_dir),
+            "--data",
+            str(toy_corpus[1]),
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     result = json.loads(out.read_text(encoding="utf-8"))
     assert result["dry_run"] is True and result["device"] == "cpu"
     assert result["agreement"] == {"sentences": 6, "equal": 6, "near_tie": 0, "different": 0}  # float32 both sides

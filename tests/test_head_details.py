@@ -36,8 +36,10 @@ def model_pass(translator, inspection, kind, layer):
     what its W_Q and W_O wrote, (Tq, C) each."""
     attn = attention_module(translator.model, kind, layer)
     written = {}
-    hooks = [proj.register_forward_hook(lambda m, i, out, name=name: written.__setitem__(name, out[0].float()))
-             for name, proj in [("q", attn.w_q), ("out", attn.w_o)]]
+    hooks = [
+        proj.register_forward_hook(lambda m, i, out, name=name: written.__setitem__(name, out[0].float()))
+        for name, proj in [("q", attn.w_q), ("out", attn.w_o)]
+    ]
     ids = lambda tokens: torch.tensor([[translator.tokenizer.token_to_id(t) for t in tokens]])  # noqa: E731
     with torch.inference_mode():
         memory, src_mask = translator.model.encode(ids(inspection.source_tokens))
@@ -64,7 +66,7 @@ def test_masked_keys_get_no_weight_and_decoder_self_attention_hides_the_future(t
     for query in range(T):
         d = head_details(translator, inspection, "decoder", 0, 0, query)
         assert d.masked.tolist() == [j > query for j in range(T)]
-        assert np.all(d.weights[query + 1:] == 0) and d.weights[: query + 1].sum() == pytest.approx(1, abs=1e-6)
+        assert np.all(d.weights[query + 1 :] == 0) and d.weights[: query + 1].sum() == pytest.approx(1, abs=1e-6)
     for kind in ("encoder", "cross"):  # one sentence has no padding: every source token is visible
         d = head_details(translator, inspection, kind, 0, 0, 0)
         assert not d.masked.any() and d.key_tokens == inspection.source_tokens
@@ -82,7 +84,7 @@ def test_heads_through_w_o_add_up_to_the_sub_layers_output(translator, inspectio
         np.testing.assert_allclose(heads[0].attention_output, model_out[query], atol=1e-6)
         np.testing.assert_allclose(np.concatenate([d.q for d in heads]), model_q[query], atol=1e-5)
         for d in heads:
-            np.testing.assert_array_equal(d.concat[d.head * d.d_k:(d.head + 1) * d.d_k], d.output)
+            np.testing.assert_array_equal(d.concat[d.head * d.d_k : (d.head + 1) * d.d_k], d.output)
 
 
 def test_tokens_and_shapes(translator, inspection):
@@ -104,8 +106,15 @@ def test_float16_model_gives_its_own_maps(tiny_model_dir):
     np.testing.assert_allclose(d.weights, inspection.cross_attention[0, 1, 3], atol=2e-3)
 
 
-@pytest.mark.parametrize("args, message", [(("self", 0, 0, 0), "kind"), (("encoder", 9, 0, 0), "layer"),
-                                           (("decoder", 0, 9, 0), "head"), (("cross", 0, 0, 99), "query")])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("self", 0, 0, 0), "kind"),
+        (("encoder", 9, 0, 0), "layer"),
+        (("decoder", 0, 9, 0), "head"),
+        (("cross", 0, 0, 99), "query"),
+    ],
+)
 def test_out_of_range_choices_are_refused(translator, inspection, args, message):
     with pytest.raises(ValueError, match=message):
         head_details(translator, inspection, *args)
@@ -133,8 +142,21 @@ def test_every_query_at_once_is_each_query_alone(translator, inspection, kind):
     for query in range(n_queries):
         alone, at = head_details(translator, inspection, kind, 0, 1, query), every.at(query)
         assert (at.query, at.query_token, at.key_tokens) == (alone.query, alone.query_token, alone.key_tokens)
-        for name in ("x", "q", "k", "v", "scores", "scaled", "masked", "exps", "weights", "output", "concat",
-                     "contribution", "attention_output"):
+        for name in (
+            "x",
+            "q",
+            "k",
+            "v",
+            "scores",
+            "scaled",
+            "masked",
+            "exps",
+            "weights",
+            "output",
+            "concat",
+            "contribution",
+            "attention_output",
+        ):
             np.testing.assert_allclose(getattr(at, name), getattr(alone, name), atol=1e-6, err_msg=name)
 
 

@@ -69,13 +69,16 @@ def test_a_model_without_the_file_has_none(tiny_model_dir):
     assert read_head_importance(tiny_model_dir) is None
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda d: d["drop"]["encoder"].append([0.0, 0.0]), r"encoder must be 1 x 2 numbers \(layers x heads"),
-    (lambda d: d["drop"]["cross"][0].pop(), "cross must be 1 x 2 numbers"),
-    (lambda d: d["drop"]["decoder"][0].__setitem__(0, "a lot"), "decoder must be 1 x 2 numbers"),
-    (lambda d: d["drop"].pop("decoder"), "decoder must be"),
-    (lambda d: d.pop("bleu"), "bleu"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d["drop"]["encoder"].append([0.0, 0.0]), r"encoder must be 1 x 2 numbers \(layers x heads"),
+        (lambda d: d["drop"]["cross"][0].pop(), "cross must be 1 x 2 numbers"),
+        (lambda d: d["drop"]["decoder"][0].__setitem__(0, "a lot"), "decoder must be 1 x 2 numbers"),
+        (lambda d: d["drop"].pop("decoder"), "decoder must be"),
+        (lambda d: d.pop("bleu"), "bleu"),
+    ],
+)
 def test_a_file_that_does_not_fit_the_model_is_rejected(measured, tmp_path, change, message):
     model_dir = tmp_path / "model"
     shutil.copytree(measured[0], model_dir)

@@ -50,20 +50,35 @@ def test_every_head_name_parses_back_to_its_head(cfg):
     assert heads.parse_head_name("  cross L2 H1 ", head_grid(cfg)) == ("cross", 1, 0)
 
 
-@pytest.mark.parametrize("name", ["cross L1H1", "cross 1 1", "Cross L1 H1", "attention L1 H1", "cross L1 H", "",
-                                  "cross L-1 H1", None, "cross L1 H1, decoder L1 H1"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "cross L1H1",
+        "cross 1 1",
+        "Cross L1 H1",
+        "attention L1 H1",
+        "cross L1 H",
+        "",
+        "cross L-1 H1",
+        None,
+        "cross L1 H1, decoder L1 H1",
+    ],
+)
 def test_a_malformed_head_name_is_refused_with_the_format(name):
     with pytest.raises(ValueError, match=r"is not a head: write it as '<kind> L<layer> H<head>'.*cross L2 H3"):
         heads.parse_head_name(name, head_grid(tiny_config()))
 
 
-@pytest.mark.parametrize("name, kind_range", [
-    ("encoder L3 H1", "encoder heads are L1..L2 H1..H2"),  # the decoder has 3 layers, the encoder 2
-    ("cross L4 H1", "cross heads are L1..L3 H1..H2"),
-    ("decoder L1 H3", "decoder heads are L1..L3 H1..H2"),
-    ("cross L0 H1", "cross heads are L1..L3 H1..H2"),  # 1-based: there is no layer 0
-    ("encoder L1 H0", "encoder heads are L1..L2 H1..H2"),
-])
+@pytest.mark.parametrize(
+    "name, kind_range",
+    [
+        ("encoder L3 H1", "encoder heads are L1..L2 H1..H2"),  # the decoder has 3 layers, the encoder 2
+        ("cross L4 H1", "cross heads are L1..L3 H1..H2"),
+        ("decoder L1 H3", "decoder heads are L1..L3 H1..H2"),
+        ("cross L0 H1", "cross heads are L1..L3 H1..H2"),  # 1-based: there is no layer 0
+        ("encoder L1 H0", "encoder heads are L1..L2 H1..H2"),
+    ],
+)
 def test_a_head_outside_the_model_is_refused_with_its_range(name, kind_range):
     with pytest.raises(ValueError, match=rf"is not a head of this model: its {kind_range}"):
         heads.parse_head_name(name, head_grid(tiny_config()))
@@ -77,7 +92,8 @@ def test_head_choices_cover_every_head_once():
         values = [value for _, value in choices]
         assert len(values) == len(set(values)) == n_layers * n_heads
         assert {heads.parse_head_name(v, head_grid(cfg)) for v in values} == {
-            h for h in every_head(cfg) if h[0] == kind}
+            h for h in every_head(cfg) if h[0] == kind
+        }
         for label, value in choices:  # the label is the name without its kind (heads.js finds its box by the value)
             assert value == f"{kind} {label}"
 
@@ -135,8 +151,9 @@ def test_importance_data_has_a_map_per_kind_on_one_symmetric_scale(translator, c
         assert title == ATTENTION_KINDS[kind].title
         assert np.array(drop).shape == grid[kind] and np.allclose(drop, importance["drop"][kind])
         labels = {label for label, _ in heads.head_choices(kind, *grid[kind])}
-        assert {f"L{layer} H{head}" for layer in range(1, grid[kind][0] + 1)
-                for head in range(1, grid[kind][1] + 1)} == labels  # a click finds its checkbox
+        assert {
+            f"L{layer} H{head}" for layer in range(1, grid[kind][0] + 1) for head in range(1, grid[kind][1] + 1)
+        } == labels  # a click finds its checkbox
     script = (ROOT / "webapp" / "tabs" / "head_importance.js").read_text(encoding="utf-8")
     assert '#off-${kind} input[type="checkbox"][name="${kind} L${cell.row + 1} H${cell.col + 1}"]' in script
 
@@ -210,8 +227,10 @@ def test_switching_every_head_off_is_reported_as_marked(translator, inspection):
     if off.target_tokens == inspection.target_tokens:
         assert "did not change" in page and not changed_indices(page)
     else:
-        assert (f"{len(changed_indices(before))} of the {len(output_tokens(inspection))} normal tokens and "
-                f"{len(changed_indices(after))} of the {len(output_tokens(off))} with the heads off") in page
+        assert (
+            f"{len(changed_indices(before))} of the {len(output_tokens(inspection))} normal tokens and "
+            f"{len(changed_indices(after))} of the {len(output_tokens(off))} with the heads off"
+        ) in page
         assert changed_indices(page)
     assert html.escape(", ".join(names)) in page
 

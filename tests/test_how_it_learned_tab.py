@@ -35,8 +35,9 @@ def test_a_history_from_step_zero_is_shown_as_the_models_own(history):
 def test_a_history_that_starts_later_comes_after_a_from_scratch_run_said_plainly(history):
     own = later_part(history, 20_000)
     reference, mine = learning_runs(ModelDirectory(None, Path("."), history=own, reference_history=history))
-    assert reference["note"].startswith("Not this model's own history: a model of the same architecture, trained "
-                                        "from scratch")
+    assert reference["note"].startswith(
+        "Not this model's own history: a model of the same architecture, trained from scratch"
+    )
     assert "training.train" in reference["note"] and reference["snapshots"][0]["step"] == 0
     assert mine["label"] == "this model, from step 20,000" and "recorded no snapshots" in mine["note"]
 

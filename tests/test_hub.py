@@ -37,8 +37,15 @@ def test_the_export_writes_a_hub_model_card_of_the_recorded_scores(tiny_model_di
     assert [(m["type"], m["value"]) for m in result["metrics"]] == [("sacrebleu", dev.bleu), ("chrf", dev.chrf)]
     card = ModelCard(text)  # huggingface_hub's own reading of the metadata, model-index included
     assert [r.metric_value for r in card.data.eval_results] == [dev.bleu, dev.chrf]
-    for heading in ("## Architecture", "## Training", "## How it learned", "## Scores", "## How to use it",
-                    "## Limits", "## Licence and credits"):
+    for heading in (
+        "## Architecture",
+        "## Training",
+        "## How it learned",
+        "## Scores",
+        "## How to use it",
+        "## Limits",
+        "## Licence and credits",
+    ):
         assert heading in card.text
     assert "**CC BY-SA 4.0**" in card.text and meta["license"] == "cc-by-sa-4.0"
     assert "python -m training.train --config tiny" in card.text  # the command that trained it
@@ -91,8 +98,9 @@ print(json.dumps({"italian": directory.translator.translate("I see the cat."), "
 def test_a_hub_repo_id_loads_from_the_cache_offline(tiny_model_dir, tmp_path):
     cache = hub_cache(tmp_path / "hub", tiny_model_dir, REPO_ID)
     env = {**os.environ, "HF_HOME": str(tmp_path / "home"), "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
-    out = subprocess.run([sys.executable, "-c", LOAD_FROM_HUB, REPO_ID], cwd=ROOT, env=env, capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", LOAD_FROM_HUB, REPO_ID], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["italian"] == "io vedo il gatto."

@@ -22,13 +22,25 @@ REFERENCES = [
 ]
 
 
-@pytest.mark.parametrize("italian, informal", [
-    ("Ti amo.", True), ("Come ti chiami?", True), ("Qual è il tuo nome?", True), ("Puoi aiutarmi?", True),
-    ("Piacere di conoscerti.", True), ("Sei stanco?", True),
-    ("Vi amo.", False), ("Qual è il vostro nome?", False), ("Siete stanchi?", False), ("Piacere di conoscervi.", False),
-    ("Qual è il Suo nome?", False), ("Lei è stanco?", False), ("Vedo il gatto.", False),
-    ("Ti amo, e voi?", False),  # both registers: not one way of saying it
-])
+@pytest.mark.parametrize(
+    "italian, informal",
+    [
+        ("Ti amo.", True),
+        ("Come ti chiami?", True),
+        ("Qual è il tuo nome?", True),
+        ("Puoi aiutarmi?", True),
+        ("Piacere di conoscerti.", True),
+        ("Sei stanco?", True),
+        ("Vi amo.", False),
+        ("Qual è il vostro nome?", False),
+        ("Siete stanchi?", False),
+        ("Piacere di conoscervi.", False),
+        ("Qual è il Suo nome?", False),
+        ("Lei è stanco?", False),
+        ("Vedo il gatto.", False),
+        ("Ti amo, e voi?", False),  # both registers: not one way of saying it
+    ],
+)
 def test_the_informal_singular_is_recognised_by_its_pronouns_possessives_and_verbs(italian, informal):
     assert is_informal_singular(italian) is informal
 
@@ -44,16 +56,23 @@ def test_only_sentences_with_an_informal_reference_lose_their_other_translations
     assert english == {"I love you.", "What is your name?"}
     kept, dropped = keep_informal(REFERENCES, english)
     assert dropped == 4
-    assert kept == [("I love you.", "Ti amo."), ("What is your name?", "Come ti chiami?"),
-                    ("How are you?", "Come sta?"), ("How are you?", "Come state?"),
-                    ("I miss you guys.", "Mi mancate."), ("I miss you guys.", "Tu mi manchi."),
-                    ("I see the cat.", "Vedo il gatto.")]
+    assert kept == [
+        ("I love you.", "Ti amo."),
+        ("What is your name?", "Come ti chiami?"),
+        ("How are you?", "Come sta?"),
+        ("How are you?", "Come state?"),
+        ("I miss you guys.", "Mi mancate."),
+        ("I miss you guys.", "Tu mi manchi."),
+        ("I see the cat.", "Vedo il gatto."),
+    ]
 
 
 def test_a_teachers_translations_are_filtered_by_the_human_references(tmp_path, capsys):
     references = write_tsv(tmp_path / "train.tsv", REFERENCES)
-    distilled = write_tsv(tmp_path / "kd.tsv", [("I love you.", "Vi amo."), ("What is your name?", "Come ti chiami?"),
-                                                ("How are you?", "Come state?")])
+    distilled = write_tsv(
+        tmp_path / "kd.tsv",
+        [("I love you.", "Vi amo."), ("What is your name?", "Come ti chiami?"), ("How are you?", "Come state?")],
+    )
     out = tmp_path / "out" / "kd-tu.tsv"
     main(["--references", str(references), "--data", str(distilled), "--out", str(out)])
     assert read_tsv(out) == ([("What is your name?", "Come ti chiami?"), ("How are you?", "Come state?")], 0)

@@ -41,8 +41,17 @@ def test_the_numbers_sent_are_head_details_for_every_query(served, translator, i
     json.dumps(sent, allow_nan=False)  # plain JSON: no NaN or infinity (hidden keys: masked 1, exp 0)
     for query in range(len(queries)):
         d = head_details(translator, inspection, kind, 0, 1, query)
-        for name in ("q", "scores", "scaled", "exps", "weights", "output", "concat", "contribution",
-                     "attention_output"):
+        for name in (
+            "q",
+            "scores",
+            "scaled",
+            "exps",
+            "weights",
+            "output",
+            "concat",
+            "contribution",
+            "attention_output",
+        ):
             np.testing.assert_allclose(sent[name][query], getattr(d, name), atol=6e-5, err_msg=name)
         assert sent["masked"][query] == d.masked.astype(int).tolist()
         np.testing.assert_allclose(sent["k"], d.k, atol=6e-5)
@@ -62,11 +71,14 @@ def test_the_softmax_steps_add_up(served, inspection):
         assert sent["masked"][query] == [int(j > query) for j in range(len(exps))]  # the future is hidden
 
 
-@pytest.mark.parametrize("asked, chosen", [
-    (dict(kind="encoder", layer=3, head=1), ("encoder", 0, 0)),  # a layer beyond the kind's: its last
-    (dict(kind="cross", layer=None, head=9), ("cross", 0, 1)),  # none: the last; a head beyond: the last
-    (dict(kind="self", layer="x", head=0), ("cross", 0, 0)),  # what no page sends, read as the nearest choice
-])
+@pytest.mark.parametrize(
+    "asked, chosen",
+    [
+        (dict(kind="encoder", layer=3, head=1), ("encoder", 0, 0)),  # a layer beyond the kind's: its last
+        (dict(kind="cross", layer=None, head=9), ("cross", 0, 1)),  # none: the last; a head beyond: the last
+        (dict(kind="self", layer="x", head=0), ("cross", 0, 0)),  # what no page sends, read as the nearest choice
+    ],
+)
 def test_the_choices_sent_are_clamped_never_refused(served, inspection, asked, chosen):
     assert inside_head.chosen_head(served, asked["kind"], asked["layer"], asked["head"]) == chosen
     sent = ask(served, SENTENCE, translation=3, **asked)

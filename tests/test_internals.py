@@ -49,8 +49,10 @@ def by_hand(model, src, tgt):
     src_mask, tgt_mask = padding_mask(src, model.cfg.pad_id), causal_mask(tgt.size(1))
     out = {}
     memory = None
-    for name, tokens, stack, embed in [("encoder", src, model.encoder, model.src_embed),
-                                       ("decoder", tgt, model.decoder, model.tgt_embed)]:
+    for name, tokens, stack, embed in [
+        ("encoder", src, model.encoder, model.src_embed),
+        ("decoder", tgt, model.decoder, model.tgt_embed),
+    ]:
         pe = sinusoidal_positional_encoding(tokens.size(1), d_model)
         x = embed.embedding.weight[tokens] * math.sqrt(d_model) + pe
         stream, norms, hidden = [], [], []
@@ -59,8 +61,9 @@ def by_hand(model, src, tgt):
             if name == "decoder":
                 sublayers.append(lambda h, layer=layer: layer.cross_attention(h, memory, src_mask))
             ffn = layer.feed_forward
-            sublayers.append(lambda h, ffn=ffn: F.relu(h @ ffn.w_1.weight.T + ffn.w_1.bias) @ ffn.w_2.weight.T
-                             + ffn.w_2.bias)
+            sublayers.append(
+                lambda h, ffn=ffn: F.relu(h @ ffn.w_1.weight.T + ffn.w_1.bias) @ ffn.w_2.weight.T + ffn.w_2.bias
+            )
             for connection, sublayer in zip(layer.sublayer, sublayers):
                 h = layer_norm(connection.norm, x)
                 stream.append(x)
@@ -92,8 +95,9 @@ def test_every_recorded_number_is_the_models(translator, recorded):
         assert np.allclose(stack.norm_inputs, torch.stack([i[0] for i, _ in norms]).numpy(), atol=1e-4)
         assert np.allclose(stack.norm_outputs, torch.stack([o[0] for _, o in norms]).numpy(), atol=1e-4)
         assert np.allclose(stack.hidden, torch.stack([h[0] for h in hidden]).numpy(), atol=1e-4)
-        norm_modules = [c.norm for layer in (model.encoder if name == "encoder" else model.decoder).layers
-                        for c in layer.sublayer] + [(model.encoder if name == "encoder" else model.decoder).norm]
+        norm_modules = [
+            c.norm for layer in (model.encoder if name == "encoder" else model.decoder).layers for c in layer.sublayer
+        ] + [(model.encoder if name == "encoder" else model.decoder).norm]
         assert np.array_equal(internals.gains[name], torch.stack([n.weight for n in norm_modules]).numpy())
         assert np.array_equal(internals.biases[name], torch.stack([n.bias for n in norm_modules]).numpy())
     assert internals.scale == math.sqrt(model.cfg.d_model)
@@ -121,8 +125,11 @@ def test_summaries_are_the_vectors_own(translator, recorded):
     assert np.allclose(write_ratios(stack)[0], np.linalg.norm(out - x, axis=-1) / np.linalg.norm(x, axis=-1))
     assert firing_share(stack)[0, 0] == pytest.approx(np.count_nonzero(stack.hidden[0, 0]) / stack.hidden.shape[-1])
     layers = translator.model.cfg.n_decoder_layers
-    assert sublayer_names("decoder", layers)[:3] == [(0, "masked self-attention"), (0, "cross-attention"),
-                                                     (0, "feed-forward")]
+    assert sublayer_names("decoder", layers)[:3] == [
+        (0, "masked self-attention"),
+        (0, "cross-attention"),
+        (0, "feed-forward"),
+    ]
     assert len(sublayer_names("decoder", layers)) == internals.decoder.writes.shape[0] == 3 * layers
 
 
@@ -139,8 +146,9 @@ def test_softmax_at_a_temperature_is_exact_over_the_shown_tokens(recorded, tempe
     column = TEMPERATURES.index(temperature)
     probs = torch.softmax(torch.tensor(internals.logits, dtype=torch.float64) / temperature, dim=-1).numpy()
     top, rest = top.astype(np.float64), rest.astype(np.float64)
-    shown = np.exp(top / temperature - np.logaddexp(
-        np.logaddexp.reduce(top / temperature, axis=-1), rest[:, column])[:, None])
+    shown = np.exp(
+        top / temperature - np.logaddexp(np.logaddexp.reduce(top / temperature, axis=-1), rest[:, column])[:, None]
+    )
     assert np.allclose(shown, np.take_along_axis(probs, ids, axis=-1), rtol=1e-5, atol=1e-9)
     assert (np.diff(top, axis=-1) <= 0).all() and (ids[:, 0] == internals.logits.argmax(-1)).all()
 

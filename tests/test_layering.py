@@ -27,8 +27,17 @@ BELOW = {  # package -> the project packages it may import, besides itself
     "serving": {"transformer", "inputs", "modeldir", "deploy"},
     "webapp": {"transformer", "inputs", "modeldir", "interpretability", "deploy", "serving"},
     "app": {"transformer", "inputs", "modeldir", "interpretability", "deploy", "serving", "webapp"},
-    "bench": {"transformer", "inputs", "modeldir", "interpretability", "deploy", "serving", "training", "webapp",
-              "app"},
+    "bench": {
+        "transformer",
+        "inputs",
+        "modeldir",
+        "interpretability",
+        "deploy",
+        "serving",
+        "training",
+        "webapp",
+        "app",
+    },
 }
 
 
@@ -62,6 +71,7 @@ def package_imports():
 def package_diagram(imports):
     """A Mermaid drawing of `imports`, each package above the ones it imports. An arrow that another path already
     implies (app -> transformer, when app -> inputs -> transformer) is left out, so the drawing stays readable."""
+
     def reaches(start, goal, skip_edge):
         stack, seen = [start], set()
         while stack:
@@ -74,8 +84,12 @@ def package_diagram(imports):
                     stack.append(target)
         return False
 
-    edges = sorted((package, target) for package in imports for target in imports[package]
-                   if not reaches(package, target, skip_edge=(package, target)))
+    edges = sorted(
+        (package, target)
+        for package in imports
+        for target in imports[package]
+        if not reaches(package, target, skip_edge=(package, target))
+    )
     return "\n".join(["```mermaid", "graph TD", *(f"    {a} --> {b}" for a, b in edges), "```"])
 
 
@@ -92,7 +106,9 @@ def drawn_design_md(text):
 
 def test_the_design_notes_draw_the_packages_as_the_code_imports_them():
     design = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
-    assert design == drawn_design_md(design), "docs/design.md's package drawing is stale: python tests/test_layering.py --write"
+    assert design == drawn_design_md(design), (
+        "docs/design.md's package drawing is stale: python tests/test_layering.py --write"
+    )
 
 
 def test_the_drawing_leaves_out_only_arrows_another_path_implies():
@@ -149,14 +165,23 @@ def declared(*requirement_files):
 
 def test_every_imported_package_is_declared():
     distributions = importlib.metadata.packages_distributions()
-    project = {p.name for p in ROOT.iterdir() if p.is_dir()} | {"app", "helpers", "web_helpers", "app_helpers",
-                                                               "browser_helpers", "conftest"}
+    project = {p.name for p in ROOT.iterdir() if p.is_dir()} | {
+        "app",
+        "helpers",
+        "web_helpers",
+        "app_helpers",
+        "browser_helpers",
+        "conftest",
+    }
     runtime = [path for package, path in modules() if package != "bench"]  # the app, training and evaluation
     rest = [path for package, path in modules() if package == "bench"] + sorted((ROOT / "tests").glob("*.py"))
     for paths, requirements in ((runtime, "requirements.txt"), (runtime + rest, "requirements-test.txt")):
         third_party = imported_top_names(paths) - set(sys.stdlib_module_names) - project - OPTIONAL
-        undeclared = {name for name in third_party
-                      if not {d.lower().replace("_", "-") for d in distributions.get(name, [name])} & declared(requirements)}
+        undeclared = {
+            name
+            for name in third_party
+            if not {d.lower().replace("_", "-") for d in distributions.get(name, [name])} & declared(requirements)
+        }
         assert not undeclared, f"imported but not in {requirements}: {sorted(undeclared)}"
 
 

@@ -87,7 +87,9 @@ def test_encoder_input_is_scaled_embedding_plus_positions():
     seen = {}
     model.encoder.register_forward_pre_hook(lambda module, args: seen.update(x=args[0]))
     model.encode(src)
-    expected = model.src_embed.embedding.weight[src] * math.sqrt(cfg.d_model) + sinusoidal_positional_encoding(6, cfg.d_model)
+    expected = model.src_embed.embedding.weight[src] * math.sqrt(cfg.d_model) + sinusoidal_positional_encoding(
+        6, cfg.d_model
+    )
     torch.testing.assert_close(seen["x"], expected)
 
 
@@ -200,8 +202,11 @@ def test_tied_embeddings_share_one_tensor_and_untied_do_not():
     with torch.no_grad():
         tied.src_embed.embedding.weight[5, 0] = 123.0
     assert tied.output_projection.weight[5, 0] == 123.0 == tied.tgt_embed.embedding.weight[5, 0]
-    pointers = {untied.src_embed.embedding.weight.data_ptr(), untied.tgt_embed.embedding.weight.data_ptr(),
-                untied.output_projection.weight.data_ptr()}
+    pointers = {
+        untied.src_embed.embedding.weight.data_ptr(),
+        untied.tgt_embed.embedding.weight.data_ptr(),
+        untied.output_projection.weight.data_ptr(),
+    }
     assert len(pointers) == 3
     cfg = tiny_config()
     assert untied.num_parameters() - tied.num_parameters() == 2 * cfg.vocab_size * cfg.d_model

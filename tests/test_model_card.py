@@ -26,11 +26,24 @@ def test_model_card(translator, translator_metrics):
     card = model_card_markdown(served(translator, translator_metrics))
     assert f"{translator.model.num_parameters():,}" in card
     assert "| dev (during training) | as given | greedy | float32 |" in card  # recorded by the training script
-    scored = served(translator, {"scores": [
-        {"data": "toy", "decoding": "beam 4", "precision": "float16", "bleu": 12.5, "chrf": 40.0, "n": 7},
-        {"data": "toy", "decoding": "greedy", "variant": "capitals", "subset": "11-20 words", "bleu": 1, "chrf": 2, "n": 3},
-        {"data": "broken", "decoding": "greedy"},  # lacks scores: left out, no crash
-    ]})
+    scored = served(
+        translator,
+        {
+            "scores": [
+                {"data": "toy", "decoding": "beam 4", "precision": "float16", "bleu": 12.5, "chrf": 40.0, "n": 7},
+                {
+                    "data": "toy",
+                    "decoding": "greedy",
+                    "variant": "capitals",
+                    "subset": "11-20 words",
+                    "bleu": 1,
+                    "chrf": 2,
+                    "n": 3,
+                },
+                {"data": "broken", "decoding": "greedy"},  # lacks scores: left out, no crash
+            ]
+        },
+    )
     card = model_card_markdown(scored)
     assert "| toy | as given | beam 4 | float16 | 12.5 | 40.0 | 7 |" in card
     assert "| toy | capitals, 11-20 words | greedy | float32 | 1 | 2 | 3 |" in card and "broken" not in card
@@ -60,18 +73,40 @@ def test_model_card_survives_a_partial_metrics_json(translator, case):
 
 
 def test_model_card_shows_both_forms_of_training_data_and_the_time_over_history(translator):
-    old = {"minutes": 116.9, "steps": 4494, "epochs": 4.45, "hardware": "2 CPU threads", "precision": "bf16",
-           "data": {"train": "../shared/data/en-it/train.tsv", "train_pairs": 318616, "dev": "dev.tsv"}}
-    new = {"minutes": 60, "steps": 2000, "epochs": 2, "hardware": "1 GPU", "precision": "fp16",
-           "data": {"train": ["../shared/data/en-it/train.tsv", "../shared/data/en-it/train-extra.tsv"],
-                    "weights": [1, 2], "pairs_per_epoch": 341000, "retype_share": 0.2, "join_share": 0.1,
-                    "long_weight": 3.0, "long_words": 11, "dev": "dev.tsv"}}
+    old = {
+        "minutes": 116.9,
+        "steps": 4494,
+        "epochs": 4.45,
+        "hardware": "2 CPU threads",
+        "precision": "bf16",
+        "data": {"train": "../shared/data/en-it/train.tsv", "train_pairs": 318616, "dev": "dev.tsv"},
+    }
+    new = {
+        "minutes": 60,
+        "steps": 2000,
+        "epochs": 2,
+        "hardware": "1 GPU",
+        "precision": "fp16",
+        "data": {
+            "train": ["../shared/data/en-it/train.tsv", "../shared/data/en-it/train-extra.tsv"],
+            "weights": [1, 2],
+            "pairs_per_epoch": 341000,
+            "retype_share": 0.2,
+            "join_share": 0.1,
+            "long_weight": 3.0,
+            "long_words": 11,
+            "dev": "dev.tsv",
+        },
+    }
     card = model_card_markdown(served(translator, {"training": new, "history": [old]}))
-    assert ("| 1 | `train.tsv` (318,616 sentence pairs) | 4,494 / 4.45 | 116.9 minutes on 2 CPU threads in bf16 |"
-            in card)
-    assert ("| 2 | `train.tsv` ×1, `train-extra.tsv` ×2 (341,000 pairs per epoch, 20% re-typed as people type, "
-            "10% joined into longer pairs, pairs of 11+ English words ×3) | 2,000 / 2 | "
-            "60.0 minutes on 1 GPU in fp16 |") in card
+    assert (
+        "| 1 | `train.tsv` (318,616 sentence pairs) | 4,494 / 4.45 | 116.9 minutes on 2 CPU threads in bf16 |" in card
+    )
+    assert (
+        "| 2 | `train.tsv` ×1, `train-extra.tsv` ×2 (341,000 pairs per epoch, 20% re-typed as people type, "
+        "10% joined into longer pairs, pairs of 11+ English words ×3) | 2,000 / 2 | "
+        "60.0 minutes on 1 GPU in fp16 |"
+    ) in card
     assert "In all: 176.9 minutes of training in 2 runs." in card
 
 
@@ -82,6 +117,7 @@ def test_notes_are_shown_for_the_model_that_has_them(translator):
     shipped_notes = (ROOT / "assets" / "model" / "notes.md").read_text(encoding="utf-8")
     assert "Tatoeba" in shipped_notes and "CC-BY 2.0 FR" in shipped_notes and "OLDI Seed" in shipped_notes
     assert "Tatoeba" not in texts.CREDITS  # data credits belong to the model that was trained on the data
+
 
 def test_the_card_says_what_the_training_histories_show(translator, translator_metrics, tiny_model_dir):
     history = open_model(tiny_model_dir).history

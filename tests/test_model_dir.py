@@ -110,19 +110,26 @@ def test_atomic_writes_leave_the_old_file_whole_when_writing_fails(tmp_path, mon
 
 
 BROKEN_HISTORIES = [
-    (SNAPSHOTS, {"snapshots": [{}], "probes": []}, "snapshot 1: \"step\" must be a whole number >= 0"),
-    (SNAPSHOTS, {"snapshots": [{"step": "x"}], "probes": 3}, "\"probes\" must be a list of sentences"),
-    (SNAPSHOTS, {"snapshots": [{"step": 1, "minutes": 2, "probes": []}], "probes": ["a"]},
-     "snapshot 1: \"probes\" must hold one record per probe sentence"),
-    (REFERENCE_SNAPSHOTS, {"snapshots": [{"step": 1}], "probes": []}, "snapshot 1: \"minutes\" must be a number"),
-    (REFERENCE_SNAPSHOTS, {"snapshots": [{"step": 0, "minutes": 1, "probes": []}], "probes": [], "parts": [{}]},
-     "\"parts\" must be a list of objects, each with its \"command\""),
+    (SNAPSHOTS, {"snapshots": [{}], "probes": []}, 'snapshot 1: "step" must be a whole number >= 0'),
+    (SNAPSHOTS, {"snapshots": [{"step": "x"}], "probes": 3}, '"probes" must be a list of sentences'),
+    (
+        SNAPSHOTS,
+        {"snapshots": [{"step": 1, "minutes": 2, "probes": []}], "probes": ["a"]},
+        'snapshot 1: "probes" must hold one record per probe sentence',
+    ),
+    (REFERENCE_SNAPSHOTS, {"snapshots": [{"step": 1}], "probes": []}, 'snapshot 1: "minutes" must be a number'),
+    (
+        REFERENCE_SNAPSHOTS,
+        {"snapshots": [{"step": 0, "minutes": 1, "probes": []}], "probes": [], "parts": [{}]},
+        '"parts" must be a list of objects, each with its "command"',
+    ),
 ]
 
 
 @pytest.mark.parametrize("name, history, reason", BROKEN_HISTORIES)
 def test_a_history_the_page_could_not_draw_is_left_out_with_its_reason_and_the_page_says_so(
-        tiny_model_dir, tmp_path, name, history, reason, caplog):
+    tiny_model_dir, tmp_path, name, history, reason, caplog
+):
     from webapp.tabs.model_card import left_out_markdown
 
     model_dir = tmp_path / "model"

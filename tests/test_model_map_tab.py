@@ -116,9 +116,15 @@ def test_a_steps_logits_over_the_whole_vocabulary(served, internals):
     assert np.array_equal(sent, np.sort(logits[np.isfinite(logits)])[::-1].astype(np.float32))
 
 
-@pytest.mark.parametrize("asked", [dict(box="norm", stack="encoder", index=99), dict(box="feed-forward",
-                         stack="encoder", index=-1), dict(box="attention", stack="encoder", index=0),
-                         dict(box="embedding", stack="sideways", index=0)])
+@pytest.mark.parametrize(
+    "asked",
+    [
+        dict(box="norm", stack="encoder", index=99),
+        dict(box="feed-forward", stack="encoder", index=-1),
+        dict(box="attention", stack="encoder", index=0),
+        dict(box="embedding", stack="sideways", index=0),
+    ],
+)
 def test_a_box_the_model_lacks_sends_nothing(served, asked):
     assert ask(served, **asked) is None
 

@@ -17,15 +17,32 @@ SENTENCES = ["I see the big cat in the garden today.", "We read a good book at h
 def test_a_fed_model_writes_the_given_tokens_whatever_its_weights(translator):
     tokens = translator.translate_ids(SENTENCES[:1])[0]
     assert fed_translation(translator, SENTENCES[0], tokens) == tokens  # its own greedy output, fed back
-    other = Translator(Transformer(replace(translator.model.cfg, d_model=48, n_heads=2)),
-                       translator.tokenizer)
+    other = Translator(Transformer(replace(translator.model.cfg, d_model=48, n_heads=2)), translator.tokenizer)
     assert fed_translation(other, SENTENCES[0], [7, 8, 9]) == [7, 8, 9]  # an untrained model writes them too
 
 
 def test_each_shape_is_timed_and_sized(tiny_model_dir, tmp_path, capsys):
     data = write_tsv(tmp_path / "data.tsv", [(s, "x") for s in SENTENCES])
-    main(["--model", str(tiny_model_dir), "--data", str(data), "--sentences", "2", "--warmup", "1", "--threads", "1",
-          "--dtype", "float32", "--shape", "d_model=64,d_ff=128", "--shape", "n_decoder_layers=3"])
+    main(
+        [
+            "--model",
+            str(tiny_model_dir),
+            "--data",
+            str(data),
+            "--sentences",
+            "2",
+            "--warmup",
+            "1",
+            "--threads",
+            "1",
+            "--dtype",
+            "float32",
+            "--shape",
+            "d_model=64,d_ff=128",
+            "--shape",
+            "n_decoder_layers=3",
+        ]
+    )
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     greedy, fed, wide, deep = result["shapes"]
     assert [r["name"] for r in result["shapes"]] == ["reference (greedy)", "reference (fed)", "untrained", "untrained"]
@@ -38,8 +55,14 @@ def test_each_shape_is_timed_and_sized(tiny_model_dir, tmp_path, capsys):
     assert wide["parameters"] > greedy["parameters"] and deep["parameters"] > greedy["parameters"]
 
 
-@pytest.mark.parametrize("text, message", [("width=3", "not a whole-number field"), ("d_model=big", "not a whole"),
-                                           ("dropout=0", "not a whole-number field")])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("width=3", "not a whole-number field"),
+        ("d_model=big", "not a whole"),
+        ("dropout=0", "not a whole-number field"),
+    ],
+)
 def test_a_bad_shape_is_refused_with_its_reason(text, message):
     with pytest.raises(argparse.ArgumentTypeError, match=message):
         parse_shape(text)

@@ -26,8 +26,10 @@ OTHER = "I see the dog."
 WAIT = 60_000  # ms
 LINK = re.compile(r"\[([^\]]+)\]\(\.\./((?:transformer|training)/[\w/]+\.py)\)")
 # What the test asks the notebook once it has run: its checkable values.
-REPORT = ("import json\nprint(json.dumps({'head_check_passed': head_check_passed, 'argmax_is_greedy': argmax_is_greedy, "
-          "'first_loss': first_loss, 'last_loss': last_loss, 'cells': len(In)}))")
+REPORT = (
+    "import json\nprint(json.dumps({'head_check_passed': head_check_passed, 'argmax_is_greedy': argmax_is_greedy, "
+    "'first_loss': first_loss, 'last_loss': last_loss, 'cells': len(In)}))"
+)
 
 
 def cells(kind):
@@ -72,11 +74,14 @@ def test_the_rule_finds_a_name_the_code_lacks():
 def executed():
     """The notebook run top to bottom in a fresh kernel (from its own folder, as Jupyter runs it), then asked for its
     checkable values (REPORT)."""
-    nbclient = pytest.importorskip("nbclient", reason="nbclient is not installed (pip install -r requirements-test.txt)")
+    nbclient = pytest.importorskip(
+        "nbclient", reason="nbclient is not installed (pip install -r requirements-test.txt)"
+    )
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     notebook.cells.append(nbformat.v4.new_code_cell(REPORT))
-    nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3",
-                            resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
+    nbclient.NotebookClient(
+        notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}}
+    ).execute()
     return notebook
 
 
@@ -85,8 +90,9 @@ def text_of(cell):
 
 
 def test_the_notebook_runs_and_its_checks_hold(executed):
-    assert not [o for cell in executed.cells if cell.cell_type == "code" for o in cell.outputs
-                if o.output_type == "error"]
+    assert not [
+        o for cell in executed.cells if cell.cell_type == "code" for o in cell.outputs if o.output_type == "error"
+    ]
     printed = "".join(text_of(cell) for cell in executed.cells if cell.cell_type == "code")
     assert "Warning" not in printed  # e.g. tqdm's TqdmWarning, which importing webapp.notebook printed
     report = json.loads(text_of(executed.cells[-1]))
@@ -96,8 +102,13 @@ def test_the_notebook_runs_and_its_checks_hold(executed):
 
 
 def test_the_notebook_shows_the_apps_views(executed):
-    shown = [output.data["text/html"] for cell in executed.cells if cell.cell_type == "code" for output in cell.outputs
-             if output.output_type in ("execute_result", "display_data") and "text/html" in output.data]
+    shown = [
+        output.data["text/html"]
+        for cell in executed.cells
+        if cell.cell_type == "code"
+        for output in cell.outputs
+        if output.output_type in ("execute_result", "display_data") and "text/html" in output.data
+    ]
     titles = [re.match(r'<iframe title="([^"]+)" srcdoc=', html).group(1) for html in shown]
     assert sorted(titles) == ["Attention", "Attention", "Inside one head", "Model map"]
 
@@ -129,8 +140,9 @@ def frames(page, *views):
 
 def drawn_matrix(frame, layer, head):
     """The Attention view's drawn matrix, once it shows `layer` and `head`."""
-    frame.wait_for_selector(f'#attention-heatmap[data-layer="{layer}"][data-head="{head}"]', state="attached",
-                            timeout=WAIT)
+    frame.wait_for_selector(
+        f'#attention-heatmap[data-layer="{layer}"][data-head="{head}"]', state="attached", timeout=WAIT
+    )
     return np.array(frame.evaluate("() => document.querySelector('#attention-heatmap canvas').__matrix"), dtype=float)
 
 
@@ -149,14 +161,18 @@ def test_show_attention_draws_the_apps_numbers_for_the_head_asked(page, shipped)
 
 
 def test_two_views_on_one_page_keep_their_own_sentence_and_choices(page, shipped):
-    first, second = frames(page, show_attention(shipped, SENTENCE, kind="cross", layer=1, head="mean"),
-                           show_attention(shipped, OTHER, kind="cross", layer=1, head="mean"))
-    maps = {sentence: dequantized(app_payload(shipped, sentence)["attention"]["cross"])
-            for sentence in (SENTENCE, OTHER)}
+    first, second = frames(
+        page,
+        show_attention(shipped, SENTENCE, kind="cross", layer=1, head="mean"),
+        show_attention(shipped, OTHER, kind="cross", layer=1, head="mean"),
+    )
+    maps = {
+        sentence: dequantized(app_payload(shipped, sentence)["attention"]["cross"]) for sentence in (SENTENCE, OTHER)
+    }
     np.testing.assert_allclose(drawn_matrix(first, 1, "mean"), maps[SENTENCE][0].mean(0), atol=1e-9)
     np.testing.assert_allclose(drawn_matrix(second, 1, "mean"), maps[OTHER][0].mean(0), atol=1e-9)
 
-    first.locator('#layer label').filter(has_text=re.compile(r"^\s*2\s*$")).click()
+    first.locator("#layer label").filter(has_text=re.compile(r"^\s*2\s*$")).click()
     np.testing.assert_allclose(drawn_matrix(first, 2, "mean"), maps[SENTENCE][1].mean(0), atol=1e-9)
     np.testing.assert_allclose(drawn_matrix(second, 1, "mean"), maps[OTHER][0].mean(0), atol=1e-9)
     assert second.evaluate("() => translatorStore.get('attention')") == {"kind": "cross", "layer": 1, "head": "mean"}
@@ -183,16 +199,20 @@ def test_show_head_draws_the_heads_numbers_and_answers_its_head_radio_in_the_pag
     frame.locator('input[name="ih-layer"][value="1"]').click()  # a layer not computed: the call that shows it
     note = frame.locator("#view-note")
     note.wait_for(state="visible", timeout=WAIT)
-    assert note.text_content() == ("Not computed for this notebook view: show_head(translator, 'The cat sleeps on the "
-                                   "sofa.', kind=\"cross\", layer=1, head=4)")
+    assert note.text_content() == (
+        "Not computed for this notebook view: show_head(translator, 'The cat sleeps on the "
+        'sofa.\', kind="cross", layer=1, head=4)'
+    )
 
 
 def test_show_map_opens_each_boxs_numbers_and_walks_with_no_server(page, shipped):
     (frame,) = frames(page, show_map(shipped, SENTENCE))
     frame.wait_for_selector('.model-map[data-state="ready"]', state="attached", timeout=WAIT)
     internals = inspect(shipped, SENTENCE).internals
-    for box, expected in [("encoder-embedding", internals.encoder.embedding),
-                          ("decoder-feed-forward", internals.decoder.hidden[0][:1])]:
+    for box, expected in [
+        ("encoder-embedding", internals.encoder.embedding),
+        ("decoder-feed-forward", internals.decoder.hidden[0][:1]),
+    ]:
         frame.locator(f'.box[data-box="{box}"]').click()
         frame.wait_for_selector(f'.model-map[data-open="{box}"][data-state="drawn"]', state="attached", timeout=WAIT)
         rows = frame.evaluate("() => [...document.querySelectorAll('.map-panel canvas')].find(c => c.__rows).__rows")
@@ -217,13 +237,16 @@ def test_the_views_are_whole_documents_that_fetch_nothing(page, shipped):
     assert requests == []
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda t: show_attention(t, "   "), "Give an English sentence"),
-    (lambda t: show_attention(t, SENTENCE, kind="self"), "kind must be one of encoder, decoder, cross, got 'self'"),
-    (lambda t: show_head(t, SENTENCE, kind="decoder", layer=4), "layer must be 1..3 for decoder attention, got 4"),
-    (lambda t: show_head(t, SENTENCE, head="mean"), "head must be 1..4, got 'mean'"),
-    (lambda t: show_attention(t, SENTENCE, head=0), "head must be 1..4 or 'mean' or 'all', got 0"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda t: show_attention(t, "   "), "Give an English sentence"),
+        (lambda t: show_attention(t, SENTENCE, kind="self"), "kind must be one of encoder, decoder, cross, got 'self'"),
+        (lambda t: show_head(t, SENTENCE, kind="decoder", layer=4), "layer must be 1..3 for decoder attention, got 4"),
+        (lambda t: show_head(t, SENTENCE, head="mean"), "head must be 1..4, got 'mean'"),
+        (lambda t: show_attention(t, SENTENCE, head=0), "head must be 1..4 or 'mean' or 'all', got 0"),
+    ],
+)
 def test_a_bad_argument_gets_a_one_line_message(shipped, call, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         call(shipped)

@@ -22,8 +22,11 @@ def inspection(translator):
 
 def test_maps_travel_within_half_a_level_of_the_models(translator, inspection):
     payload = json.loads(json.dumps(translation_payload(translator, inspection, "greedy")))  # as the page gets it
-    for kind, maps in [("encoder", inspection.encoder_attention), ("decoder", inspection.decoder_attention),
-                       ("cross", inspection.cross_attention)]:
+    for kind, maps in [
+        ("encoder", inspection.encoder_attention),
+        ("decoder", inspection.decoder_attention),
+        ("cross", inspection.cross_attention),
+    ]:
         shipped = dequantized(payload["attention"][kind])
         assert shipped.shape == maps.shape
         assert np.abs(shipped - maps).max() <= 0.5 / LEVELS + 1e-9
@@ -38,8 +41,9 @@ def test_tokens_candidates_diagnostics_and_norms_are_the_librarys(translator, in
     payload = translation_payload(translator, inspection, "greedy")
     assert payload["source_tokens"] == inspection.source_tokens
     assert payload["output_tokens"] == inspection.target_tokens[1:] + ["</s>"]
-    assert [[token for token, _ in step] for step in payload["candidates"]] == \
-        [[token for token, _ in step] for step in inspection.top_candidates]
+    assert [[token for token, _ in step] for step in payload["candidates"]] == [
+        [token for token, _ in step] for step in inspection.top_candidates
+    ]
     stats = head_diagnostics(inspection)["cross"]
     assert np.allclose(np.array(payload["diagnostics"]["cross"]["entropy"], dtype=float), stats.entropy, atol=1e-4)
     assert payload["diagnostics"]["cross"]["labels"] == stats.labels
@@ -70,8 +74,9 @@ def test_a_long_sentence_stays_small(translator):
     text = " ".join(["the cat sees the dog"] * 8)
     inspection = inspect(translator, text)
     size = len(json.dumps(translation_payload(translator, inspection, "greedy")))
-    numbers = sum(m.size for m in (inspection.encoder_attention, inspection.decoder_attention,
-                                   inspection.cross_attention))
+    numbers = sum(
+        m.size for m in (inspection.encoder_attention, inspection.decoder_attention, inspection.cross_attention)
+    )
     assert len(inspection.source_tokens) >= 40
     assert size < 1.5 * numbers + 20_000  # a byte per weight is 4/3 characters of base64
 
@@ -83,8 +88,9 @@ def test_the_maps_numbers_are_the_recorded_ones(translator, inspection):
     internals = inspection.internals
     for name in ("encoder", "decoder"):
         stack = internals.stack(name)
-        assert np.allclose(shipped[name]["scaled"], np.linalg.norm(stack.embedding, axis=-1) * internals.scale,
-                           atol=1e-3)
+        assert np.allclose(
+            shipped[name]["scaled"], np.linalg.norm(stack.embedding, axis=-1) * internals.scale, atol=1e-3
+        )
         assert np.allclose(shipped[name]["stream"], np.linalg.norm(stack.stream, axis=-1), atol=1e-3)
         assert np.allclose(shipped[name]["ratios"], write_ratios(stack), atol=1e-4)
         assert np.allclose(shipped[name]["norm_std"], stack.norm_inputs.std(-1), atol=1e-4)

@@ -25,39 +25,52 @@ from training.sentences import normalise
 
 ATTRIBUTION = "CC-BY 2.0 (France) Attribution: tatoeba.org #1 (someone) & #2 (someone else)"
 CLEAN = toy_pairs()[:40]
-BENCHMARK = [("I don't drink alcohol.", "Non bevo alcool."), ("We fell asleep.", "Ci siamo addormentati."),
-             ("It is late.", "E\u0300 tardi."),  # "È" decomposed: equal to the composed "È" once NFC-normalised
-             ("We fell asleep.", "Ci siamo addormentati.")]  # a repeated pair: the benchmark keeps it, as published
-NEWS = [("Right-wing populists triumph in Austria.", "Il trionfo dei populisti di destra in Austria."),
-        ("The coalition is weaker.", "La coalizione è più debole.")]
+BENCHMARK = [
+    ("I don't drink alcohol.", "Non bevo alcool."),
+    ("We fell asleep.", "Ci siamo addormentati."),
+    ("It is late.", "E\u0300 tardi."),  # "È" decomposed: equal to the composed "È" once NFC-normalised
+    ("We fell asleep.", "Ci siamo addormentati."),
+]  # a repeated pair: the benchmark keeps it, as published
+NEWS = [
+    ("Right-wing populists triumph in Austria.", "Il trionfo dei populisti di destra in Austria."),
+    ("The coalition is weaker.", "La coalizione è più debole."),
+]
 # Each other public test set holds one sentence of the Tatoeba pairs (its English or its Italian side): all must go.
-OTHER_TESTS = {"tatoeba-test-v2021-03-30": [(CLEAN[3][0].upper(), "Qualcos'altro.")],
-               "tatoeba-test-v2021-08-07": [("Something else.", CLEAN[4][1])],
-               "flores200-devtest": [(f"  {CLEAN[5][0]}", "Una frase di FLORES.")],
-               "newstest2009": [("A news sentence.", CLEAN[6][1].upper())],
-               "ntrex128": [(CLEAN[7][0], "Una frase di NTREX.")]}
+OTHER_TESTS = {
+    "tatoeba-test-v2021-03-30": [(CLEAN[3][0].upper(), "Qualcos'altro.")],
+    "tatoeba-test-v2021-08-07": [("Something else.", CLEAN[4][1])],
+    "flores200-devtest": [(f"  {CLEAN[5][0]}", "Una frase di FLORES.")],
+    "newstest2009": [("A news sentence.", CLEAN[6][1].upper())],
+    "ntrex128": [(CLEAN[7][0], "Una frase di NTREX.")],
+}
 TEST_SETS = {data_sources.TATOEBA_TEST: BENCHMARK, data_sources.DEV_NEWS: NEWS, **OTHER_TESTS}
 EXCLUDED = [(CLEAN[2][0], "Qualcos'altro ancora.")]  # an --exclude file: shares its English with a Tatoeba pair
 SECOND_TRANSLATION = (CLEAN[0][0], "Un'altra traduzione.")
-TATOEBA_LINES = [*(f"{en}\t{it}\t{ATTRIBUTION}" for en, it in CLEAN),
-                 f"{SECOND_TRANSLATION[0]}\t{SECOND_TRANSLATION[1]}\t{ATTRIBUTION}",
-                 f"{CLEAN[1][0]}\t{CLEAN[1][1]}\t{ATTRIBUTION}",  # a duplicate
-                 f"Run!\t \t{ATTRIBUTION}",  # an empty side
-                 f"i  DON'T drink\u00a0alcohol. \tIo non bevo alcolici.\t{ATTRIBUTION}",  # English in the benchmark
-                 f"We dozed off.\tci siamo  addormentati.\t{ATTRIBUTION}",  # Italian in the benchmark
-                 f"It's late.\t\u00c8 tardi.\t{ATTRIBUTION}",  # Italian in the benchmark, composed differently
-                 f"The coalition is WEAKER.\tLa coalizione si indebolisce.\t{ATTRIBUTION}",  # English in dev-news
-                 f"Hi.\u2028There.\tCiao a tutti.\t{ATTRIBUTION}",  # a line break inside a sentence
-                 "a line that is not a pair"]
-EXPECTED_TATOEBA = [p for p in CLEAN if p not in (CLEAN[2], *CLEAN[3:8])] + [SECOND_TRANSLATION,
-                                                                              ("Hi. There.", "Ciao a tutti.")]
+TATOEBA_LINES = [
+    *(f"{en}\t{it}\t{ATTRIBUTION}" for en, it in CLEAN),
+    f"{SECOND_TRANSLATION[0]}\t{SECOND_TRANSLATION[1]}\t{ATTRIBUTION}",
+    f"{CLEAN[1][0]}\t{CLEAN[1][1]}\t{ATTRIBUTION}",  # a duplicate
+    f"Run!\t \t{ATTRIBUTION}",  # an empty side
+    f"i  DON'T drink\u00a0alcohol. \tIo non bevo alcolici.\t{ATTRIBUTION}",  # English in the benchmark
+    f"We dozed off.\tci siamo  addormentati.\t{ATTRIBUTION}",  # Italian in the benchmark
+    f"It's late.\t\u00c8 tardi.\t{ATTRIBUTION}",  # Italian in the benchmark, composed differently
+    f"The coalition is WEAKER.\tLa coalizione si indebolisce.\t{ATTRIBUTION}",  # English in dev-news
+    f"Hi.\u2028There.\tCiao a tutti.\t{ATTRIBUTION}",  # a line break inside a sentence
+    "a line that is not a pair",
+]
+EXPECTED_TATOEBA = [p for p in CLEAN if p not in (CLEAN[2], *CLEAN[3:8])] + [
+    SECOND_TRANSLATION,
+    ("Hi. There.", "Ciao a tutti."),
+]
 OUTPUTS = ("train.tsv", "dev.tsv", "test-tatoeba.tsv", "dev-news.tsv", "train-extra.tsv", "manifest.json")
 
 
 def extra_pairs(parallel):
     """Two pairs per extra set; CoCoA-MT's informal and formal references differ only in the Italian."""
-    return [(f"{parallel.english.name} says hello.", f"{parallel.name} saluta."),
-            (f"{parallel.english.name} asks a question.", f"{parallel.name} chiede.")]
+    return [
+        (f"{parallel.english.name} says hello.", f"{parallel.name} saluta."),
+        (f"{parallel.english.name} asks a question.", f"{parallel.name} chiede."),
+    ]
 
 
 EXTRA_CONTAMINATED = ("Gish was an actress.", NEWS[1][1])  # its Italian is a dev-news sentence
@@ -102,9 +115,12 @@ def unpinned_sets(sets):
 # The project's files, for these sources: the benchmark and dev-news as published (their one pair with a composed
 # "È" written as published, the repeated pair kept).
 FIXTURE_SOURCES = dataclasses.replace(
-    data_sources.PINNED, test_sets=unpinned_sets(data_sources.TEST_SETS),
-    extra_sets=unpinned_sets(data_sources.EXTRA_SETS), docs_also_avoid=tuple(map(unpinned, data_sources.UD_PUD)),
-    project_outputs={"test-tatoeba.tsv": tsv_sha256(BENCHMARK), "dev-news.tsv": tsv_sha256(NEWS)})
+    data_sources.PINNED,
+    test_sets=unpinned_sets(data_sources.TEST_SETS),
+    extra_sets=unpinned_sets(data_sources.EXTRA_SETS),
+    docs_also_avoid=tuple(map(unpinned, data_sources.UD_PUD)),
+    project_outputs={"test-tatoeba.tsv": tsv_sha256(BENCHMARK), "dev-news.tsv": tsv_sha256(NEWS)},
+)
 
 
 class StandIn:
@@ -146,8 +162,15 @@ def normalised(text):
 
 def test_pinned_sources_name_every_public_test_set_at_a_fixed_commit():
     names = {parallel.name for parallel in data_sources.TEST_SETS}
-    assert names == {"tatoeba-test-v2020-07-28", "tatoeba-test-v2021-03-30", "tatoeba-test-v2021-08-07",
-                     "flores200-devtest", "newstest2009", "newssyscomb2009", "ntrex128"}
+    assert names == {
+        "tatoeba-test-v2020-07-28",
+        "tatoeba-test-v2021-03-30",
+        "tatoeba-test-v2021-08-07",
+        "flores200-devtest",
+        "newstest2009",
+        "newssyscomb2009",
+        "ntrex128",
+    }
     github = [s for p in data_sources.TEST_SETS + data_sources.EXTRA_SETS for s in (p.english, p.italian)]
     for source in github:
         repo_and_commit = source.url.removeprefix("https://raw.githubusercontent.com/").split("/")
@@ -175,8 +198,9 @@ def test_outputs_hold_each_clean_pair_once_and_nothing_of_any_public_test_set(ne
 @pytest.mark.parametrize("release", sorted(OTHER_TESTS))
 def test_decontamination_covers_each_public_test_set(network, tmp_path, release):
     """Each pinned test set is needed: served without its sentence, the Tatoeba pair sharing it is kept."""
-    shared = next(side for side in OTHER_TESTS[release][0] if any(
-        normalised(side) in map(normalised, pair) for pair in CLEAN))
+    shared = next(
+        side for side in OTHER_TESTS[release][0] if any(normalised(side) in map(normalised, pair) for pair in CLEAN)
+    )
     kept = next(pair for pair in CLEAN if normalised(shared) in map(normalised, pair))
     out = prepare(tmp_path)
     assert kept not in read_pairs(out / "train.tsv") + read_pairs(out / "dev.tsv")
@@ -205,9 +229,12 @@ def test_manifest_records_sources_licences_commits_and_outputs(network, tmp_path
         assert entry["pairs"] == data.count(b"\n") and entry["sha256"] == hashlib.sha256(data).hexdigest()
     assert set(manifest["outputs"]) == set(OUTPUTS[:5])
     assert manifest["outputs"]["test-tatoeba.tsv"]["same_as_project_file"] is True
-    assert manifest["removed"] == {"tatoeba": {"malformed": 1, "empty": 1, "duplicates": 1, "test_overlap": 9},
-                                   "test_set": {"empty": 0}, "dev_news": {"empty": 0},
-                                   "extra": {"empty": 0, "duplicates": 0, "test_overlap": 1}}
+    assert manifest["removed"] == {
+        "tatoeba": {"malformed": 1, "empty": 1, "duplicates": 1, "test_overlap": 9},
+        "test_set": {"empty": 0},
+        "dev_news": {"empty": 0},
+        "extra": {"empty": 0, "duplicates": 0, "test_overlap": 1},
+    }
     by_url = {entry["url"]: entry for entry in manifest["sources"]}
     assert set(by_url) == set(network.files) - TREEBANK_URLS
     for url in by_url:
@@ -249,8 +276,9 @@ def test_a_source_pinned_in_the_code_is_checked(network, tmp_path):
 
     def pinned(sha):
         english = dataclasses.replace(benchmark.english, sha256=sha)
-        return dataclasses.replace(FIXTURE_SOURCES, test_sets=(dataclasses.replace(benchmark, english=english),
-                                                               *FIXTURE_SOURCES.test_sets[1:]))
+        return dataclasses.replace(
+            FIXTURE_SOURCES, test_sets=(dataclasses.replace(benchmark, english=english), *FIXTURE_SOURCES.test_sets[1:])
+        )
 
     prepare(tmp_path, sources=pinned(good))
     with pytest.raises(SourceChanged) as error:
@@ -266,17 +294,22 @@ def test_a_source_changed_since_its_first_download_is_refused(network, tmp_path)
     source = data_sources.EXTRA_SETS[1].italian
     assert lock[source.name]["sha256"] == hashlib.sha256(network.files[source.url]).hexdigest()
     pinned.cache_path(source.url, tmp_path / "cache").write_bytes(b"changed\nfile\n")
-    with pytest.raises(SourceChanged, match=f"^{source.name}: .* pinned on first download for {source.url}; "
-                                            "delete the file to download it again$"):
+    with pytest.raises(
+        SourceChanged,
+        match=f"^{source.name}: .* pinned on first download for {source.url}; delete the file to download it again$",
+    ):
         prepare(tmp_path, "again")
     assert not (tmp_path / "again").exists()
 
 
 def test_a_benchmark_that_is_not_the_scored_file_writes_nothing(network, tmp_path):
     sources = dataclasses.replace(FIXTURE_SOURCES, project_outputs={"test-tatoeba.tsv": "f" * 64})
-    with pytest.raises(SourceChanged, match="^test-tatoeba.tsv: the rebuild has sha256 .* not the f{64} of the file "
-                                            r"the scores are on; its sources \(tatoeba-test-v2020-07-28.eng, "
-                                            r"tatoeba-test-v2020-07-28.ita\) are not"):
+    with pytest.raises(
+        SourceChanged,
+        match="^test-tatoeba.tsv: the rebuild has sha256 .* not the f{64} of the file "
+        r"the scores are on; its sources \(tatoeba-test-v2020-07-28.eng, "
+        r"tatoeba-test-v2020-07-28.ita\) are not",
+    ):
         prepare(tmp_path, sources=sources)
     assert not (tmp_path / "out").exists()
 
@@ -289,8 +322,10 @@ def test_a_changed_tatoeba_zip_is_a_warning_with_the_counts(network, tmp_path, c
     prepare(tmp_path, "again", "--tatoeba", smaller)
     warning = [line for line in capsys.readouterr().out.splitlines() if line.startswith("warning:")]
     lock = tmp_path / "cache" / "sources.lock.json"
-    assert warning == [f"warning: {smaller} is not the ita-eng.zip recorded in {lock} (48 pairs then, 30 now): "
-                       "train.tsv and dev.tsv differ from the ones built from it"]
+    assert warning == [
+        f"warning: {smaller} is not the ita-eng.zip recorded in {lock} (48 pairs then, 30 now): "
+        "train.tsv and dev.tsv differ from the ones built from it"
+    ]
 
 
 def test_a_failed_download_names_the_url_and_where_to_put_the_file(tmp_path, monkeypatch):
@@ -321,8 +356,9 @@ def test_help_names_the_module():
 
 def test_a_missing_tatoeba_file_is_one_error_line_before_any_download(tmp_path):
     missing = tmp_path / "nowhere" / "ita-eng.zip"
-    status, _, stderr = run_command(main, "--out", tmp_path / "out", "--tatoeba", missing,
-                                    "--cache", tmp_path / "cache")
+    status, _, stderr = run_command(
+        main, "--out", tmp_path / "out", "--tatoeba", missing, "--cache", tmp_path / "cache"
+    )
     assert status == 1
     assert stderr.splitlines() == [f"error: {missing}: no such file (given with --tatoeba)"]
     assert not (tmp_path / "cache").exists()
@@ -346,8 +382,10 @@ def test_a_wrong_cached_source_is_one_error_line(tmp_path):
 def test_treebank_sentences_are_the_text_lines_and_a_file_without_them_is_refused(tmp_path):
     cache = tmp_path / "cache"
     good, bad = FIXTURE_SOURCES.docs_also_avoid  # trusted on first use: no sha256 in the code
-    for source, text in ((good, "# sent_id = 1\n# text = The  Cat sat.\n1\tThe\n\n# text = A dog.\n"),
-                         (bad, "<html>Not Found</html>\n")):
+    for source, text in (
+        (good, "# sent_id = 1\n# text = The  Cat sat.\n1\tThe\n\n# text = A dog.\n"),
+        (bad, "<html>Not Found</html>\n"),
+    ):
         pinned.cache_path(source.url, cache).parent.mkdir(parents=True, exist_ok=True)
         pinned.cache_path(source.url, cache).write_text(text, encoding="utf-8")
     lock = pinned.Lock(cache)
@@ -381,8 +419,10 @@ LIBREOFFICE_IT = """<html><body>
 
 def page(*blocks):
     """A DocBook-like page: each block (tag, class, text) with an internal link when the text holds `LINK`."""
-    body = "".join(f'<{tag} class="{cls}">' + text.replace("LINK", '<a href="other.en.html#s1">LINK</a>') + f"</{tag}>"
-                   for tag, cls, text in blocks)
+    body = "".join(
+        f'<{tag} class="{cls}">' + text.replace("LINK", '<a href="other.en.html#s1">LINK</a>') + f"</{tag}>"
+        for tag, cls, text in blocks
+    )
     return f'<html><body><div class="section">{body}</div></body></html>'
 
 
@@ -392,19 +432,32 @@ def blocks(text):
 
 def test_libreoffice_help_is_paired_by_page_and_paragraph_id():
     pairs = doc_pairs.id_pairs(blocks(LIBREOFFICE_EN), blocks(LIBREOFFICE_IT))
-    assert sorted(pairs) == sorted([("Formatting Paragraphs", "Formattare i paragrafi"),
-                                    ("Choose Format - Paragraph.", "Scegliete Formato - Paragrafo."),
-                                    ("Press Ctrl+1 to apply it.", "Premete Ctrl+1 per applicarlo.")])
+    assert sorted(pairs) == sorted(
+        [
+            ("Formatting Paragraphs", "Formattare i paragrafi"),
+            ("Choose Format - Paragraph.", "Scegliete Formato - Paragrafo."),
+            ("Press Ctrl+1 to apply it.", "Premete Ctrl+1 per applicarlo."),
+        ]
+    )
 
 
 def test_manual_blocks_are_paired_by_position_where_the_structures_match():
-    english = [("h2", "title", "1.2. What is Debian?"), ("p", "", "Debian is an operating system."),
-               ("li", "listitem", "See LINK for more."), ("dt", "", "apt")]
-    italian = [("h2", "title", "1.2. Cos'è Debian?"), ("p", "", "Debian è un sistema operativo."),
-               ("li", "listitem", "Si veda LINK per altro."), ("dt", "", "apt")]
+    english = [
+        ("h2", "title", "1.2. What is Debian?"),
+        ("p", "", "Debian is an operating system."),
+        ("li", "listitem", "See LINK for more."),
+        ("dt", "", "apt"),
+    ]
+    italian = [
+        ("h2", "title", "1.2. Cos'è Debian?"),
+        ("p", "", "Debian è un sistema operativo."),
+        ("li", "listitem", "Si veda LINK per altro."),
+        ("dt", "", "apt"),
+    ]
     english_page, italian_page = page(*english), page(*italian).replace("other.en.html", "other.it.html")
     assert doc_pairs.sequence_pairs(blocks(english_page), blocks(italian_page)) == [
-        (en, it) for (_, _, en), (_, _, it) in zip(english, italian)]
+        (en, it) for (_, _, en), (_, _, it) in zip(english, italian)
+    ]
 
 
 def test_where_structures_differ_only_runs_of_three_matching_blocks_are_paired():
@@ -413,18 +466,23 @@ def test_where_structures_differ_only_runs_of_three_matching_blocks_are_paired()
     english = [("h2", "title", "Title"), ("li", "a", "Short run one."), ("dt", "x", "A term."), *run]
     italian = [("h2", "title", "Titolo"), ("td", "b", "Un blocco in più."), ("li", "a", "Serie breve."), *run_it]
     assert doc_pairs.sequence_pairs(blocks(page(*english)), blocks(page(*italian))) == [
-        (en, it) for (_, _, en), (_, _, it) in zip(run, run_it)]
+        (en, it) for (_, _, en), (_, _, it) in zip(run, run_it)
+    ]
 
 
 def test_blocks_with_no_text_are_left_out_before_pairing():
     """GIMP's English page gives its figures empty captions the Italian page lacks: kept, they made a run that paired
     each caption's neighbour with the next one ("Make path visible" / "Raddrizza")."""
-    steps, passi = ["Draw path", "Make path visible", "Straighten"], ["Delinea tracciato", "Rendi tracciato visibile",
-                                                                       "Raddrizza"]
+    steps, passi = (
+        ["Draw path", "Make path visible", "Straighten"],
+        ["Delinea tracciato", "Rendi tracciato visibile", "Raddrizza"],
+    )
     english = [("p", "", "Original image"), *(block for step in steps for block in (("p", "", ""), ("p", "", step)))]
     italian = [("p", "", "Immagine originale"), *(("p", "", passo) for passo in passi)]
     assert doc_pairs.sequence_pairs(blocks(page(*english)), blocks(page(*italian))) == [
-        ("Original image", "Immagine originale"), *zip(steps, passi)]
+        ("Original image", "Immagine originale"),
+        *zip(steps, passi),
+    ]
 
 
 def test_footnote_links_whose_generated_ids_differ_by_language_still_pair():
@@ -434,24 +492,37 @@ def test_footnote_links_whose_generated_ids_differ_by_language_still_pair():
 
     def footnoted(number, texts):
         title, body, plain, note = texts
-        return (f'<html><body><h2 class="title">{title}</h2><p>{body}<a href="#ftn.idm{number}">[1]</a></p>'
-                f'<p>{plain}</p><div class="footnote"><p><a href="#idm{number}">[1] </a>{note}</p></div></body></html>')
+        return (
+            f'<html><body><h2 class="title">{title}</h2><p>{body}<a href="#ftn.idm{number}">[1]</a></p>'
+            f'<p>{plain}</p><div class="footnote"><p><a href="#idm{number}">[1] </a>{note}</p></div></body></html>'
+        )
 
     english = ("9.1. Uploading", "Once you are a developer, upload.", "Set up dupload first.", "See the manual.")
-    italian = ("9.1. Caricamento", "Una volta sviluppatori, caricate.", "Impostate prima dupload.", "Si veda il manuale.")
+    italian = (
+        "9.1. Caricamento",
+        "Una volta sviluppatori, caricate.",
+        "Impostate prima dupload.",
+        "Si veda il manuale.",
+    )
     pairs = doc_pairs.sequence_pairs(blocks(footnoted(3699, english)), blocks(footnoted(3697, italian)))
-    assert [en for en, _ in pairs] == ["9.1. Uploading", "Once you are a developer, upload.[1]",
-                                       "Set up dupload first.", "[1] See the manual."]
+    assert [en for en, _ in pairs] == [
+        "9.1. Uploading",
+        "Once you are a developer, upload.[1]",
+        "Set up dupload first.",
+        "[1] See the manual.",
+    ]
     assert [it for _, it in pairs][-1] == "[1] Si veda il manuale."
 
 
 def test_sphinx_permalinks_and_navigation_bars_are_left_out():
     """The Developer's Reference is built by Sphinx: each heading ends with a "¶" link to itself, and every page has
     navigation bars ("Next topic", "previous"), which gave 210 pairs the project's file does not have."""
-    sphinx = ('<html><body><div class="related" role="navigation"><ul><li><a href="a.html">next</a></li></ul></div>'
-              '<section><h1>Bug housekeeping<a class="headerlink" href="#bug" title="Permalink">¶</a></h1>'
-              '<p>Close the bugs you fixed.</p></section><div class="sphinxsidebar" role="navigation">'
-              '<h4>Next topic</h4><p class="topless"><a href="tools.html">Tools</a></p></div></body></html>')
+    sphinx = (
+        '<html><body><div class="related" role="navigation"><ul><li><a href="a.html">next</a></li></ul></div>'
+        '<section><h1>Bug housekeeping<a class="headerlink" href="#bug" title="Permalink">¶</a></h1>'
+        '<p>Close the bugs you fixed.</p></section><div class="sphinxsidebar" role="navigation">'
+        '<h4>Next topic</h4><p class="topless"><a href="tools.html">Tools</a></p></div></body></html>'
+    )
     assert [block.text for block in blocks(sphinx)] == ["Bug housekeeping", "Close the bugs you fixed."]
 
 
@@ -459,17 +530,20 @@ def test_a_line_break_parts_two_words_as_a_space_does():
     """LibreOffice's help breaks lines inside a paragraph: read as nothing, they joined "Ctrl+V.The selected" (76
     pairs the project's file has with a space)."""
     assert [block.text for block in blocks("<p>press Ctrl+V.<br>The formula<br/>is replaced.</p>")] == [
-        "press Ctrl+V. The formula is replaced."]
+        "press Ctrl+V. The formula is replaced."
+    ]
 
 
 def test_a_switch_reads_as_its_default_variant_or_with_none_as_its_first():
     """LibreOffice's help shows one variant per application (and per platform): "Slide" in Impress, "Page" by
     default; a sentence only Calc's help shows has no default. Read as all variants, they joined "SlidePage"."""
-    page = ('<h3 id="hd_1">First <span id="swlnappl_1" class="switchinline"><span hidden="true" id="IMPRESS1" '
-            'class="IMPRESS">Slide</span><span hidden="true" id="default1">Page</span></span></h3>'
-            '<p id="par_2"><span id="swlnappl_2" class="switchinline"><span hidden="true" id="CALC2" class="CALC">'
-            'Searches all <b>sheets</b>.</span><span hidden="true" id="WRITER2" class="WRITER">Searches all pages.'
-            '</span></span></p>')
+    page = (
+        '<h3 id="hd_1">First <span id="swlnappl_1" class="switchinline"><span hidden="true" id="IMPRESS1" '
+        'class="IMPRESS">Slide</span><span hidden="true" id="default1">Page</span></span></h3>'
+        '<p id="par_2"><span id="swlnappl_2" class="switchinline"><span hidden="true" id="CALC2" class="CALC">'
+        'Searches all <b>sheets</b>.</span><span hidden="true" id="WRITER2" class="WRITER">Searches all pages.'
+        "</span></span></p>"
+    )
     assert [block.text for block in blocks(page)] == ["First Page", "Searches all sheets."]
 
 
@@ -482,24 +556,35 @@ def test_gimps_alphabetical_index_and_glossary_pages_are_left_out():
     """Sorted alphabetically in each language, their entries do not pair, and the project's file has none of them;
     GIMP 2.10.34's index page is gimp-help-index.html, which gave 174 pairs the project's file lacks."""
     gimp = next(manual for manual in doc_pairs.MANUALS if manual.english == "gimp-help-en")
-    skipped = lambda page: bool(re.search(gimp.skip_pages, f"usr/share/gimp/2.0/help/{page}"))
+
+    def skipped(page):
+        return bool(re.search(gimp.skip_pages, f"usr/share/gimp/2.0/help/{page}"))
+
     assert all(map(skipped, ["gimp-help-index.html", "glossary.html", "ix01.html"]))
     assert not any(map(skipped, ["index.html", "gimp-layer-new.html", "gimp-help-index-of-tools.html"]))
 
 
-@pytest.mark.parametrize("pair, reason", [
-    (("", "Vuoto."), "empty"),
-    (("Open %APPDATA% now.", "Aprite %APPDATA% ora."), "markup_residue"),
-    (("See [text/shared/00.xhp not found].", "Vedi [text/shared/00.xhp not found]."), "markup_residue"),
-    (("[text/scalc/01/04060106.xhp#sum_head not found]., SUMIF", "[text/scalc/01/04060106.xhp#sum_head not found]., "
-      "SOMMA.SE"), "markup_residue"),
-    (("A" * 401, "B" * 401), "too_long"),
-    (("LibreOffice Writer", "LibreOffice writer!"), "untranslated"),
-    (("Select the text.", "Select the text and the table for this document."), "italian_is_english"),
-    (("x = 12 / 3", "y = 12 / 3"), "not_text"),
-    (("Use 3 columns.", "Usate 4 colonne."), "numbers_differ"),
-    (("Open the file dialog now.", "Aprite."), "length_ratio"),
-])
+@pytest.mark.parametrize(
+    "pair, reason",
+    [
+        (("", "Vuoto."), "empty"),
+        (("Open %APPDATA% now.", "Aprite %APPDATA% ora."), "markup_residue"),
+        (("See [text/shared/00.xhp not found].", "Vedi [text/shared/00.xhp not found]."), "markup_residue"),
+        (
+            (
+                "[text/scalc/01/04060106.xhp#sum_head not found]., SUMIF",
+                "[text/scalc/01/04060106.xhp#sum_head not found]., SOMMA.SE",
+            ),
+            "markup_residue",
+        ),
+        (("A" * 401, "B" * 401), "too_long"),
+        (("LibreOffice Writer", "LibreOffice writer!"), "untranslated"),
+        (("Select the text.", "Select the text and the table for this document."), "italian_is_english"),
+        (("x = 12 / 3", "y = 12 / 3"), "not_text"),
+        (("Use 3 columns.", "Usate 4 colonne."), "numbers_differ"),
+        (("Open the file dialog now.", "Aprite."), "length_ratio"),
+    ],
+)
 def test_each_doc_filter_drops_what_it_names(pair, reason):
     kept, removed = doc_pairs.filter_doc_pairs([pair, ("Save the file.", "Salvate il file.")], set())
     assert kept == [("Save the file.", "Salvate il file.")]
@@ -508,61 +593,96 @@ def test_each_doc_filter_drops_what_it_names(pair, reason):
 
 def test_a_date_written_the_other_way_and_a_url_encoded_character_pass_the_filters():
     """Each has a side that looks like what a filter drops, as the project's file keeps them."""
-    pairs = [("What date is one month prior to 2001-03-31?", "Qual è la data un mese prima del 31/3/2001?"),
-             ('=ENCODEURL(B1) returns %E8%BB%8A ("車").', '=CODIFICA.URL(B1) restituisce %E8%BB%8A ("車").')]
+    pairs = [
+        ("What date is one month prior to 2001-03-31?", "Qual è la data un mese prima del 31/3/2001?"),
+        ('=ENCODEURL(B1) returns %E8%BB%8A ("車").', '=CODIFICA.URL(B1) restituisce %E8%BB%8A ("車").'),
+    ]
     assert doc_pairs.filter_doc_pairs(pairs, set())[0] == pairs
 
 
 def test_doc_pairs_lose_shared_numbers_repeats_and_test_sentences_ignoring_punctuation():
-    pairs = [("Figure 17.11. The Curves tool", "Figura 17.11. Lo strumento Curve"),
-             ("2.1. Saving files", "2.1. Salvare i file"), ("2.1. Saving files", "2.1. Salvare i file"),
-             ("Where are you?", "Dove sei")]
+    pairs = [
+        ("Figure 17.11. The Curves tool", "Figura 17.11. Lo strumento Curve"),
+        ("2.1. Saving files", "2.1. Salvare i file"),
+        ("2.1. Saving files", "2.1. Salvare i file"),
+        ("Where are you?", "Dove sei"),
+    ]
     kept, removed = doc_pairs.filter_doc_pairs(pairs, {normalise("Dove sei?")})
     assert kept == [("The Curves tool", "Lo strumento Curve"), ("Saving files", "Salvare i file")]
     assert removed["duplicates"] == 1 and removed["test_overlap"] == 1
     assert doc_pairs.strip_leading_numbers("3. Three steps", "4. Tre passi") == ("3. Three steps", "4. Tre passi")
-    for kept_label in (("Appendix A. Credits", "Appendice A. Riconoscimenti"), ("Part I. Basics", "Parte I. Basi"),
-                       ("Equation 8.15. Subtraction", "Equazione 8.15. Sottrazione")):  # as the project's file has them
+    for kept_label in (
+        ("Appendix A. Credits", "Appendice A. Riconoscimenti"),
+        ("Part I. Basics", "Parte I. Basi"),
+        ("Equation 8.15. Subtraction", "Equazione 8.15. Sottrazione"),
+    ):  # as the project's file has them
         assert doc_pairs.strip_leading_numbers(*kept_label) == kept_label
     assert doc_pairs.strip_leading_numbers("Table 3.1. Keys", "Tabella 3.1. Tasti") == ("Keys", "Tasti")
 
 
 def test_pages_of_both_languages_share_a_key():
-    assert doc_pairs.language_free("usr/share/doc/debian/FAQ/basic-defs.en.html") == \
-        doc_pairs.language_free("usr/share/doc/debian/FAQ/it/basic-defs.it.html")
-    assert doc_pairs.language_free("usr/share/libreoffice/help/en-US/text/shared/guide/autohide.html") == \
-        doc_pairs.language_free("usr/share/libreoffice/help/it/text/shared/guide/autohide.html")
-    assert doc_pairs.language_free("usr/share/doc/maint-guide-it/html/index.it.html#s1") == \
-        doc_pairs.language_free("usr/share/doc/maint-guide/html/index.en.html#s1")
+    assert doc_pairs.language_free("usr/share/doc/debian/FAQ/basic-defs.en.html") == doc_pairs.language_free(
+        "usr/share/doc/debian/FAQ/it/basic-defs.it.html"
+    )
+    assert doc_pairs.language_free(
+        "usr/share/libreoffice/help/en-US/text/shared/guide/autohide.html"
+    ) == doc_pairs.language_free("usr/share/libreoffice/help/it/text/shared/guide/autohide.html")
+    assert doc_pairs.language_free("usr/share/doc/maint-guide-it/html/index.it.html#s1") == doc_pairs.language_free(
+        "usr/share/doc/maint-guide/html/index.en.html#s1"
+    )
 
 
-MANUAL_EN = page(("h2", "title", "3.1. Installing"), ("p", "", "Run the installer."),
-                 ("p", "", "We fell asleep!"), ("li", "listitem", "Reboot the machine."))
-MANUAL_IT = page(("h2", "title", "3.1. Installare"), ("p", "", "Avviate l'installazione."),
-                 ("p", "", "Ci siamo addormentati"), ("li", "listitem", "Riavviate la macchina."))
+MANUAL_EN = page(
+    ("h2", "title", "3.1. Installing"),
+    ("p", "", "Run the installer."),
+    ("p", "", "We fell asleep!"),
+    ("li", "listitem", "Reboot the machine."),
+)
+MANUAL_IT = page(
+    ("h2", "title", "3.1. Installare"),
+    ("p", "", "Avviate l'installazione."),
+    ("p", "", "Ci siamo addormentati"),
+    ("li", "listitem", "Riavviate la macchina."),
+)
 TEST_MANUALS = (
-    doc_pairs.Manual("Office help", "office-help-en", "office-help-it", "1.0", "MPL-2.0", "Office contributors",
-                     "ids"),
-    doc_pairs.Manual("A manual", "a-manual", "a-manual-it", "2.0", "GPL-2+", "The authors", "blocks",
-                     copyright_package="a-manual-common", skip_pages=r"glossary\.html$"),
+    doc_pairs.Manual("Office help", "office-help-en", "office-help-it", "1.0", "MPL-2.0", "Office contributors", "ids"),
+    doc_pairs.Manual(
+        "A manual",
+        "a-manual",
+        "a-manual-it",
+        "2.0",
+        "GPL-2+",
+        "The authors",
+        "blocks",
+        copyright_package="a-manual-common",
+        skip_pages=r"glossary\.html$",
+    ),
 )
 
 
 def unpacked_packages(cache):
     """The packages of TEST_MANUALS as `apt-get download` + `dpkg-deb -x` leave them in CACHE/debian."""
-    trees = {"office-help-en": {"usr/share/office/help/en-US/text/para.html": LIBREOFFICE_EN},
-             "office-help-it": {"usr/share/office/help/it/text/para.html": LIBREOFFICE_IT},
-             "a-manual": {"usr/share/doc/a-manual/html/install.en.html": MANUAL_EN,
-                          "usr/share/doc/a-manual/html/glossary.en.html": MANUAL_EN},
-             "a-manual-it": {"usr/share/doc/a-manual-it/html/install.it.html": MANUAL_IT,
-                             "usr/share/doc/a-manual-it/html/glossary.it.html": MANUAL_IT},
-             "a-manual-common": {}}
+    trees = {
+        "office-help-en": {"usr/share/office/help/en-US/text/para.html": LIBREOFFICE_EN},
+        "office-help-it": {"usr/share/office/help/it/text/para.html": LIBREOFFICE_IT},
+        "a-manual": {
+            "usr/share/doc/a-manual/html/install.en.html": MANUAL_EN,
+            "usr/share/doc/a-manual/html/glossary.en.html": MANUAL_EN,
+        },
+        "a-manual-it": {
+            "usr/share/doc/a-manual-it/html/install.it.html": MANUAL_IT,
+            "usr/share/doc/a-manual-it/html/glossary.it.html": MANUAL_IT,
+        },
+        "a-manual-common": {},
+    }
     copyright = {"office-help-en": "License: MPL-2.0\n", "a-manual-common": "License: GPL-2+\n\nLicense: GFDL-1.2+\n"}
     for package, files in trees.items():
         (cache / "debian" / f"{package}_1.0_all.deb").parent.mkdir(parents=True, exist_ok=True)
         (cache / "debian" / f"{package}_1.0_all.deb").write_bytes(package.encode())
-        for path, text in {**files, **({f"usr/share/doc/{package}/copyright": copyright[package]}
-                                       if package in copyright else {})}.items():
+        for path, text in {
+            **files,
+            **({f"usr/share/doc/{package}/copyright": copyright[package]} if package in copyright else {}),
+        }.items():
             (cache / "debian" / package / path).parent.mkdir(parents=True, exist_ok=True)
             (cache / "debian" / package / path).write_text(text, encoding="utf-8")
 
@@ -572,11 +692,15 @@ def test_docs_step_writes_train_docs_with_licences_and_no_test_sentence(network,
     unpacked_packages(tmp_path / "cache")
     out = prepare(tmp_path, "out", "--docs")
     docs = read_pairs(out / "train-docs.tsv")
-    assert sorted(docs) == sorted([("Formatting Paragraphs", "Formattare i paragrafi"),
-                                   ("Choose Format - Paragraph.", "Scegliete Formato - Paragrafo."),
-                                   ("Press Ctrl+1 to apply it.", "Premete Ctrl+1 per applicarlo."),
-                                   ("Installing", "Installare"), ("Run the installer.",
-                                                                  "Avviate l'installazione.")])
+    assert sorted(docs) == sorted(
+        [
+            ("Formatting Paragraphs", "Formattare i paragrafi"),
+            ("Choose Format - Paragraph.", "Scegliete Formato - Paragrafo."),
+            ("Press Ctrl+1 to apply it.", "Premete Ctrl+1 per applicarlo."),
+            ("Installing", "Installare"),
+            ("Run the installer.", "Avviate l'installazione."),
+        ]
+    )
     # not "We fell asleep!" (in the benchmark) nor "Reboot the machine." (its Italian is in UD PUD)
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     entries = {entry["name"]: entry for entry in manifest["sources"]}
@@ -588,8 +712,10 @@ def test_docs_step_writes_train_docs_with_licences_and_no_test_sentence(network,
     first = (out / "train-docs.tsv").read_bytes()
     assert (prepare(tmp_path, "again", "--docs") / "train-docs.tsv").read_bytes() == first
     (tmp_path / "cache" / "debian" / "a-manual-it_1.0_all.deb").write_bytes(b"another build")
-    with pytest.raises(SourceChanged, match="^a-manual-it_1.0_all.deb: .* pinned on first download for "
-                                            "a-manual-it=2.0; delete the file"):
+    with pytest.raises(
+        SourceChanged,
+        match="^a-manual-it_1.0_all.deb: .* pinned on first download for a-manual-it=2.0; delete the file",
+    ):
         prepare(tmp_path, "third", "--docs")
 
 
@@ -597,13 +723,21 @@ def test_the_docs_rebuild_bench_counts_the_file_lines_it_rebuilds_and_the_differ
     monkeypatch.setattr(doc_pairs, "MANUALS", TEST_MANUALS)
     unpacked_packages(tmp_path / "cache")
     target = tmp_path / "train-docs.tsv"
-    write_tsv(target, [("Run the installer.", "Avviate l'installazione."), ("Installing", "Installare"),
-                       ("A line no manual gives.", "Una riga che nessun manuale dà.")])
+    write_tsv(
+        target,
+        [
+            ("Run the installer.", "Avviate l'installazione."),
+            ("Installing", "Installare"),
+            ("A line no manual gives.", "Una riga che nessun manuale dà."),
+        ],
+    )
     docs_rebuild.main(["--against", str(target), "--cache", str(tmp_path / "cache"), "--show", "5"])
     out = capsys.readouterr().out.splitlines()
     summary = json.loads(out[-1])
-    assert [(m["name"], m["rebuilt"], m["in_file"]) for m in summary["manuals"]] == [("Office help", 3, 0),
-                                                                                     ("A manual", 4, 2)]
+    assert [(m["name"], m["rebuilt"], m["in_file"]) for m in summary["manuals"]] == [
+        ("Office help", 3, 0),
+        ("A manual", 4, 2),
+    ]
     assert (summary["rebuilt"], summary["in_file"], summary["not_in_file"], summary["not_rebuilt"]) == (7, 2, 5, 1)
     assert "not rebuilt: A line no manual gives.\tUna riga che nessun manuale dà." in out
 
@@ -612,38 +746,62 @@ def test_the_docs_rebuild_bench_counts_the_file_lines_it_rebuilds_and_the_differ
 
 EUROPARL_SESSIONS = {  # session file -> (English lines, Italian lines), as the release writes them
     "ep-00-01-17.al": (
-        ["Resumption of the session ",
-         "You have requested a debate on this subject during this part - session , in 1999 / 2000 . ",
-         "The Commission 's report on the Member States ' interests ( COM ( 1999 ) 10 ) . ",
-         ("That is why we would recommen. and it is my impression that the Commission is open to this ide. that we "
-          "hold the debate . "),
-         "( Applause ) ",
-         "We fell asleep ! ",
-         "It costs USD 72 . 750 million . ",
-         "Resumption of the session "],
-        ["Ripresa della sessione ",
-         "Avete chiesto una discussione su questo tema nel corso della presente tornata , nel 1999 / 2000 . ",
-         "La relazione della Commissione sugli interessi degli Stati membri ( COM ( 1999 ) 10 ) . ",
-         "Per questo raccomandiamo che si tenga la discussione , e credo che la Commissione sia d ' accordo . ",
-         "( Applausi ) ",
-         "Ci siamo addormentati . ",
-         "Costa 72 . 750 milioni di dollari . ",
-         "Ripresa della sessione "]),
+        [
+            "Resumption of the session ",
+            "You have requested a debate on this subject during this part - session , in 1999 / 2000 . ",
+            "The Commission 's report on the Member States ' interests ( COM ( 1999 ) 10 ) . ",
+            (
+                "That is why we would recommen. and it is my impression that the Commission is open to this ide. "
+                "that we hold the debate . "
+            ),
+            "( Applause ) ",
+            "We fell asleep ! ",
+            "It costs USD 72 . 750 million . ",
+            "Resumption of the session ",
+        ],
+        [
+            "Ripresa della sessione ",
+            "Avete chiesto una discussione su questo tema nel corso della presente tornata , nel 1999 / 2000 . ",
+            "La relazione della Commissione sugli interessi degli Stati membri ( COM ( 1999 ) 10 ) . ",
+            "Per questo raccomandiamo che si tenga la discussione , e credo che la Commissione sia d ' accordo . ",
+            "( Applausi ) ",
+            "Ci siamo addormentati . ",
+            "Costa 72 . 750 milioni di dollari . ",
+            "Ripresa della sessione ",
+        ],
+    ),
     "ep-00-01-18.al": (
-        ["Mr President , the European Union 's role is clear . ",
-         "", "Chechnya ", "Why should we , in the name of all our citizens , support this ? ", "Good morning ! "],
-        ["Signor Presidente , il ruolo dell ' Unione è « chiaro » , almeno un po ' , il 1 º maggio . ",
-         "Sì . ", "Situazione in Cecenia ", "Perché ? ", "Buongiorno ! "]),
+        [
+            "Mr President , the European Union 's role is clear . ",
+            "",
+            "Chechnya ",
+            "Why should we , in the name of all our citizens , support this ? ",
+            "Good morning ! ",
+        ],
+        [
+            "Signor Presidente , il ruolo dell ' Unione è « chiaro » , almeno un po ' , il 1 º maggio . ",
+            "Sì . ",
+            "Situazione in Cecenia ",
+            "Perché ? ",
+            "Buongiorno ! ",
+        ],
+    ),
 }
 EXPECTED_EUROPARL = [
     ("Resumption of the session", "Ripresa della sessione"),
-    ("You have requested a debate on this subject during this part-session, in 1999/2000.",
-     "Avete chiesto una discussione su questo tema nel corso della presente tornata, nel 1999/2000."),
-    ("The Commission's report on the Member States' interests (COM (1999) 10).",
-     "La relazione della Commissione sugli interessi degli Stati membri (COM (1999) 10)."),
+    (
+        "You have requested a debate on this subject during this part-session, in 1999/2000.",
+        "Avete chiesto una discussione su questo tema nel corso della presente tornata, nel 1999/2000.",
+    ),
+    (
+        "The Commission's report on the Member States' interests (COM (1999) 10).",
+        "La relazione della Commissione sugli interessi degli Stati membri (COM (1999) 10).",
+    ),
     ("It costs USD 72.750 million.", "Costa 72.750 milioni di dollari."),
-    ("Mr President, the European Union's role is clear.",
-     "Signor Presidente, il ruolo dell'Unione è «chiaro», almeno un po', il 1º maggio."),
+    (
+        "Mr President, the European Union's role is clear.",
+        "Signor Presidente, il ruolo dell'Unione è «chiaro», almeno un po', il 1º maggio.",
+    ),
     ("Chechnya", "Situazione in Cecenia"),  # a short pair is not dropped for its length ratio
 ]
 
@@ -673,8 +831,14 @@ def test_europarl_step_cleans_filters_and_decontaminates_the_sessions(network, t
     out = prepare(tmp_path, "out", "--europarl-from", europarl_copy)
     assert read_gzip_pairs(out / "train-europarl.tsv.gz") == EXPECTED_EUROPARL
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest["removed"]["europarl"] == {"empty": 1, "dash_artefact": 1, "stage_direction": 1,
-                                               "length_mismatch": 1, "duplicates": 1, "test_overlap": 2}
+    assert manifest["removed"]["europarl"] == {
+        "empty": 1,
+        "dash_artefact": 1,
+        "stage_direction": 1,
+        "length_mismatch": 1,
+        "duplicates": 1,
+        "test_overlap": 2,
+    }
     # "We fell asleep !" shares its English with the benchmark, "Good morning !" with the demo set
     entry = next(entry for entry in manifest["sources"] if entry["name"] == "europarl-it-en")
     assert entry["files"] == 4 and entry["pairs"] == len(EXPECTED_EUROPARL)
@@ -698,10 +862,13 @@ def test_europarl_sessions_are_downloaded_at_the_pinned_commit(network, tmp_path
 def test_a_europarl_file_with_another_sha256_is_refused(network, tmp_path, europarl_copy, monkeypatch):
     changed = europarl_copy / "it-en" / "it" / "ep-00-01-18.al"
     changed.write_bytes(changed.read_bytes().replace(b"Buongiorno", b"Buonasera"))
-    with pytest.raises(SourceChanged, match=r"^europarl-it/ep-00-01-18.al: .*ep-00-01-18.al has sha256 [0-9a-f]{64}, "
-                                            r"not the [0-9a-f]{64} pinned in the code for https://raw.githubusercontent"
-                                            r".com/Martingeek4life/Sin-r/e8471c43b9812223f0d9d561625d8c6131b893ce/"
-                                            r"it-en/it/ep-00-01-18.al"):
+    with pytest.raises(
+        SourceChanged,
+        match=r"^europarl-it/ep-00-01-18.al: .*ep-00-01-18.al has sha256 [0-9a-f]{64}, "
+        r"not the [0-9a-f]{64} pinned in the code for https://raw.githubusercontent"
+        r".com/Martingeek4life/Sin-r/e8471c43b9812223f0d9d561625d8c6131b893ce/"
+        r"it-en/it/ep-00-01-18.al",
+    ):
         prepare(tmp_path, "out", "--europarl-from", europarl_copy)
     assert not (tmp_path / "out").exists()
 
@@ -714,14 +881,17 @@ def test_every_europarl_session_is_pinned_at_one_commit():
     assert {source.url.split("/")[5] for pair in sources for source in pair} == {europarl.COMMIT}
 
 
-@pytest.mark.parametrize("tokenised, reason", [
-    (("Thank you . ", " "), "empty"),
-    (("That is why we would recommen. and I agree . ", "Per questo lo raccomandiamo . "), "dash_artefact"),
-    (("( Applause ) ", "( Applausi ) "), "stage_direction"),
-    (("Sitting closed . ", "( La seduta termina alle 19.15 ) "), "stage_direction"),
-    (("I am booking my seat today ! ", "Mi prenoto ! "), "length_mismatch"),
-    (("and ", "e "), "length_mismatch"),
-])
+@pytest.mark.parametrize(
+    "tokenised, reason",
+    [
+        (("Thank you . ", " "), "empty"),
+        (("That is why we would recommen. and I agree . ", "Per questo lo raccomandiamo . "), "dash_artefact"),
+        (("( Applause ) ", "( Applausi ) "), "stage_direction"),
+        (("Sitting closed . ", "( La seduta termina alle 19.15 ) "), "stage_direction"),
+        (("I am booking my seat today ! ", "Mi prenoto ! "), "length_mismatch"),
+        (("and ", "e "), "length_mismatch"),
+    ],
+)
 def test_each_europarl_filter_drops_what_it_names(tmp_path, tokenised, reason):
     english, italian = tmp_path / "en.al", tmp_path / "it.al"
     english.write_bytes(f"{tokenised[0]}\nAt 10 a.m. , etc. and so on . \n".encode("latin-1"))

@@ -58,9 +58,17 @@ def reference_transformer(model):
     PyTorch's layer norms: norm1 before self-attention, norm2 before cross-attention (decoder) or the feed-forward
     network (encoder), norm3 before the decoder's feed-forward network: our sublayer[0], [1], [2]."""
     cfg = model.cfg
-    reference = nn.Transformer(d_model=cfg.d_model, nhead=cfg.n_heads, num_encoder_layers=cfg.n_encoder_layers,
-                               num_decoder_layers=cfg.n_decoder_layers, dim_feedforward=cfg.d_ff, dropout=0.0,
-                               activation="relu", batch_first=True, norm_first=True)
+    reference = nn.Transformer(
+        d_model=cfg.d_model,
+        nhead=cfg.n_heads,
+        num_encoder_layers=cfg.n_encoder_layers,
+        num_decoder_layers=cfg.n_decoder_layers,
+        dim_feedforward=cfg.d_ff,
+        dropout=0.0,
+        activation="relu",
+        batch_first=True,
+        norm_first=True,
+    )
     for ours, theirs in zip(model.encoder.layers, reference.encoder.layers, strict=True):
         copy_attention(ours.self_attention, theirs.self_attn)
         copy_feed_forward(ours.feed_forward, theirs)
@@ -84,8 +92,14 @@ def reference_logits(model, reference, src, tgt):
     src_embedded = model.positional_encoding(model.src_embed(src))  # (B, S, C)
     tgt_embedded = model.positional_encoding(model.tgt_embed(tgt))  # (B, T, C)
     future = ~causal_mask(tgt.size(1))[0, 0]  # (T, T): True where a query may not look
-    hidden = reference(src_embedded, tgt_embedded, tgt_mask=future, src_key_padding_mask=src == PAD_ID,
-                       memory_key_padding_mask=src == PAD_ID, tgt_key_padding_mask=tgt == PAD_ID)  # (B, T, C)
+    hidden = reference(
+        src_embedded,
+        tgt_embedded,
+        tgt_mask=future,
+        src_key_padding_mask=src == PAD_ID,
+        memory_key_padding_mask=src == PAD_ID,
+        tgt_key_padding_mask=tgt == PAD_ID,
+    )  # (B, T, C)
     return model.output_projection(hidden)
 
 

@@ -27,7 +27,9 @@ def entropy(probs):
 
 
 def test_same_seed_same_output_and_different_seeds_differ(translator):
-    hot = lambda seed: translator.translate(SENTENCES, sampling=Sampling(temperature=3.0, seed=seed))
+    def hot(seed):
+        return translator.translate(SENTENCES, sampling=Sampling(temperature=3.0, seed=seed))
+
     assert hot(7) == hot(7)
     by_seed = [hot(seed) for seed in range(5)]
     differing = sum(len(set(outputs)) > 1 for outputs in zip(*by_seed))  # sentences whose output varies by seed
@@ -38,14 +40,21 @@ def test_a_sentence_samples_the_same_alone_in_any_batch_and_without_the_cache(tr
     src = source_batch(translator, SENTENCES)
     batched = sample_decode(translator.model, src, temperature=2.0, seed=3)
     uncached = sample_decode(translator.model, src, temperature=2.0, seed=3, use_cache=False)
-    alone = [sample_decode(translator.model, source_batch(translator, [s]), temperature=2.0, seed=3)[0]
-             for s in SENTENCES]
+    alone = [
+        sample_decode(translator.model, source_batch(translator, [s]), temperature=2.0, seed=3)[0] for s in SENTENCES
+    ]
     assert batched == uncached == alone
     assert batched != greedy_decode(translator.model, src)  # at temperature 2 the draws leave the argmax
 
 
-@pytest.mark.parametrize("sampling", [Sampling(top_k=1, seed=5), Sampling(temperature=MIN_TEMPERATURE, seed=5),
-                                      Sampling(temperature=MIN_TEMPERATURE, top_k=3, seed=1)])
+@pytest.mark.parametrize(
+    "sampling",
+    [
+        Sampling(top_k=1, seed=5),
+        Sampling(temperature=MIN_TEMPERATURE, seed=5),
+        Sampling(temperature=MIN_TEMPERATURE, top_k=3, seed=1),
+    ],
+)
 def test_top_1_and_the_lowest_temperature_are_greedy(translator, sampling):
     """Top-1 on any model; the lowest temperature on a trained one (an untrained model's best logits can tie within
     0.01, where even MIN_TEMPERATURE leaves a choice)."""
@@ -54,8 +63,9 @@ def test_top_1_and_the_lowest_temperature_are_greedy(translator, sampling):
         models.append(make_model(seed=4, vocab_size=translator.model.cfg.vocab_size))
     for model in models:
         src = source_batch(translator, SENTENCES)
-        assert generate(model, src, sampling=sampling, no_repeat_ngram=2) == greedy_decode(model, src,
-                                                                                        no_repeat_ngram=2)
+        assert generate(model, src, sampling=sampling, no_repeat_ngram=2) == greedy_decode(
+            model, src, no_repeat_ngram=2
+        )
 
 
 def test_the_extreme_temperatures_draw_real_tokens(translator):
@@ -142,17 +152,30 @@ def test_tempered_candidates_at_temperature_1_are_the_top_candidates(translator)
         assert sum(p for _, p in tempered) <= 1 + 1e-6
 
 
-@pytest.mark.parametrize("values, message", [
-    (dict(temperature=0), "temperature"), (dict(temperature=-1.0), "temperature"),
-    (dict(temperature=float("inf")), "temperature"), (dict(temperature=float("nan")), "temperature"),
-    (dict(temperature="1"), "temperature"), (dict(temperature=1e39), r"temperature must be a number in 0\.01\.\.100"),
-    (dict(temperature=1e-46), "temperature"), (dict(temperature=MAX_TEMPERATURE * 1.01), "temperature"),
-    (dict(temperature=MIN_TEMPERATURE / 2), "temperature"),
-    (dict(top_k=-1), "top_k must be a whole number >= 0"), (dict(top_k=2.5), "top_k"), (dict(top_k=True), "top_k"),
-    (dict(top_k=float("inf")), "top_k"), (dict(top_k=float("nan")), "top_k"),
-    (dict(seed=-1), "seed"), (dict(seed=MAX_SEED + 1), rf"seed must be a whole number in 0\.\.{MAX_SEED}"),
-    (dict(seed=0.5), "seed"), (dict(seed=float("inf")), "seed"), (dict(seed=float("nan")), "seed"),
-])
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        (dict(temperature=0), "temperature"),
+        (dict(temperature=-1.0), "temperature"),
+        (dict(temperature=float("inf")), "temperature"),
+        (dict(temperature=float("nan")), "temperature"),
+        (dict(temperature="1"), "temperature"),
+        (dict(temperature=1e39), r"temperature must be a number in 0\.01\.\.100"),
+        (dict(temperature=1e-46), "temperature"),
+        (dict(temperature=MAX_TEMPERATURE * 1.01), "temperature"),
+        (dict(temperature=MIN_TEMPERATURE / 2), "temperature"),
+        (dict(top_k=-1), "top_k must be a whole number >= 0"),
+        (dict(top_k=2.5), "top_k"),
+        (dict(top_k=True), "top_k"),
+        (dict(top_k=float("inf")), "top_k"),
+        (dict(top_k=float("nan")), "top_k"),
+        (dict(seed=-1), "seed"),
+        (dict(seed=MAX_SEED + 1), rf"seed must be a whole number in 0\.\.{MAX_SEED}"),
+        (dict(seed=0.5), "seed"),
+        (dict(seed=float("inf")), "seed"),
+        (dict(seed=float("nan")), "seed"),
+    ],
+)
 def test_bad_sampling_values_are_clear_errors(translator, values, message):
     with pytest.raises(ValueError, match=message):
         check_sampling(Sampling(**values))

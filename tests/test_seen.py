@@ -41,12 +41,16 @@ def test_counts_round_trip_through_the_model_directory(tmp_path):
     assert read_word_counts(tmp_path / "nowhere") is None
 
 
-@pytest.mark.parametrize("content, problem", [
-    (b"not gzip", "cannot read it"),
-    (gzip.compress(b"{oops", mtime=0), "cannot read it"),
-    (gzip.compress(json.dumps({"pairs": 2, "en": {"a": "x"}, "it": {}}).encode(), mtime=0), "expected"),
-    (gzip.compress(json.dumps([1, 2]).encode(), mtime=0), "expected"),
-], ids=["not gzip", "not JSON", "a count not a number", "not an object"])
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        (b"not gzip", "cannot read it"),
+        (gzip.compress(b"{oops", mtime=0), "cannot read it"),
+        (gzip.compress(json.dumps({"pairs": 2, "en": {"a": "x"}, "it": {}}).encode(), mtime=0), "expected"),
+        (gzip.compress(json.dumps([1, 2]).encode(), mtime=0), "expected"),
+    ],
+    ids=["not gzip", "not JSON", "a count not a number", "not an object"],
+)
 def test_a_malformed_counts_file_is_a_clear_error(tmp_path, content, problem):
     (tmp_path / WORD_COUNTS).write_bytes(content)
     with pytest.raises(ValueError, match=f"{WORD_COUNTS}: {problem}"):
@@ -66,12 +70,22 @@ def test_each_token_gets_the_word_it_spells_and_a_split_word_its_rarest_part():
     counts = WordCounts(0)
     counts.add([("the cat", "x")] * 9 + [("self", "x")] * 6 + [("attention", "x")] * 2)
     seen = seen_words(["▁the", "▁self", "-", "att", "ention", "▁c", "at", ".", "</s>"], counts)
-    assert seen.words == [("the", 9), ("attention", 2), None, ("attention", 2), ("attention", 2), ("cat", 9), ("cat", 9),
-                          None, None]
+    assert seen.words == [
+        ("the", 9),
+        ("attention", 2),
+        None,
+        ("attention", 2),
+        ("attention", 2),
+        ("cat", 9),
+        ("cat", 9),
+        None,
+        None,
+    ]
     assert [seen.is_rare(i) for i in range(9)] == [False, True, False, True, True, False, False, False, False]
     assert seen.describe(0) == " · 'the': 9 of 17 training pairs" and seen.describe(8) == ""
-    assert seen.warning() == ("'attention': 2 of 17 training pairs. Translations of words it has rarely seen are "
-                              "guesses.")
+    assert seen.warning() == (
+        "'attention': 2 of 17 training pairs. Translations of words it has rarely seen are guesses."
+    )
 
 
 def test_the_warning_names_the_three_rarest_and_counts_the_rest():
@@ -79,8 +93,9 @@ def test_the_warning_names_the_three_rarest_and_counts_the_rest():
     counts.add([("common", "x")] * RARELY_SEEN + [("b", "x")] * (RARELY_SEEN - 1))
     seen = seen_words(["▁zeta", "▁alpha", "▁b", "▁common", "▁gamma", "▁delta"], counts)
     assert seen.rarely_seen()[:3] == [("alpha", 0), ("delta", 0), ("gamma", 0)]
-    assert seen.warning().startswith("'alpha': 0 of 9 training pairs; 'delta': 0 of 9 training pairs; 'gamma': 0 of "
-                                     "9 training pairs (and 2 more).")
+    assert seen.warning().startswith(
+        "'alpha': 0 of 9 training pairs; 'delta': 0 of 9 training pairs; 'gamma': 0 of 9 training pairs (and 2 more)."
+    )
     assert seen_words(["▁common"], counts).warning() is None
 
 

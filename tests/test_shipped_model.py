@@ -48,9 +48,21 @@ EXPECTED = {
 # Set phrases of the demo set (data/demo/demo.tsv) that the shipped model gets right by the set's own rule: a model
 # shipped after it must keep them (nothing right today gets worse). "Good evening." is one that the shipped model
 # lost when continued on a GPU (docs/training-log.md, "On a GPU").
-SET_PHRASES = ["Good evening.", "Good night.", "Good afternoon.", "Thank you very much.", "See you tomorrow.",
-               "Have a nice day!", "I'm fine, thanks.", "I'm sorry.", "Happy birthday!", "Happy New Year!",
-               "Good luck!", "Where are you from?", "Can you repeat that, please?"]
+SET_PHRASES = [
+    "Good evening.",
+    "Good night.",
+    "Good afternoon.",
+    "Thank you very much.",
+    "See you tomorrow.",
+    "Have a nice day!",
+    "I'm fine, thanks.",
+    "I'm sorry.",
+    "Happy birthday!",
+    "Happy New Year!",
+    "Good luck!",
+    "Where are you from?",
+    "Can you repeat that, please?",
+]
 
 # Characters the old vocabulary did not know (curly quotes, dashes, fractions, emoji, other scripts).
 UNUSUAL = ["He said “yes” – twice.", "Add ½ cup of sugar…", "I love pizza 🍕!", "Tokyo is 東京 in Japanese."]

@@ -25,8 +25,22 @@ def probe_config(tmp_path_factory):
 
 def run(corpus, out, config, *extra):
     train, dev = corpus
-    train_main(["--config", config, "--train", str(train), "--dev", str(dev), "--out", str(out), "--no-progress",
-                "--precision", "float32", *extra])
+    train_main(
+        [
+            "--config",
+            config,
+            "--train",
+            str(train),
+            "--dev",
+            str(dev),
+            "--out",
+            str(out),
+            "--no-progress",
+            "--precision",
+            "float32",
+            *extra,
+        ]
+    )
     return json.loads((out / SNAPSHOTS).read_text(encoding="utf-8"))
 
 
@@ -44,8 +58,12 @@ def test_a_run_snapshots_step_zero_and_every_evaluation_with_the_right_shapes(to
     for snapshot in history["snapshots"]:
         assert [p["source_tokens"][-1] for p in snapshot["probes"]] == ["</s>", "</s>"]
         for p in snapshot["probes"]:
-            layers, heads, n_target, n_source = CONFIGS["tiny"][0]["n_decoder_layers"], 2, len(p["target_tokens"]), \
-                len(p["source_tokens"])
+            layers, heads, n_target, n_source = (
+                CONFIGS["tiny"][0]["n_decoder_layers"],
+                2,
+                len(p["target_tokens"]),
+                len(p["source_tokens"]),
+            )
             assert len(p["cross_attention"]) == layers and len(p["cross_attention"][0]) == heads
             rows = p["cross_attention"][0][0]
             assert len(rows) == n_target and all(len(row) == n_source for row in rows)
@@ -84,8 +102,9 @@ def test_init_from_a_model_without_history_starts_one_at_its_step_count(toy_corp
     first = tmp_path / "first"
     run(toy_corpus, first, probe_config, "--max-steps", "20")
     (first / "model" / SNAPSHOTS).unlink()  # as the parts trained before snapshots existed
-    history = run(toy_corpus, tmp_path / "second", probe_config, "--max-steps", "20", "--init-from",
-                  str(first / "model"))
+    history = run(
+        toy_corpus, tmp_path / "second", probe_config, "--max-steps", "20", "--init-from", str(first / "model")
+    )
     assert steps(history) == [20, 40]
     assert history["parts"][0]["history_before"] is True
 

@@ -55,8 +55,11 @@ def test_attribution_json_has_every_steps_two_rows_and_the_tokens_it_is_about(at
     assert shown["method"] == "gradient_x_input" and shown["method_name"] == "gradient × input"
     assert shown["source_tokens"] == inspection.source_tokens and shown["target_tokens"] == inspection.target_tokens
     assert shown["output_tokens"] == inspection.target_tokens[1:] + ["</s>"]
-    assert np.array(shown["scores"]).shape == np.array(shown["attention"]).shape == (
-        decoding_steps(inspection), len(inspection.source_tokens))
+    assert (
+        np.array(shown["scores"]).shape
+        == np.array(shown["attention"]).shape
+        == (decoding_steps(inspection), len(inspection.source_tokens))
+    )
     assert np.allclose(shown["scores"], attribution.scores, atol=1e-4)
     assert np.allclose(shown["attention"], attribution.attention, atol=1e-4)
     assert np.allclose(shown["agreement"], attribution.agreement, atol=1e-4)

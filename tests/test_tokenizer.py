@@ -22,7 +22,7 @@ ROUND_TRIP = [
     "L'ho vista all'università.",
     "Perché no? È così!",
     "C'è un caffè: 3,14 € (più o meno).",
-    "\"Sì\", disse lui - davvero...",
+    '"Sì", disse lui - davvero...',
     "Where's Tom's dog?",
     "Non l'ho fatto, però è già là.",
     "Città, perché, più, né, là.",
@@ -34,7 +34,7 @@ ROUND_TRIP = [
 # Typographic forms and the plain ones the tokenizer reads them as.
 TYPOGRAPHIC = [
     ("«Sì», disse lui — davvero…", '"Sì", disse lui - davvero...'),
-    ("Non l’ho fatto – “mai”.", "Non l'ho fatto - \"mai\"."),
+    ("Non l’ho fatto – “mai”.", 'Non l\'ho fatto - "mai".'),
     ("10\u00a0000 euro\u200b", "10 000 euro"),
 ]
 

@@ -25,15 +25,18 @@ from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, load_tokenizer, pad_se
 
 def reversal_batch(sequences):
     """src = x + EOS, tgt_in = BOS + reversed(x), tgt_out = reversed(x) + EOS."""
-    return (pad_sequences([s + [EOS_ID] for s in sequences]),
-            pad_sequences([[BOS_ID] + s[::-1] for s in sequences]),
-            pad_sequences([s[::-1] + [EOS_ID] for s in sequences]))
+    return (
+        pad_sequences([s + [EOS_ID] for s in sequences]),
+        pad_sequences([[BOS_ID] + s[::-1] for s in sequences]),
+        pad_sequences([s[::-1] + [EOS_ID] for s in sequences]),
+    )
 
 
 def test_tiny_transformer_learns_to_reverse_sequences():
     vocab_size = 14
-    model = make_model(vocab_size=vocab_size, d_model=32, n_heads=4, n_encoder_layers=1, n_decoder_layers=1,
-                       d_ff=64, max_len=16).train()
+    model = make_model(
+        vocab_size=vocab_size, d_model=32, n_heads=4, n_encoder_layers=1, n_decoder_layers=1, d_ff=64, max_len=16
+    ).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     rng = random.Random(0)
     for step in range(400):
@@ -52,6 +55,7 @@ def test_tiny_transformer_learns_to_reverse_sequences():
 
 # ---- Data ----
 
+
 def test_read_tsv_skips_and_counts_malformed_lines(tmp_path):
     path = tmp_path / "mixed.tsv"
     path.write_bytes(
@@ -66,8 +70,11 @@ def test_read_tsv_skips_and_counts_malformed_lines(tmp_path):
         b"L'ho vista.\tL'ho vista all'universit\xc3\xa0."
     )
     pairs, skipped = read_tsv(path)
-    assert pairs == [("I see the cat.", "io vedo il gatto."), ("the dog.", "il cane."),
-                     ("L'ho vista.", "L'ho vista all'università.")]
+    assert pairs == [
+        ("I see the cat.", "io vedo il gatto."),
+        ("the dog.", "il cane."),
+        ("L'ho vista.", "L'ho vista all'università."),
+    ]
     assert skipped == 5  # the blank line is not counted
 
 
@@ -117,12 +124,15 @@ def test_token_batcher_covers_every_pair_within_the_token_budget():
 
 def test_bpe_dropout_resegments_each_epoch_but_keeps_its_pairs_and_their_text():
     tokenizer = load_tokenizer(REPO / "assets" / "model" / "tokenizer.json")
-    pairs = [("I like tomatoes, bread and cheese.", "Mi piacciono i pomodori, il pane e il formaggio."),
-             ("The agreement was signed in August 1992.", "L'accordo fu firmato nell'agosto del 1992."),
-             ("Già città: ☃ fatto.", "Hai già visto l'università?")] * 4
+    pairs = [
+        ("I like tomatoes, bread and cheese.", "Mi piacciono i pomodori, il pane e il formaggio."),
+        ("The agreement was signed in August 1992.", "L'accordo fu firmato nell'agosto del 1992."),
+        ("Già città: ☃ fatto.", "Hai già visto l'università?"),
+    ] * 4
     plain = TrainingData([(pairs, 1)], tokenizer, max_len=128, retype_share=0.3, join_share=0.3, seed=5)
-    dropout = TrainingData([(pairs, 1)], tokenizer, max_len=128, retype_share=0.3, join_share=0.3, bpe_dropout=0.3,
-                           seed=5)
+    dropout = TrainingData(
+        [(pairs, 1)], tokenizer, max_len=128, retype_share=0.3, join_share=0.3, bpe_dropout=0.3, seed=5
+    )
     plain_src, plain_tgt = plain.epoch(0)
     epochs = [dropout.epoch(0) for _ in range(3)]
     for src, tgt in epochs:  # the same pairs, re-typed and joined alike, in the same order ...
@@ -139,6 +149,7 @@ def test_bpe_dropout_resegments_each_epoch_but_keeps_its_pairs_and_their_text():
 
 
 # ---- Learning-rate schedule and configs ----
+
 
 def test_learning_rate_warmup_then_decay():
     cfg = TrainConfig(lr=1e-3, warmup_steps=10, min_lr=1e-5)
@@ -186,25 +197,45 @@ def test_the_wide_config_stays_within_the_shipped_models_size_budget():
 
 
 def test_overrides_reach_both_configs_parsed_by_type():
-    model, train = parse_overrides(["model.d_model=384", "model.norm_first=false", "model.dropout=0.2", "train.lr=5e-4",
-                                    "eval_every=7", "schedule=cosine", "bpe_vocab_size=500"])
+    model, train = parse_overrides(
+        [
+            "model.d_model=384",
+            "model.norm_first=false",
+            "model.dropout=0.2",
+            "train.lr=5e-4",
+            "eval_every=7",
+            "schedule=cosine",
+            "bpe_vocab_size=500",
+        ]
+    )
     assert model == {"d_model": 384, "norm_first": False, "dropout": 0.2}
     assert train == {"lr": 5e-4, "eval_every": 7, "schedule": "cosine", "bpe_vocab_size": 500}  # bare: training
     assert type(model["dropout"]) is float and parse_overrides(["model.tie_embeddings=True"])[0] == {
-        "tie_embeddings": True}
+        "tie_embeddings": True
+    }
 
 
-@pytest.mark.parametrize("item, message", [
-    ("nonsense=1", r"--set nonsense=1: unknown train config keys: nonsense; the train settings are bpe_vocab_size, "),
-    ("model.colour=red", r"unknown model config keys: colour; the model settings are d_model, n_heads"),
-    ("model.vocab_size=9", "the model's vocab_size is the tokenizer's"),
-    ("vocab_size=9", "train.bpe_vocab_size is how many BPE tokens to learn"),
-    ("dropout=0.3", r"unknown train config keys: dropout \(the model settings hold dropout\); the train settings"),
-    ("model.lr=1e-3", r"unknown model config keys: lr \(the train settings hold lr\)"),
-    ("probes=a", "a list cannot be set on the command line: write it in a JSON config file"),
-    ("lr=fast", "expected a number, got 'fast'"), ("lr=nan", "finite"), ("eval_every=2.5", "whole number"),
-    ("model.norm_first=yes", "true or false"), ("lr", "KEY=VALUE"), ("optimizer.lr=1", "KEY=VALUE"),
-])
+@pytest.mark.parametrize(
+    "item, message",
+    [
+        (
+            "nonsense=1",
+            r"--set nonsense=1: unknown train config keys: nonsense; the train settings are bpe_vocab_size, ",
+        ),
+        ("model.colour=red", r"unknown model config keys: colour; the model settings are d_model, n_heads"),
+        ("model.vocab_size=9", "the model's vocab_size is the tokenizer's"),
+        ("vocab_size=9", "train.bpe_vocab_size is how many BPE tokens to learn"),
+        ("dropout=0.3", r"unknown train config keys: dropout \(the model settings hold dropout\); the train settings"),
+        ("model.lr=1e-3", r"unknown model config keys: lr \(the train settings hold lr\)"),
+        ("probes=a", "a list cannot be set on the command line: write it in a JSON config file"),
+        ("lr=fast", "expected a number, got 'fast'"),
+        ("lr=nan", "finite"),
+        ("eval_every=2.5", "whole number"),
+        ("model.norm_first=yes", "true or false"),
+        ("lr", "KEY=VALUE"),
+        ("optimizer.lr=1", "KEY=VALUE"),
+    ],
+)
 def test_bad_overrides_say_what_is_allowed(item, message):
     with pytest.raises(ValueError, match=message):
         parse_overrides([item])
@@ -212,9 +243,22 @@ def test_bad_overrides_say_what_is_allowed(item, message):
 
 # ---- The training script ----
 
+
 def train_args(train, dev, out, *extra, config="tiny"):
-    return ["--config", config, "--train", str(train), "--dev", str(dev), "--out", str(out), "--no-progress",
-            "--precision", "float32", *extra]
+    return [
+        "--config",
+        config,
+        "--train",
+        str(train),
+        "--dev",
+        str(dev),
+        "--out",
+        str(out),
+        "--no-progress",
+        "--precision",
+        "float32",
+        *extra,
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -244,7 +288,10 @@ def assert_same_run(straight_dir, resumed_dir, stopped_at):
         torch.testing.assert_close(resumed["model"][name], tensor, rtol=0, atol=1e-6, msg=name)
     for index, slot in straight["optimizer"]["state"].items():
         torch.testing.assert_close(resumed["optimizer"]["state"][index]["exp_avg"], slot["exp_avg"], rtol=0, atol=1e-6)
-    logged_steps = lambda run: [row["step"] for row in csv.DictReader(open(run / "metrics.csv", encoding="utf-8"))]
+
+    def logged_steps(run):
+        return [row["step"] for row in csv.DictReader(open(run / "metrics.csv", encoding="utf-8"))]
+
     assert logged_steps(resumed_dir) == sorted(logged_steps(straight_dir) + [str(stopped_at)], key=int)
     return resumed
 
@@ -252,7 +299,10 @@ def assert_same_run(straight_dir, resumed_dir, stopped_at):
 def test_resume_gives_the_same_weights_as_an_uninterrupted_run(small_corpus, dropout_config, tmp_path):
     train, dev = small_corpus
     total, half = 30, 13  # stops mid-epoch, after warmup (10 steps), crossing an epoch boundary on resume
-    args = lambda out, steps, *extra: train_args(train, dev, out, "--max-steps", str(steps), *extra, config=dropout_config)
+
+    def args(out, steps, *extra):
+        return train_args(train, dev, out, "--max-steps", str(steps), *extra, config=dropout_config)
+
     train_main(args(tmp_path / "straight", total))
     train_main(args(tmp_path / "resumed", half))
     shutil.copy(tmp_path / "resumed" / "checkpoint.pt", tmp_path / "at_half.pt")
@@ -269,14 +319,19 @@ def test_training_crosses_epochs_whose_batch_counts_differ(small_corpus, tmp_pat
     """Small length pools make each epoch's batch count depend on its shuffle; the loop must follow it."""
     import training.train
 
-    monkeypatch.setattr(training.train, "TokenBatcher",
-                        lambda src, tgt, max_tokens, seed: TokenBatcher(src, tgt, max_tokens, seed, pool_size=7))
+    monkeypatch.setattr(
+        training.train,
+        "TokenBatcher",
+        lambda src, tgt, max_tokens, seed: TokenBatcher(src, tgt, max_tokens, seed, pool_size=7),
+    )
     rng = random.Random(0)
     lengths = [rng.randint(1, 12) for _ in range(200)]
     batcher = TokenBatcher([[5] * n for n in lengths], [[6] * n for n in lengths], max_tokens=48, pool_size=7)
     assert len({len(batcher.epoch_batches(epoch)) for epoch in range(6)}) > 1
     train, dev = small_corpus
-    train_main(train_args(train, dev, tmp_path / "run", "--max-steps", "160", "--set", "max_tokens=48", "eval_every=1000"))
+    train_main(
+        train_args(train, dev, tmp_path / "run", "--max-steps", "160", "--set", "max_tokens=48", "eval_every=1000")
+    )
     state = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)["state"]
     assert state["step"] == 160 and state["epoch"] >= 3
 
@@ -286,7 +341,9 @@ def test_a_run_with_bpe_dropout_resegments_every_epoch_and_records_it(small_corp
 
     calls = []
     resegment = training.data.BPEDropout.__call__
-    monkeypatch.setattr(training.data.BPEDropout, "__call__", lambda self, seqs: calls.append(1) or resegment(self, seqs))
+    monkeypatch.setattr(
+        training.data.BPEDropout, "__call__", lambda self, seqs: calls.append(1) or resegment(self, seqs)
+    )
     train, dev = small_corpus
     train_main(train_args(train, dev, tmp_path / "run", "--max-steps", "40", "--set", "bpe_dropout=0.2"))
     state = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)["state"]
@@ -322,8 +379,9 @@ def test_model_settings_are_set_on_a_new_run_only(small_corpus, tmp_path):
     assert (config["d_model"], config["d_ff"], config["n_heads"]) == (48, 96, 2)  # the rest: --config tiny's
     assert json.loads((out / "model" / "metrics.json").read_text(encoding="utf-8"))["config"]["train"]["lr"] == 2e-3
     for extra in (["--resume"], ["--init-from", str(out / "model")]):
-        with pytest.raises(ValueError, match="--set model.d_model: model settings cannot change with --resume or "
-                                             "--init-from"):
+        with pytest.raises(
+            ValueError, match="--set model.d_model: model settings cannot change with --resume or --init-from"
+        ):
             train_main(train_args(train, dev, tmp_path / "next", *extra, "--set", "model.d_model=64"))
 
 
@@ -334,8 +392,11 @@ def test_a_new_model_can_take_an_existing_tokenizer_instead_of_learning_one(smal
     train, dev = small_corpus
     given = tiny_model_dir / "tokenizer.json"
     out = tmp_path / "run"
-    train_main(train_args(train, dev, out, "--max-steps", "2", "--tokenizer", str(given), "--set", "model.d_model=48",
-                          "model.d_ff=96"))
+    train_main(
+        train_args(
+            train, dev, out, "--max-steps", "2", "--tokenizer", str(given), "--set", "model.d_model=48", "model.d_ff=96"
+        )
+    )
     assert (out / "model" / "tokenizer.json").read_bytes() == given.read_bytes()
     metrics = json.loads((out / "model" / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["config"]["train"]["bpe_vocab_size"] is None and metrics["history"] == []
@@ -343,8 +404,9 @@ def test_a_new_model_can_take_an_existing_tokenizer_instead_of_learning_one(smal
     snapshots = json.loads((out / "model" / "training_snapshots.json").read_text(encoding="utf-8"))["snapshots"]
     assert snapshots[0]["step"] == 0
     with pytest.raises(ValueError, match="--tokenizer is for a new model"):
-        train_main(train_args(train, dev, tmp_path / "next", "--tokenizer", str(given), "--init-from",
-                              str(tiny_model_dir)))
+        train_main(
+            train_args(train, dev, tmp_path / "next", "--tokenizer", str(given), "--init-from", str(tiny_model_dir))
+        )
     with pytest.raises(ValueError, match="--tokenizer .*nothing.json: no such file"):
         train_main(train_args(train, dev, tmp_path / "next", "--tokenizer", str(tmp_path / "nothing.json")))
     (tmp_path / "garbage.json").write_text("not a tokenizer", encoding="utf-8")
@@ -361,15 +423,25 @@ def succeeding(*args):
 
 
 def test_ddp_training_on_two_cpu_processes_resumes_exactly_and_exports_a_loadable_model(
-        small_corpus, dropout_config, tmp_path):
+    small_corpus, dropout_config, tmp_path
+):
     """A one-process run's checkpoint (step 4) resumed by two processes warns and goes on, to step 8 straight, or
     stopped at step 6 and resumed: the same weights (each process gets back its own random state)."""
     train, dev = small_corpus
-    args = lambda out, steps, *extra: train_args(train, dev, out, "--max-steps", str(steps), *extra,
-                                                 config=dropout_config)
-    torchrun = lambda out, steps: succeeding("torch.distributed.run", "--nproc_per_node=2",
-                                             f"--master_port={free_port()}", "-m", "training.train",
-                                             *args(out, steps, "--resume"))
+
+    def args(out, steps, *extra):
+        return train_args(train, dev, out, "--max-steps", str(steps), *extra, config=dropout_config)
+
+    def torchrun(out, steps):
+        return succeeding(
+            "torch.distributed.run",
+            "--nproc_per_node=2",
+            f"--master_port={free_port()}",
+            "-m",
+            "training.train",
+            *args(out, steps, "--resume"),
+        )
+
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
     train_main(args(straight, 4))
     checkpoint = torch.load(straight / "checkpoint.pt", weights_only=False)
@@ -412,8 +484,14 @@ def test_bpe_dropout_gives_every_process_the_same_epoch(tmp_path):
     """BPE-dropout takes no seed: each of two processes drawing its own segmentations would cut other batches."""
     script = tmp_path / "epoch.py"
     script.write_text(EPOCH_PER_PROCESS, encoding="utf-8")
-    succeeding("torch.distributed.run", "--nproc_per_node=2", f"--master_port={free_port()}", script,
-               REPO / "assets" / "model" / "tokenizer.json", tmp_path / "epoch")
+    succeeding(
+        "torch.distributed.run",
+        "--nproc_per_node=2",
+        f"--master_port={free_port()}",
+        script,
+        REPO / "assets" / "model" / "tokenizer.json",
+        tmp_path / "epoch",
+    )
     rank0, rank1 = (json.loads((tmp_path / f"epoch.{rank}").read_text(encoding="utf-8")) for rank in (0, 1))
     (plain, resegmented), (_, resegmented_too) = rank0, rank1
     assert resegmented == resegmented_too and resegmented != plain
@@ -422,8 +500,19 @@ def test_bpe_dropout_gives_every_process_the_same_epoch(tmp_path):
 def test_evaluate_cli_prints_json_and_records_scores(tiny_model_dir, toy_corpus, tmp_path):
     model_dir = tmp_path / "model"
     shutil.copytree(tiny_model_dir, model_dir)
-    stdout = succeeding("training.evaluate", "--model", model_dir, "--data", toy_corpus[1], "--beam", "2",
-                        "--dtype", "float16", "--record", "toy dev")
+    stdout = succeeding(
+        "training.evaluate",
+        "--model",
+        model_dir,
+        "--data",
+        toy_corpus[1],
+        "--beam",
+        "2",
+        "--dtype",
+        "float16",
+        "--record",
+        "toy dev",
+    )
     summary = json.loads(stdout.strip().splitlines()[-1])
     assert {"bleu", "chrf", "n", "seconds"} <= set(summary) and summary["dtype"] == "float16"
     assert summary["n"] == 40 and summary["bleu"] > 90 and summary["chrf"] > 90
@@ -435,6 +524,7 @@ def test_evaluate_cli_prints_json_and_records_scores(tiny_model_dir, toy_corpus,
 
 # ---- What a new user meets on the command line ----
 
+
 def test_help_names_the_module_and_keeps_the_example_on_its_lines():
     status, help_text, _ = run_command(train_main, "--help")
     assert status == 0 and help_text.startswith("usage: python -m training.train")
@@ -444,12 +534,15 @@ def test_help_names_the_module_and_keeps_the_example_on_its_lines():
 
 def test_a_missing_file_is_one_clear_line_and_leaves_no_output_directory(tmp_path, toy_corpus):
     """The command as typed (`python -m training.train`): its `__main__` turns the error into one line."""
-    proc = run_module("training.train", "--train", tmp_path / "missing.tsv", "--dev", toy_corpus[1],
-                      "--out", tmp_path / "run")
+    proc = run_module(
+        "training.train", "--train", tmp_path / "missing.tsv", "--dev", toy_corpus[1], "--out", tmp_path / "run"
+    )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert proc.stderr.strip().splitlines() == [f"error: {tmp_path / 'missing.tsv'}: no such file "
-                                                "(`python -m training.prepare_data --out data/en-it` rebuilds the "
-                                                "project's data files)"]
+    assert proc.stderr.strip().splitlines() == [
+        f"error: {tmp_path / 'missing.tsv'}: no such file "
+        "(`python -m training.prepare_data --out data/en-it` rebuilds the "
+        "project's data files)"
+    ]
     assert not (tmp_path / "run").exists()
 
 
@@ -460,8 +553,11 @@ def test_a_name_that_is_neither_file_nor_dataset_says_so(tmp_path, toy_corpus, m
         raise ConnectionError("Couldn't reach 'nosuchdata' on the Hub")
 
     monkeypatch.setattr(training.data, "read_hf_dataset", offline)
-    with pytest.raises(FileNotFoundError, match=r"nosuchdata: no such file, and it could not be loaded as a Hugging "
-                                                r"Face dataset id either \(Couldn't reach.*training.prepare_data"):
+    with pytest.raises(
+        FileNotFoundError,
+        match=r"nosuchdata: no such file, and it could not be loaded as a Hugging "
+        r"Face dataset id either \(Couldn't reach.*training.prepare_data",
+    ):
         train_main(["--train", "nosuchdata", "--dev", str(toy_corpus[1]), "--out", str(tmp_path / "run")])
     assert not (tmp_path / "run").exists()
 
@@ -470,8 +566,18 @@ def test_a_bad_init_from_fails_before_reading_data_or_creating_the_output(tmp_pa
     from modeldir.loading import ModelLoadError
 
     with pytest.raises(ModelLoadError, match="no-model"):
-        train_main(["--train", str(toy_corpus[0]), "--dev", str(toy_corpus[1]), "--out", str(tmp_path / "run"),
-                    "--init-from", str(tmp_path / "no-model")])
+        train_main(
+            [
+                "--train",
+                str(toy_corpus[0]),
+                "--dev",
+                str(toy_corpus[1]),
+                "--out",
+                str(tmp_path / "run"),
+                "--init-from",
+                str(tmp_path / "no-model"),
+            ]
+        )
     assert not (tmp_path / "run").exists()
 
 
@@ -488,8 +594,11 @@ def test_the_progress_bar_counts_steps_or_the_time_budget(small_corpus, tmp_path
     from training.train import RunState, parse_args, progress_bar, set_up_run
 
     train, dev = small_corpus
-    for extra, total, unit in ((["--max-steps", "7"], 7, "step"), (["--max-minutes", "2.5"], 2.5, "min"),
-                               ([], None, "step")):
+    for extra, total, unit in (
+        (["--max-steps", "7"], 7, "step"),
+        (["--max-minutes", "2.5"], 2.5, "min"),
+        ([], None, "step"),
+    ):
         args = parse_args(["--train", str(train), "--dev", str(dev), "--out", str(tmp_path / "run"), *extra])
         bar = progress_bar(set_up_run(args, "command"), RunState())
         assert (bar.total, bar.unit) == (total, unit)
@@ -523,6 +632,8 @@ def test_a_second_trainer_on_the_same_out_is_refused_and_the_lock_goes_with_the_
 
 def test_an_over_long_line_is_dropped_before_it_is_decoded_or_tokenised(tmp_path):
     path = tmp_path / "long.tsv"
-    path.write_bytes(b"I see the cat.\tio vedo il gatto.\n" + b"word " * 1_000_000 + b"\tparola\n" + b"the dog.\til cane.\n")
+    path.write_bytes(
+        b"I see the cat.\tio vedo il gatto.\n" + b"word " * 1_000_000 + b"\tparola\n" + b"the dog.\til cane.\n"
+    )
     pairs, skipped = read_tsv(path)
     assert pairs == [("I see the cat.", "io vedo il gatto."), ("the dog.", "il cane.")] and skipped == 1

@@ -25,8 +25,17 @@ from transformer import Translator
 from transformer.model import sinusoidal_positional_encoding
 from transformer.tokenizer import EOS_ID
 
-ODD_INPUTS = ["", "   ", "😀🐱", "e\u0301 cafe\u0301", "שלום עולם", "مرحبا بالعالم", "\u200b", "Ünïcödé ✓ “quotes”",
-              "I\tlove\nthe cat."]
+ODD_INPUTS = [
+    "",
+    "   ",
+    "😀🐱",
+    "e\u0301 cafe\u0301",
+    "שלום עולם",
+    "مرحبا بالعالم",
+    "\u200b",
+    "Ünïcödé ✓ “quotes”",
+    "I\tlove\nthe cat.",
+]
 
 
 def test_training_run_leaves_model_logs_and_checkpoint(tiny_model_dir):
@@ -121,7 +130,9 @@ def test_float16_translates_like_float32(tiny_model_dir, translator):
     assert {p.dtype for p in half.model.parameters()} == {torch.float16}
     sentences = [en for en, _ in toy_pairs()]
     for beam in (1, 3):
-        same = sum(a == b for a, b in zip(half.translate(sentences, beam=beam), translator.translate(sentences, beam=beam)))
+        same = sum(
+            a == b for a, b in zip(half.translate(sentences, beam=beam), translator.translate(sentences, beam=beam))
+        )
         assert same >= 0.95 * len(sentences)
     view = inspect(half, "I love the cat.")
     assert view.translation == translator.translate("I love the cat.")
@@ -130,9 +141,16 @@ def test_float16_translates_like_float32(tiny_model_dir, translator):
         np.testing.assert_allclose(maps.sum(axis=-1), 1.0, atol=2e-3)
 
 
-@pytest.mark.parametrize("machine, capability, expected", [
-    ("x86_64", "AVX512", "float16"), ("x86_64", "AVX2", "float16"), ("x86_64", "DEFAULT", "float32"),
-    ("aarch64", "DEFAULT", "float16"), ("arm64", "DEFAULT", "float16")])
+@pytest.mark.parametrize(
+    "machine, capability, expected",
+    [
+        ("x86_64", "AVX512", "float16"),
+        ("x86_64", "AVX2", "float16"),
+        ("x86_64", "DEFAULT", "float32"),
+        ("aarch64", "DEFAULT", "float16"),
+        ("arm64", "DEFAULT", "float16"),
+    ],
+)
 def test_fast_cpu_dtype_follows_the_cpu(monkeypatch, machine, capability, expected):
     monkeypatch.setattr(platform, "machine", lambda: machine)
     monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: capability)
@@ -142,8 +160,14 @@ def test_fast_cpu_dtype_follows_the_cpu(monkeypatch, machine, capability, expect
 @pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="x86 kernels")
 def test_fast_cpu_dtype_is_float32_when_torch_runs_unvectorised_kernels():
     env = {**os.environ, "ATEN_CPU_CAPABILITY": "default"}
-    out = subprocess.run([sys.executable, "-c", "from modeldir.device import fast_cpu_dtype; print(fast_cpu_dtype())"],
-                         cwd=Path(__file__).resolve().parents[1], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", "from modeldir.device import fast_cpu_dtype; print(fast_cpu_dtype())"],
+        cwd=Path(__file__).resolve().parents[1],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout.strip() == "float32"
 
 
@@ -191,6 +215,7 @@ def test_embedding_norms_of_a_text_its_ids_or_its_tokens(tiny_model_dir, transla
 
 # ---- Broken model directories ----
 
+
 def edit_json(path, **changes):
     values = json.loads(path.read_text(encoding="utf-8"))
     path.write_text(json.dumps({**values, **changes}), encoding="utf-8")
@@ -223,10 +248,12 @@ BROKEN = {
         "encoder.layers.0.feed_forward.w_1.weight",
     ),
     "missing weight": (
-        lambda d: edit_weights(d / "model.safetensors", lambda w: w.pop("decoder.norm.weight")), "decoder.norm.weight"
+        lambda d: edit_weights(d / "model.safetensors", lambda w: w.pop("decoder.norm.weight")),
+        "decoder.norm.weight",
     ),
     "extra weight": (
-        lambda d: edit_weights(d / "model.safetensors", lambda w: w.update(stray=torch.zeros(2))), "stray"
+        lambda d: edit_weights(d / "model.safetensors", lambda w: w.update(stray=torch.zeros(2))),
+        "stray",
     ),
     "weights not safetensors": (lambda d: (d / "model.safetensors").write_bytes(b"\x00garbage"), "weights"),
     "tokenizer not json": (lambda d: (d / "tokenizer.json").write_text("nope", encoding="utf-8"), "tokenizer"),
@@ -248,15 +275,18 @@ def test_missing_directory_raises_model_load_error(tmp_path):
         check_model_dir(tmp_path / "nowhere")
 
 
-@pytest.mark.parametrize("typed, read", [
-    ("WHERE IS THE BATHROOM?", "Where is the bathroom?"),
-    ("I AM HUNGRY. ARE YOU?", "I am hungry. Are you?"),
-    ("I LOVE ITALIAN FOOD", "I love italian food"),
-    ("Where is NATO?", "Where is NATO?"),  # an acronym in ordinary text stays
-    ("I LOVE you", "I LOVE you"),  # not shouted: only one of two words in capitals
-    ("USA", "USA"),  # one word: could be an acronym
-    ("È LA CITTÀ", "È la città"),
-])
+@pytest.mark.parametrize(
+    "typed, read",
+    [
+        ("WHERE IS THE BATHROOM?", "Where is the bathroom?"),
+        ("I AM HUNGRY. ARE YOU?", "I am hungry. Are you?"),
+        ("I LOVE ITALIAN FOOD", "I love italian food"),
+        ("Where is NATO?", "Where is NATO?"),  # an acronym in ordinary text stays
+        ("I LOVE you", "I LOVE you"),  # not shouted: only one of two words in capitals
+        ("USA", "USA"),  # one word: could be an acronym
+        ("È LA CITTÀ", "È la città"),
+    ],
+)
 def test_unshout_reads_text_in_capitals_in_sentence_case(typed, read):
     assert unshout(typed) == read
 

@@ -36,6 +36,7 @@ def test_a_whole_number_as_a_page_or_a_command_line_sends_it():
     assert [as_whole_number(v) for v in ("4", 4.0, 7, " 5 ")] == [4, 4, 7, 5]
     assert [as_whole_number(v) for v in ("four", "2.5", None, float("inf"), float("nan"))] == [None] * 5
 
+
 BAD_BEAMS = [0, -1, 2.5, 10**9, MAX_BEAM + 1, True, "2", None]
 
 
@@ -43,10 +44,12 @@ BAD_BEAMS = [0, -1, 2.5, 10**9, MAX_BEAM + 1, True, "2", None]
 def test_a_beam_outside_1_to_max_beam_is_refused_everywhere(translator, beam):
     """Everywhere a person hands in a beam: the checked translator (`inputs.text`) and interpretability's calls; the
     lesson's decoding functions trust their arguments."""
-    calls = [lambda: translator.translate("I see the cat.", beam=beam),
-             lambda: translator.translate_ids(["I see the cat."], beam=beam),
-             lambda: inspect(translator, "I see the cat.", beam=beam),
-             lambda: beam_trace(translator, "I see the cat.", beam=beam)]
+    calls = [
+        lambda: translator.translate("I see the cat.", beam=beam),
+        lambda: translator.translate_ids(["I see the cat."], beam=beam),
+        lambda: inspect(translator, "I see the cat.", beam=beam),
+        lambda: beam_trace(translator, "I see the cat.", beam=beam),
+    ]
     for call in calls:
         with pytest.raises(ValueError, match=rf"beam must be a whole number in 1\.\.{MAX_BEAM}, got {beam!r}"):
             call()
@@ -56,14 +59,17 @@ def test_the_widest_beam_translates(translator):
     assert translator.translate(["I see the cat."], beam=MAX_BEAM) == translator.translate(["I see the cat."], beam=4)
 
 
-@pytest.mark.parametrize("texts, message", [
-    (5, "text must be a string or a list of strings, got int"),
-    ({}, "text must be a string or a list of strings, got dict"),
-    (None, "text must be a string or a list of strings, got NoneType"),
-    (b"I see the cat.", "text must be a string or a list of strings, got bytes"),
-    (["I see the cat.", 5], r"texts\[1\] must be a string, got int"),
-    ([["nested"]], r"texts\[0\] must be a string, got list"),
-])
+@pytest.mark.parametrize(
+    "texts, message",
+    [
+        (5, "text must be a string or a list of strings, got int"),
+        ({}, "text must be a string or a list of strings, got dict"),
+        (None, "text must be a string or a list of strings, got NoneType"),
+        (b"I see the cat.", "text must be a string or a list of strings, got bytes"),
+        (["I see the cat.", 5], r"texts\[1\] must be a string, got int"),
+        ([["nested"]], r"texts\[0\] must be a string, got list"),
+    ],
+)
 def test_translate_refuses_what_is_not_text(translator, texts, message):
     with pytest.raises(ValueError, match=message):
         translator.translate(texts)
@@ -94,12 +100,19 @@ def test_inspect_and_beam_trace_want_a_text(translator):
             call()
 
 
-@pytest.mark.parametrize("layer, head, query, message", [
-    (0, 0, 1.5, r"query must be a whole number in 0\.\.\d+, got 1\.5"), (0, 0, "1", "query .* got '1'"),
-    (0, 0, None, "query .* got None"), (0, 0, True, "query .* got True"), (0, 0, -1, "query"),
-    ("0", 0, 0, "layer must be a whole number, got '0'"), (0, None, 0, "head must be a whole number, got None"),
-    (0.0, 0, 0, "layer must be a whole number"),
-])
+@pytest.mark.parametrize(
+    "layer, head, query, message",
+    [
+        (0, 0, 1.5, r"query must be a whole number in 0\.\.\d+, got 1\.5"),
+        (0, 0, "1", "query .* got '1'"),
+        (0, 0, None, "query .* got None"),
+        (0, 0, True, "query .* got True"),
+        (0, 0, -1, "query"),
+        ("0", 0, 0, "layer must be a whole number, got '0'"),
+        (0, None, 0, "head must be a whole number, got None"),
+        (0.0, 0, 0, "layer must be a whole number"),
+    ],
+)
 def test_head_details_names_the_bad_position(translator, layer, head, query, message):
     inspection = inspect(translator, "I see the cat.")
     with pytest.raises(ValueError, match=message):
@@ -118,8 +131,11 @@ def test_a_10_mb_input_is_cut_before_the_tokenizer_sees_it(translator, monkeypat
 
     seen = []
     real_encode_batch = transformer.translator.encode_batch
-    monkeypatch.setattr(transformer.translator, "encode_batch",
-                        lambda tokenizer, texts: seen.extend(map(len, texts)) or real_encode_batch(tokenizer, texts))
+    monkeypatch.setattr(
+        transformer.translator,
+        "encode_batch",
+        lambda tokenizer, texts: seen.extend(map(len, texts)) or real_encode_batch(tokenizer, texts),
+    )
     sentence = "I see the cat and the dog. "
     huge = sentence * (10_000_000 // len(sentence))
     (ids,), (truncated,) = translator.encode_source([huge])
@@ -164,8 +180,11 @@ def non_finite_warnings(load):
 def test_loading_weights_that_are_not_finite_warns_naming_them(tiny_model_dir, tmp_path):
     names = load_file(str(tiny_model_dir / "model.safetensors"))
     model_dir = copy_with_weights(tiny_model_dir, tmp_path / "nan", dict.fromkeys(names, float("nan")))
-    with pytest.warns(RuntimeWarning, match=r"model\.safetensors: \d+ weight tensors hold NaN or infinite values in "
-                                            r"float32 \(src_embed\.embedding\.weight, .* and \d+ more\)"):
+    with pytest.warns(
+        RuntimeWarning,
+        match=r"model\.safetensors: \d+ weight tensors hold NaN or infinite values in "
+        r"float32 \(src_embed\.embedding\.weight, .* and \d+ more\)",
+    ):
         nan = load_checked(Translator, model_dir)
     assert nan.translate("I see the cat.") == ""  # what it serves: the warning is all that tells
 
@@ -180,6 +199,7 @@ def test_weights_too_large_for_float16_warn_only_there(tiny_model_dir, tmp_path)
 
 # ---- The command lines ----
 
+
 def fails_with_one_line(capsys, main, argv):
     """The one stderr line of `main(argv)` run as `python -m` runs it (through run_cli), which must exit with 1."""
     with pytest.raises(SystemExit) as exit_info:
@@ -191,8 +211,18 @@ def fails_with_one_line(capsys, main, argv):
 
 
 def train_argv(train_data, dev, out, *extra):
-    return ["--config", "tiny", "--train", str(train_data), "--dev", str(dev), "--out", str(out), "--no-progress",
-            *extra]
+    return [
+        "--config",
+        "tiny",
+        "--train",
+        str(train_data),
+        "--dev",
+        str(dev),
+        "--out",
+        str(out),
+        "--no-progress",
+        *extra,
+    ]
 
 
 def test_a_directory_given_as_data_is_one_error_line(capsys, tmp_path, toy_corpus, tiny_model_dir):
@@ -241,15 +271,17 @@ def test_an_out_on_a_read_only_directory_fails_before_any_work(capsys, tmp_path,
     assert line == f"error: --out: cannot write {locked / 'run'}: {locked} is read-only"
 
 
-def test_writing_into_a_read_only_model_directory_fails_before_scoring(capsys, tmp_path, toy_corpus, tiny_model_dir,
-                                                                        read_only, monkeypatch):
+def test_writing_into_a_read_only_model_directory_fails_before_scoring(
+    capsys, tmp_path, toy_corpus, tiny_model_dir, read_only, monkeypatch
+):
     model_dir = tmp_path / "model"
     shutil.copytree(tiny_model_dir, model_dir)
     read_only(model_dir)
     monkeypatch.setattr(evaluate, "score", lambda *args, **kwargs: pytest.fail("scored before the check"))
     monkeypatch.setattr(head_importance, "head_importance", lambda *args, **kwargs: pytest.fail("measured first"))
-    line = fails_with_one_line(capsys, evaluate.main, ["--model", str(model_dir), "--data", str(toy_corpus[1]),
-                                                       "--record", "toy"])
+    line = fails_with_one_line(
+        capsys, evaluate.main, ["--model", str(model_dir), "--data", str(toy_corpus[1]), "--record", "toy"]
+    )
     assert line == f"error: --record: cannot write {model_dir}: {model_dir} is read-only"
     line = fails_with_one_line(capsys, head_importance.main, ["--model", str(model_dir), "--data", str(toy_corpus[1])])
     assert line == f"error: --model: cannot write {model_dir}: {model_dir} is read-only"
@@ -262,21 +294,23 @@ def test_a_file_system_error_is_one_line_naming_the_file(capsys):
     assert fails_with_one_line(capsys, lambda argv: main(), []) == "error: /somewhere/metrics.json: Permission denied"
 
 
-@pytest.mark.parametrize("main, flag, value, message", [
-    (train.main, "--threads", "-2", "must be 0 or more, got -2"),
-    (train.main, "--max-steps", "-1", "must be 0 or more, got -1"),
-    (train.main, "--max-minutes", "-1", "must be 0 or more, got -1"),
-    (train.main, "--max-minutes", "nan", "expected a finite number"),
-    (train.main, "--limit-train", "-3", "must be 0 or more, got -3"),
-    (train.main, "--train-weights", "0", "must be more than 0, got 0"),
-    (evaluate.main, "--threads", "-2", "must be 1 or more, got -2"),
-    (evaluate.main, "--threads", "0", "must be 1 or more, got 0"),
-    (evaluate.main, "--show", "-1", "must be 0 or more, got -1"),
-    (head_importance.main, "--threads", "-2", "must be 1 or more, got -2"),
-])
+@pytest.mark.parametrize(
+    "main, flag, value, message",
+    [
+        (train.main, "--threads", "-2", "must be 0 or more, got -2"),
+        (train.main, "--max-steps", "-1", "must be 0 or more, got -1"),
+        (train.main, "--max-minutes", "-1", "must be 0 or more, got -1"),
+        (train.main, "--max-minutes", "nan", "expected a finite number"),
+        (train.main, "--limit-train", "-3", "must be 0 or more, got -3"),
+        (train.main, "--train-weights", "0", "must be more than 0, got 0"),
+        (evaluate.main, "--threads", "-2", "must be 1 or more, got -2"),
+        (evaluate.main, "--threads", "0", "must be 1 or more, got 0"),
+        (evaluate.main, "--show", "-1", "must be 0 or more, got -1"),
+        (head_importance.main, "--threads", "-2", "must be 1 or more, got -2"),
+    ],
+)
 def test_bad_flag_values_are_refused_when_parsed(capsys, tmp_path, main, flag, value, message):
-    argv = (train_argv("t.tsv", "d.tsv", tmp_path / "run") if main is train.main
-            else ["--model", "m", "--data", "d.tsv"])
+    argv = train_argv("t.tsv", "d.tsv", tmp_path / "run") if main is train.main else ["--model", "m", "--data", "d.tsv"]
     with pytest.raises(SystemExit) as exit_info:
         main([*argv, flag, value])
     assert exit_info.value.code == 2

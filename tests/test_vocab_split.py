@@ -16,8 +16,22 @@ def run(capsys, argv):
 
 def test_larger_vocabularies_cut_words_into_fewer_pieces(tiny_model_dir, toy_corpus, capsys):
     train, dev = toy_corpus
-    results = run(capsys, ["--model", str(tiny_model_dir), "--train", str(train), "--data", str(dev),
-                           "--sizes", "270", "400", "--long-words", "4"])
+    results = run(
+        capsys,
+        [
+            "--model",
+            str(tiny_model_dir),
+            "--train",
+            str(train),
+            "--data",
+            str(dev),
+            "--sizes",
+            "270",
+            "400",
+            "--long-words",
+            "4",
+        ],
+    )
     by_name = {r["tokenizer"]: r for r in results}
     assert list(by_name) == ["model", "learnt 270", "learnt 400"]
     small, large = by_name["learnt 270"], by_name["learnt 400"]

@@ -55,8 +55,11 @@ def test_each_box_computes_its_output_from_its_input(translator, inspection, sta
         elif step.box == "add":
             expected = n["x"] + step.input
         elif step.box == "feed-forward":
-            ffn = model.decoder.layers[step.layer - 1].feed_forward if stack == "decoder" else \
-                model.encoder.layers[step.layer - 1].feed_forward
+            ffn = (
+                model.decoder.layers[step.layer - 1].feed_forward
+                if stack == "decoder"
+                else model.encoder.layers[step.layer - 1].feed_forward
+            )
             hidden = F.relu(ffn.w_1(torch.from_numpy(step.input))).detach().numpy()
             assert np.allclose(n["hidden"], hidden, atol=1e-4)
             expected = ffn.w_2(torch.from_numpy(n["hidden"])).detach().numpy()

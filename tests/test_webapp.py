@@ -89,7 +89,10 @@ def test_line_breaks_are_read_as_spaces_and_said():
 def test_input_that_does_not_look_english_is_warned_about(served):
     """French or German in the English box: the status line says what it looks like and why the Italian may be
     nonsense (inputs.language decides); English gets no such warning."""
-    for text, language in [("Je voudrais un café, s'il vous plaît.", "French"), ("Ich habe heute keine Zeit.", "German")]:
+    for text, language in [
+        ("Je voudrais un café, s'il vous plaît.", "French"),
+        ("Ich habe heute keine Zeit.", "German"),
+    ]:
         status = translation.translate(served, text, "greedy", 2, 1.0, 0, 0)[1]
         assert f"Warning: This looks like {language}" in status and "translates from English only" in status
     assert "This looks like" not in translation.translate(served, "I see the cat.", "greedy", 2, 1.0, 0, 0)[1]
@@ -110,8 +113,14 @@ def test_translate_gives_the_text_status_chips_and_payload(served, translator):
     assert "beam search (2 beams)" in status and "▁cat" in chips_html and payload["beam"] is not None
     assert payload["translation"] == italian and payload["decoding"] == "beam search (2 beams)"
     assert payload["source_tokens"] == inspection.source_tokens and len(payload["beam"]["steps"]) > 0
-    assert payload["request"] == {"text": "I see the cat.", "decoding": "beam", "beam": 2, "temperature": 1.0,
-                                  "top_k": 0, "seed": 0}
+    assert payload["request"] == {
+        "text": "I see the cat.",
+        "decoding": "beam",
+        "beam": 2,
+        "temperature": 1.0,
+        "top_k": 0,
+        "seed": 0,
+    }
     assert translation.translate(served, " ", "greedy", 2, 1.0, 0, 0) == ("", texts.EMPTY_MESSAGE, "", None)
 
 
@@ -130,8 +139,11 @@ def test_translate_runs_the_teacher_forced_pass_once_for_every_view(served):
     handle = served.translator.model.decoder.register_forward_hook(count)
     try:
         *_, payload = translated(served, "We love the dog and the cat.", "greedy", 2, 1.0, 0, 0)
-        box = answered(model_map.map_numbers(served, question(shown=payload["request"], box="feed-forward",
-                                                              stack="decoder", index=0)))
+        box = answered(
+            model_map.map_numbers(
+                served, question(shown=payload["request"], box="feed-forward", stack="decoder", index=0)
+            )
+        )
     finally:
         handle.remove()
     assert passes == [len(payload["target_tokens"])]
@@ -143,8 +155,14 @@ def test_an_experiment_runs_on_the_translation_shown_made_again_from_its_request
     same way."""
     *_, payload = translated(served, "I see\nthe cat.", "sampling", 2, 1.5, 5, 7)
     request = payload["request"]
-    assert request == {"text": "I see the cat.", "decoding": "sampling", "beam": 1, "temperature": 1.5, "top_k": 5,
-                       "seed": 7}
+    assert request == {
+        "text": "I see the cat.",
+        "decoding": "sampling",
+        "beam": 1,
+        "temperature": 1.5,
+        "top_k": 5,
+        "seed": 7,
+    }
     settings = [request[name] for name in ("decoding", "beam", "temperature", "top_k", "seed")]
     shown = translation.inspection_of(served, request["text"], *settings)
     assert shown.translation == payload["translation"] and shown.source_tokens == payload["source_tokens"]
@@ -166,8 +184,10 @@ def test_output_tokens_end_the_sentence(translator):
 def test_decoding_label_names_each_decoding():
     assert translation.decoding_label(1) == "greedy"
     assert translation.decoding_label(4) == "beam search (4 beams)"
-    assert translation.decoding_label(1, Sampling(temperature=0.7, top_k=5, seed=3)) == \
-        "sampling (temperature 0.7, top-5, seed 3)"
+    assert (
+        translation.decoding_label(1, Sampling(temperature=0.7, top_k=5, seed=3))
+        == "sampling (temperature 0.7, top-5, seed 3)"
+    )
     assert translation.decoding_label(1, Sampling(temperature=2.0)) == "sampling (temperature 2, seed 0)"
 
 
@@ -214,16 +234,22 @@ def test_special_tokens_are_named_by_their_constants():
     for path in [*WEB_FILES, *python_files("transformer")]:
         if path.name == "tokenizer.py":
             continue
-        literals = [node.value for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-                    if isinstance(node, ast.Constant) and node.value in SPECIAL_TOKENS]
+        literals = [
+            node.value
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Constant) and node.value in SPECIAL_TOKENS
+        ]
         assert not literals, f"{path.name} spells {literals}"
 
 
 def function_lengths(path):
     """(name, lines) of every function in `path`, nested ones included."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    return [(node.name, node.end_lineno - node.lineno + 1) for node in ast.walk(tree)
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return [
+        (node.name, node.end_lineno - node.lineno + 1)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
 
 
 def test_every_web_function_is_short():
@@ -234,7 +260,16 @@ def test_every_web_function_is_short():
 
 def test_each_tab_has_a_module_with_a_build_function():
     tabs = sorted(path.stem for path in (ROOT / "webapp" / "tabs").glob("*.py") if path.stem != "__init__")
-    assert tabs == ["attention", "heads", "how_it_learned", "inside_head", "model_card", "model_map", "positions", "steps"]
+    assert tabs == [
+        "attention",
+        "heads",
+        "how_it_learned",
+        "inside_head",
+        "model_card",
+        "model_map",
+        "positions",
+        "steps",
+    ]
     for name in tabs:
         tree = ast.parse((ROOT / "webapp" / "tabs" / f"{name}.py").read_text(encoding="utf-8"))
         assert ast.get_docstring(tree), f"{name}.py says what its tab shows"

@@ -22,12 +22,12 @@ WEBAPP = Path(__file__).resolve().parents[1] / "webapp"
 ASKED = 5  # the number of the question the tests ask a view's handler (views.js: ask)
 
 
-
 def mounted(view):
     """(the module `view` mounts, as a path, and the questions it may ask), read from its js_on_load
     (`webapp.page_script.view_loader`)."""
-    match = re.search(r'mountView\("\./([\w/]+\.js)", \{element, props, watch, trigger, server\}, (\[[^]]*\])\)',
-                      view.js_on_load)
+    match = re.search(
+        r'mountView\("\./([\w/]+\.js)", \{element, props, watch, trigger, server\}, (\[[^]]*\])\)', view.js_on_load
+    )
     assert match, view.js_on_load
     return WEBAPP / match.group(1), json.loads(match.group(2))
 
@@ -73,8 +73,10 @@ def plain(fragment):
 
 def chips(fragment):
     """[(token, marked changed)] of the token chips in an HTML fragment, in order."""
-    return [(html.unescape(text), " changed" in classes)
-            for classes, text in re.findall(r'<span class="chip([^"]*)" title="position \d+">(.*?)</span>', fragment)]
+    return [
+        (html.unescape(text), " changed" in classes)
+        for classes, text in re.findall(r'<span class="chip([^"]*)" title="position \d+">(.*?)</span>', fragment)
+    ]
 
 
 def changed_indices(fragment):

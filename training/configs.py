@@ -51,8 +51,17 @@ SETTINGS = {
 }
 
 CPU_MODEL = dict(d_model=256, n_heads=4, n_encoder_layers=4, n_decoder_layers=3, d_ff=1024, dropout=0.1, max_len=128)
-CPU_TRAIN = dict(bpe_vocab_size=8256, max_tokens=3000, lr=1.5e-3, warmup_steps=800, schedule="cosine", eval_every=1000,
-                 eval_limit=1000, retype_share=0.2, join_share=0.1)
+CPU_TRAIN = dict(
+    bpe_vocab_size=8256,
+    max_tokens=3000,
+    lr=1.5e-3,
+    warmup_steps=800,
+    schedule="cosine",
+    eval_every=1000,
+    eval_limit=1000,
+    retype_share=0.2,
+    join_share=0.1,
+)
 
 CONFIGS = {
     # Trains in seconds: for tests and smoke runs.
@@ -91,8 +100,9 @@ def _check_keys(part, keys):
     misplaced = [key for key in unknown if key in SETTINGS[other]]
     if misplaced:
         hint = f" (the {other} settings hold {', '.join(misplaced)})"
-    raise ValueError(f"unknown {part} config keys: {', '.join(unknown)}{hint}; the {part} settings are "
-                     f"{', '.join(SETTINGS[part])}")
+    raise ValueError(
+        f"unknown {part} config keys: {', '.join(unknown)}{hint}; the {part} settings are {', '.join(SETTINGS[part])}"
+    )
 
 
 def model_settings(values):
@@ -128,8 +138,11 @@ def load_config(name_or_file):
             spec = json.loads(path.read_text(encoding="utf-8"))
         except ValueError as e:  # not JSON, or not UTF-8
             raise ValueError(f"{path}: not a JSON config: {e}") from None
-        if not isinstance(spec, dict) or set(spec) - {"model", "train"} or not all(
-                isinstance(part, dict) for part in spec.values()):
+        if (
+            not isinstance(spec, dict)
+            or set(spec) - {"model", "train"}
+            or not all(isinstance(part, dict) for part in spec.values())
+        ):
             raise ValueError(f'{path}: a config is a JSON object {{"model": {{...}}, "train": {{...}}}}')
         model, train = spec.get("model", {}), spec.get("train", {})
     return model_settings(model), train_config(train)
@@ -176,8 +189,9 @@ def parse_setting(kind, text):
         return value
     if kind is str:
         return text
-    raise ValueError(f"a {kind.__name__} cannot be set on the command line: write it in a JSON config file "
-                     f"(--config FILE)")
+    raise ValueError(
+        f"a {kind.__name__} cannot be set on the command line: write it in a JSON config file (--config FILE)"
+    )
 
 
 def config_dict(model_cfg, train_cfg):

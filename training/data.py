@@ -76,8 +76,10 @@ def load_pairs(spec, hf_config=None, split="train", src_lang="en", tgt_lang="it"
             pairs, skipped = read_hf_dataset(spec, hf_config, split, src_lang, tgt_lang)
         except Exception as e:  # the datasets library raises many kinds: network, missing config, bad format
             reason = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            raise FileNotFoundError(f"{spec}: no such file, and it could not be loaded as a Hugging Face dataset id "
-                                    f"either ({reason}); {PREPARE_DATA_HINT}") from e
+            raise FileNotFoundError(
+                f"{spec}: no such file, and it could not be loaded as a Hugging Face dataset id "
+                f"either ({reason}); {PREPARE_DATA_HINT}"
+            ) from e
     if not pairs:
         raise ValueError(f"{spec}: no valid English<TAB>Italian pairs ({skipped} malformed lines)")
     return pairs, skipped
@@ -104,7 +106,13 @@ def encode_pairs(tokenizer, pairs, max_len):
 
 
 FINAL_PUNCTUATION = ".!?"
-RETYPINGS = ("lower", "lower, no final punctuation", "no final punctuation", "capitals", "capitals, no final punctuation")
+RETYPINGS = (
+    "lower",
+    "lower, no final punctuation",
+    "no final punctuation",
+    "capitals",
+    "capitals, no final punctuation",
+)
 
 
 def retype(text, how):
@@ -158,8 +166,18 @@ class TrainingData:
       gets other batches from the batch where it stopped on (the same pairs, segmented afresh).
     """
 
-    def __init__(self, sources, tokenizer, max_len, retype_share=0.0, join_share=0.0, long_weight=1.0,
-                 long_words=11, bpe_dropout=0.0, seed=0):
+    def __init__(
+        self,
+        sources,
+        tokenizer,
+        max_len,
+        retype_share=0.0,
+        join_share=0.0,
+        long_weight=1.0,
+        long_words=11,
+        bpe_dropout=0.0,
+        seed=0,
+    ):
         if long_weight < 1:
             raise ValueError(f"long_weight must be at least 1 (1: as often as the rest), got {long_weight}")
         self.resegment = BPEDropout(tokenizer, bpe_dropout, max_len) if bpe_dropout else None

@@ -16,6 +16,7 @@ OPUS_MT_TESTSETS = "Helsinki-NLP/OPUS-MT-testsets"
 @dataclass(frozen=True)
 class Source:
     """One downloadable file. `name` identifies it in messages, the lock file and the manifest."""
+
     name: str
     url: str
     licence: str
@@ -78,6 +79,7 @@ def source(name, url, licence, credit):
 @dataclass(frozen=True)
 class Parallel:
     """A line-aligned pair of files: line i of `english` translates to line i of `italian`."""
+
     name: str
     english: Source
     italian: Source
@@ -90,8 +92,11 @@ def github(repo, commit, path):
 
 
 def opus_mt(name, commit, english_path, italian_path, licence, credit):
-    return Parallel(name, source(f"{name}.eng", github(OPUS_MT_TESTSETS, commit, english_path), licence, credit),
-                    source(f"{name}.ita", github(OPUS_MT_TESTSETS, commit, italian_path), licence, credit))
+    return Parallel(
+        name,
+        source(f"{name}.eng", github(OPUS_MT_TESTSETS, commit, english_path), licence, credit),
+        source(f"{name}.ita", github(OPUS_MT_TESTSETS, commit, italian_path), licence, credit),
+    )
 
 
 TATOEBA_LICENCE = "CC-BY 2.0 FR"
@@ -101,8 +106,14 @@ NOT_REDISTRIBUTED = "evaluation only: not redistributed, only compared against"
 
 
 def tatoeba_release(version, commit, folder):
-    return opus_mt(f"tatoeba-test-{version}", commit, f"{folder}/tatoeba-test-{version}.eng",
-                   f"{folder}/tatoeba-test-{version}.ita", TATOEBA_LICENCE, TATOEBA_TEST_CREDIT)
+    return opus_mt(
+        f"tatoeba-test-{version}",
+        commit,
+        f"{folder}/tatoeba-test-{version}.eng",
+        f"{folder}/tatoeba-test-{version}.ita",
+        TATOEBA_LICENCE,
+        TATOEBA_TEST_CREDIT,
+    )
 
 
 TATOEBA_TEST = "tatoeba-test-v2020-07-28"  # the benchmark: test-tatoeba.tsv
@@ -110,22 +121,41 @@ DEV_NEWS = "newssyscomb2009"  # the out-of-domain check: dev-news.tsv
 TEST_SETS = (
     tatoeba_release("v2020-07-28", "843d9a3bf560b4d05507f568ec5aa81fab086962", "testsets/eng-ita"),
     tatoeba_release("v2021-03-30", "a35942bf0fbf19e0c185030e358ea5368a5a2d6f", "testsets/eng-ita"),
-    tatoeba_release("v2021-08-07", "c04247a761e3814edbe616018f324d02f92ed68c",
-                    "datasets/helsinki_nlp/tatoeba/testsets/eng-ita"),
-    opus_mt("flores200-devtest", "c04247a761e3814edbe616018f324d02f92ed68c",
-            "datasets/facebook/flores/flores200_dataset/devtest/eng_Latn.devtest",
-            "datasets/facebook/flores/flores200_dataset/devtest/ita_Latn.devtest", "CC BY-SA 4.0",
-            "FLORES-200 devtest (Meta AI), " + NOT_REDISTRIBUTED),
-    opus_mt("newstest2009", "afbf85cf9b18c51a0f611896a343f4af63ec9810",
-            "datasets/statmt/wmt_newstest/2009/newstest2009.en", "datasets/statmt/wmt_newstest/2009/newstest2009.it",
-            "WMT test data (statmt.org)", WMT_CREDIT),
-    opus_mt(DEV_NEWS, "afbf85cf9b18c51a0f611896a343f4af63ec9810",
-            "datasets/statmt/wmt_newstest/2009/newssyscomb2009.en",
-            "datasets/statmt/wmt_newstest/2009/newssyscomb2009.it", "WMT test data (statmt.org)", WMT_CREDIT),
-    opus_mt("ntrex128", "bbde96c914be86e77abf38543d0259a406c069c7",
-            "datasets/microsoft/ntrex/NTREX/NTREX-128/newstest2019-src.eng.txt",
-            "datasets/microsoft/ntrex/NTREX/NTREX-128/newstest2019-ref.ita.txt", "CC BY-SA 4.0",
-            "NTREX-128 (Microsoft), " + NOT_REDISTRIBUTED),
+    tatoeba_release(
+        "v2021-08-07", "c04247a761e3814edbe616018f324d02f92ed68c", "datasets/helsinki_nlp/tatoeba/testsets/eng-ita"
+    ),
+    opus_mt(
+        "flores200-devtest",
+        "c04247a761e3814edbe616018f324d02f92ed68c",
+        "datasets/facebook/flores/flores200_dataset/devtest/eng_Latn.devtest",
+        "datasets/facebook/flores/flores200_dataset/devtest/ita_Latn.devtest",
+        "CC BY-SA 4.0",
+        "FLORES-200 devtest (Meta AI), " + NOT_REDISTRIBUTED,
+    ),
+    opus_mt(
+        "newstest2009",
+        "afbf85cf9b18c51a0f611896a343f4af63ec9810",
+        "datasets/statmt/wmt_newstest/2009/newstest2009.en",
+        "datasets/statmt/wmt_newstest/2009/newstest2009.it",
+        "WMT test data (statmt.org)",
+        WMT_CREDIT,
+    ),
+    opus_mt(
+        DEV_NEWS,
+        "afbf85cf9b18c51a0f611896a343f4af63ec9810",
+        "datasets/statmt/wmt_newstest/2009/newssyscomb2009.en",
+        "datasets/statmt/wmt_newstest/2009/newssyscomb2009.it",
+        "WMT test data (statmt.org)",
+        WMT_CREDIT,
+    ),
+    opus_mt(
+        "ntrex128",
+        "bbde96c914be86e77abf38543d0259a406c069c7",
+        "datasets/microsoft/ntrex/NTREX/NTREX-128/newstest2019-src.eng.txt",
+        "datasets/microsoft/ntrex/NTREX/NTREX-128/newstest2019-ref.ita.txt",
+        "CC BY-SA 4.0",
+        "NTREX-128 (Microsoft), " + NOT_REDISTRIBUTED,
+    ),
 )
 
 SEED_CREDIT = "OLDI Seed, Open Language Data Initiative (CC BY-SA 4.0)"
@@ -141,8 +171,11 @@ COCOA_COMMIT = "937ad6a5444990731ff2ea59553f2c812cbeb9cb"
 def geneval(split, gender, commit):
     stem = f"data/sentences/{split}/geneval-sentences-{gender}-{split}.en_it"
     name = f"mt-geneval-{split}-{gender}"
-    return Parallel(name, source(f"{name}.en", github(GENEVAL, commit, f"{stem}.en"), "CC BY-SA 3.0", GENEVAL_CREDIT),
-                    source(f"{name}.it", github(GENEVAL, commit, f"{stem}.it"), "CC BY-SA 3.0", GENEVAL_CREDIT))
+    return Parallel(
+        name,
+        source(f"{name}.en", github(GENEVAL, commit, f"{stem}.en"), "CC BY-SA 3.0", GENEVAL_CREDIT),
+        source(f"{name}.it", github(GENEVAL, commit, f"{stem}.it"), "CC BY-SA 3.0", GENEVAL_CREDIT),
+    )
 
 
 def cocoa(split, domain, formality):
@@ -150,26 +183,45 @@ def cocoa(split, domain, formality):
     stem = f"CoCoA-MT/{split}/en-it/formality-control.{split}.{domain}.en-it"
     english, italian = (f"{stem}.en", f"{stem}.{formality}.it") if split == "train" else (stem, f"{stem}.{formality}")
     name = f"cocoa-mt-{split}-{domain}-{formality}"
-    return Parallel(name, source(f"cocoa-mt-{split}-{domain}.en", github(COCOA, COCOA_COMMIT, english),
-                                 "CDLA-Sharing 1.0", COCOA_CREDIT),
-                    source(f"{name}.it", github(COCOA, COCOA_COMMIT, italian), "CDLA-Sharing 1.0", COCOA_CREDIT))
+    return Parallel(
+        name,
+        source(f"cocoa-mt-{split}-{domain}.en", github(COCOA, COCOA_COMMIT, english), "CDLA-Sharing 1.0", COCOA_CREDIT),
+        source(f"{name}.it", github(COCOA, COCOA_COMMIT, italian), "CDLA-Sharing 1.0", COCOA_CREDIT),
+    )
 
 
 # train-extra.tsv, in this order: OLDI Seed (6,193 pairs), MT-GenEval (dev then test, feminine then masculine: 3,000),
 # CoCoA-MT (train telephony and topical chat, test call centre, telephony and topical chat; each English sentence
 # with its informal then its formal reference: 2,000), as in the project's file.
 EXTRA_SETS = (
-    Parallel("oldi-seed",
-             source("oldi-seed.eng_Latn", github(SEED, "40dc000c8d68a9bfddf1b1b9d559b14c56bb979d", "seed/eng_Latn"),
-                    "CC BY-SA 4.0", SEED_CREDIT),
-             source("oldi-seed.ita_Latn", github(SEED, "b795befcb924a73c9e1ad7284f58496b9765716b", "seed/ita_Latn"),
-                    "CC BY-SA 4.0", SEED_CREDIT)),
-    geneval("dev", "feminine", GENEVAL_DEV), geneval("dev", "masculine", GENEVAL_DEV),
-    geneval("test", "feminine", GENEVAL_TEST), geneval("test", "masculine", GENEVAL_TEST),
-    *(cocoa(split, domain, formality)
-      for split, domains in (("train", ("telephony", "topical_chat")),
-                             ("test", ("call_center", "telephony", "topical_chat")))
-      for domain in domains for formality in ("informal", "formal")),
+    Parallel(
+        "oldi-seed",
+        source(
+            "oldi-seed.eng_Latn",
+            github(SEED, "40dc000c8d68a9bfddf1b1b9d559b14c56bb979d", "seed/eng_Latn"),
+            "CC BY-SA 4.0",
+            SEED_CREDIT,
+        ),
+        source(
+            "oldi-seed.ita_Latn",
+            github(SEED, "b795befcb924a73c9e1ad7284f58496b9765716b", "seed/ita_Latn"),
+            "CC BY-SA 4.0",
+            SEED_CREDIT,
+        ),
+    ),
+    geneval("dev", "feminine", GENEVAL_DEV),
+    geneval("dev", "masculine", GENEVAL_DEV),
+    geneval("test", "feminine", GENEVAL_TEST),
+    geneval("test", "masculine", GENEVAL_TEST),
+    *(
+        cocoa(split, domain, formality)
+        for split, domains in (
+            ("train", ("telephony", "topical_chat")),
+            ("test", ("call_center", "telephony", "topical_chat")),
+        )
+        for domain in domains
+        for formality in ("informal", "formal")
+    ),
 )
 
 # UD PUD, the Parallel Universal Dependencies treebanks (the CoNLL 2017 shared task's test sets): the same 1,000 news
@@ -178,16 +230,28 @@ EXTRA_SETS = (
 PUD_CREDIT = "UD PUD treebanks (Universal Dependencies; CoNLL 2017 shared task), " + NOT_REDISTRIBUTED
 UD = "UniversalDependencies"
 UD_PUD = (
-    source("ud-pud-en.conllu", github(f"{UD}/UD_English-PUD", "b3e4e5ec6aee90b8605190ef3e13d68ebce8b11f",
-                                      "en_pud-ud-test.conllu"), "CC BY-SA 4.0", PUD_CREDIT),
-    source("ud-pud-it.conllu", github(f"{UD}/UD_Italian-PUD", "c6ecacca17795dc6c9072f3a6e7021a1f90ee0dc",
-                                      "it_pud-ud-test.conllu"), "CC BY-SA 4.0", PUD_CREDIT),
+    source(
+        "ud-pud-en.conllu",
+        github(f"{UD}/UD_English-PUD", "b3e4e5ec6aee90b8605190ef3e13d68ebce8b11f", "en_pud-ud-test.conllu"),
+        "CC BY-SA 4.0",
+        PUD_CREDIT,
+    ),
+    source(
+        "ud-pud-it.conllu",
+        github(f"{UD}/UD_Italian-PUD", "c6ecacca17795dc6c9072f3a6e7021a1f90ee0dc", "it_pud-ud-test.conllu"),
+        "CC BY-SA 4.0",
+        PUD_CREDIT,
+    ),
 )
 
 # The Tatoeba pairs: manythings.org republishes this zip as Tatoeba grows, at one URL with no versions. It cannot be
 # pinned; its hash and pair count are recorded on first download and a change is reported as a warning.
-TATOEBA_PAIRS = Source("ita-eng.zip", "https://www.manythings.org/anki/ita-eng.zip", TATOEBA_LICENCE,
-                       "Tatoeba.org contributors (CC-BY 2.0 FR)")
+TATOEBA_PAIRS = Source(
+    "ita-eng.zip",
+    "https://www.manythings.org/anki/ita-eng.zip",
+    TATOEBA_LICENCE,
+    "Tatoeba.org contributors (CC-BY 2.0 FR)",
+)
 
 # sha256 of the files the shipped model was trained and scored on (/work/shared/data/en-it on the build machines).
 # test-tatoeba.tsv and dev-news.tsv are scored on: a rebuild must match them exactly. train-extra.tsv should; train and
@@ -207,6 +271,7 @@ MUST_MATCH = ("test-tatoeba.tsv", "dev-news.tsv")
 @dataclass(frozen=True)
 class Sources:
     """What one build reads; tests swap in their own."""
+
     test_sets: tuple
     extra_sets: tuple
     tatoeba_pairs: Source

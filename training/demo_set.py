@@ -86,8 +86,11 @@ def missing_requirements(translation, required):
 def scores(rows):
     """Share right, chrF and BLEU of the per-sentence rows of `score_demo_set`."""
     right = sum(row["right"] for row in rows)
-    return {**corpus_scores([row["translation"] for row in rows], [row["reference"] for row in rows]),
-            "right": right, "right_percent": round(100 * right / len(rows), 1)}
+    return {
+        **corpus_scores([row["translation"] for row in rows], [row["reference"] for row in rows]),
+        "right": right,
+        "right_percent": round(100 * right / len(rows), 1),
+    }
 
 
 def score_demo_set(sentences, translations):
@@ -96,11 +99,22 @@ def score_demo_set(sentences, translations):
     rows = []
     for sentence, translation in zip(sentences, translations):
         missing = missing_requirements(translation, sentence.required)
-        rows.append(dict(english=sentence.english, reference=sentence.italian, translation=translation,
-                         kind=sentence.kind, right=not missing, missing=missing))
+        rows.append(
+            dict(
+                english=sentence.english,
+                reference=sentence.italian,
+                translation=translation,
+                kind=sentence.kind,
+                right=not missing,
+                missing=missing,
+            )
+        )
     kinds = dict.fromkeys(row["kind"] for row in rows)  # in the order of the file
-    return {"all": scores(rows), "by_kind": {kind: scores([r for r in rows if r["kind"] == kind]) for kind in kinds},
-            "sentences": rows}
+    return {
+        "all": scores(rows),
+        "by_kind": {kind: scores([r for r in rows if r["kind"] == kind]) for kind in kinds},
+        "sentences": rows,
+    }
 
 
 def changes(before, after):
@@ -115,8 +129,10 @@ def changes(before, after):
 
 
 def score_line(name, result):
-    return (f"{name:<10} {result['right']:>3}/{result['n']:<3} right {result['right_percent']:5.1f}%   "
-            f"chrF {result['chrf']:5.1f}   BLEU {result['bleu']:5.1f}")
+    return (
+        f"{name:<10} {result['right']:>3}/{result['n']:<3} right {result['right_percent']:5.1f}%   "
+        f"chrF {result['chrf']:5.1f}   BLEU {result['bleu']:5.1f}"
+    )
 
 
 def print_report(title, result, show_wrong):
@@ -128,19 +144,23 @@ def print_report(title, result, show_wrong):
         wrong = [row for row in result["sentences"] if not row["right"]]
         print(f"\nwrong ({len(wrong)}):")
         for row in wrong:
-            print(f"  [{row['kind']}] {row['english']}\n      -> {row['translation']}\n      "
-                  f"missing: {'; '.join(row['missing'])}")
+            print(
+                f"  [{row['kind']}] {row['english']}\n      -> {row['translation']}\n      "
+                f"missing: {'; '.join(row['missing'])}"
+            )
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m training.demo_set", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m training.demo_set", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--model", required=True, help="model directory to score")
     parser.add_argument("--set", choices=SETS, default="demo", help="demo: chooses models; heldout: only checks")
     parser.add_argument("--data", help="another TSV in the demo-set format, instead of --set")
     parser.add_argument("--beam", type=positive_int, default=1, help="beam width (1 = greedy, as the app runs)")
-    parser.add_argument("--dtype", choices=DTYPES, default="float32",
-                        help="precision the model runs in (the app on a CPU: float32)")
+    parser.add_argument(
+        "--dtype", choices=DTYPES, default="float32", help="precision the model runs in (the app on a CPU: float32)"
+    )
     parser.add_argument("--batch-size", type=positive_int, default=64)
     parser.add_argument("--threads", type=positive_int, help="torch CPU threads (default: torch's)")
     parser.add_argument("--show-wrong", action="store_true", help="list the sentences translated wrong")
@@ -165,8 +185,9 @@ def main(argv=None):
 
     result = scored(translators[0])
     summary = dict(model=args.model, data=str(data), beam=args.beam, dtype=args.dtype, **result)
-    print_report(f"{args.model} on {data.name} ({'greedy' if args.beam == 1 else f'beam {args.beam}'})", result,
-                 args.show_wrong)
+    print_report(
+        f"{args.model} on {data.name} ({'greedy' if args.beam == 1 else f'beam {args.beam}'})", result, args.show_wrong
+    )
     if args.compare:
         other = scored(translators[1])
         print()

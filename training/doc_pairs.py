@@ -46,22 +46,63 @@ class Manual:
 
 
 MANUALS = (
-    Manual("LibreOffice 7.4 help", "libreoffice-help-en-us", "libreoffice-help-it", "4:7.4.7-1+deb12u14", "MPL-2.0",
-           "LibreOffice Help, © LibreOffice contributors and Oracle and/or its affiliates (MPL-2.0)", "ids"),
-    Manual("GIMP 2.10 user manual", "gimp-help-en", "gimp-help-it", "2.10.34-2",
-           "GFDL 1.2 or later, no invariant sections",
-           "GNU Image Manipulation Program User Manual, © The GIMP Documentation Team (GFDL 1.2+)", "blocks",
-           copyright_package="gimp-help-common", skip_pages=r"(^|/)(glossary[^/]*|ix\d+|gimp-help-index)\.html$"),
-    Manual("Debian Reference", "debian-reference-en", "debian-reference-it", "2.100", "GPL-2+",
-           "Debian Reference, © Osamu Aoki and translators (GPL-2+)", "blocks"),
-    Manual("Debian New Maintainers' Guide", "maint-guide", "maint-guide-it", "1.2.53", "GPL-2+",
-           "Debian New Maintainers' Guide, © Josip Rodin, Osamu Aoki, Craig Small, Raphaël Hertzog (GPL-2+)",
-           "blocks"),
-    Manual("Debian FAQ", "debian-faq", "debian-faq-it", "11.1", "permission notice",
-           "The Debian GNU/Linux FAQ, © 1996-2003 Software in the Public Interest", "blocks"),
-    Manual("Debian Developer's Reference", "developers-reference", "developers-reference-it", "12.18",
-           "GPL-2 or later", "Debian Developer's Reference, © Christian Schwarz, Adam Di Carlo, Raphaël Hertzog, "
-           "Andreas Barth, Lucas Nussbaum, Hideki Yamane, Holger Levsen (GPL-2+)", "blocks"),
+    Manual(
+        "LibreOffice 7.4 help",
+        "libreoffice-help-en-us",
+        "libreoffice-help-it",
+        "4:7.4.7-1+deb12u14",
+        "MPL-2.0",
+        "LibreOffice Help, © LibreOffice contributors and Oracle and/or its affiliates (MPL-2.0)",
+        "ids",
+    ),
+    Manual(
+        "GIMP 2.10 user manual",
+        "gimp-help-en",
+        "gimp-help-it",
+        "2.10.34-2",
+        "GFDL 1.2 or later, no invariant sections",
+        "GNU Image Manipulation Program User Manual, © The GIMP Documentation Team (GFDL 1.2+)",
+        "blocks",
+        copyright_package="gimp-help-common",
+        skip_pages=r"(^|/)(glossary[^/]*|ix\d+|gimp-help-index)\.html$",
+    ),
+    Manual(
+        "Debian Reference",
+        "debian-reference-en",
+        "debian-reference-it",
+        "2.100",
+        "GPL-2+",
+        "Debian Reference, © Osamu Aoki and translators (GPL-2+)",
+        "blocks",
+    ),
+    Manual(
+        "Debian New Maintainers' Guide",
+        "maint-guide",
+        "maint-guide-it",
+        "1.2.53",
+        "GPL-2+",
+        "Debian New Maintainers' Guide, © Josip Rodin, Osamu Aoki, Craig Small, Raphaël Hertzog (GPL-2+)",
+        "blocks",
+    ),
+    Manual(
+        "Debian FAQ",
+        "debian-faq",
+        "debian-faq-it",
+        "11.1",
+        "permission notice",
+        "The Debian GNU/Linux FAQ, © 1996-2003 Software in the Public Interest",
+        "blocks",
+    ),
+    Manual(
+        "Debian Developer's Reference",
+        "developers-reference",
+        "developers-reference-it",
+        "12.18",
+        "GPL-2 or later",
+        "Debian Developer's Reference, © Christian Schwarz, Adam Di Carlo, Raphaël Hertzog, "
+        "Andreas Barth, Lucas Nussbaum, Hideki Yamane, Holger Levsen (GPL-2+)",
+        "blocks",
+    ),
 )
 
 BLOCK_TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "li", "td", "th", "dt", "dd"}  # a <pre> belongs to its block
@@ -78,16 +119,78 @@ LENGTH_RATIO = (0.5, 2.0)
 LEADING_NUMBER = re.compile(r"^(?:(\w+)\s+)?((?:\d+|[A-Z])(?:\.\d+)*)\.\s+")
 # The labels whose number the project's file dropped with it ("Figure 17.11. ", "Capitolo 3. "). It kept "Appendix A. ",
 # "Part I. " and "Equation 8.15. " (65 such lines, against 1 without its number), and so do these pairs.
-NUMBER_LABELS = {"Figure", "Figura", "Chapter", "Capitolo", "Table", "Tabella", "Example", "Esempio", "Procedure",
-                 "Procedura"}
+NUMBER_LABELS = {
+    "Figure",
+    "Figura",
+    "Chapter",
+    "Capitolo",
+    "Table",
+    "Tabella",
+    "Example",
+    "Esempio",
+    "Procedure",
+    "Procedura",
+}
 # A placeholder (%APPDATA%) has three letters or more: "%E8%BB%8A" is a URL-encoded character, not residue.
 RESIDUE = re.compile(r"%[A-Z_]{3,}%|&[A-Za-z][A-Za-z0-9]*;|\.xhp(?:#\w+)? not found|%PRODUCTNAME|\$\[officename\]")
 NUMBERS = re.compile(r"\d+")
 WORDS = re.compile(r"[^\W\d_]+")
-ENGLISH_WORDS = {"the", "and", "of", "to", "is", "are", "you", "with", "for", "this", "that", "be", "can", "on",
-                 "or", "if", "which", "from", "your", "will", "an", "by", "not", "it", "as"}
-ITALIAN_WORDS = {"il", "lo", "la", "gli", "le", "di", "che", "per", "con", "non", "un", "una", "sono", "è", "del",
-                 "della", "si", "da", "nel", "questo", "questa", "può", "essere", "dei", "delle", "al", "alla"}
+ENGLISH_WORDS = {
+    "the",
+    "and",
+    "of",
+    "to",
+    "is",
+    "are",
+    "you",
+    "with",
+    "for",
+    "this",
+    "that",
+    "be",
+    "can",
+    "on",
+    "or",
+    "if",
+    "which",
+    "from",
+    "your",
+    "will",
+    "an",
+    "by",
+    "not",
+    "it",
+    "as",
+}
+ITALIAN_WORDS = {
+    "il",
+    "lo",
+    "la",
+    "gli",
+    "le",
+    "di",
+    "che",
+    "per",
+    "con",
+    "non",
+    "un",
+    "una",
+    "sono",
+    "è",
+    "del",
+    "della",
+    "si",
+    "da",
+    "nel",
+    "questo",
+    "questa",
+    "può",
+    "essere",
+    "dei",
+    "delle",
+    "al",
+    "alla",
+}
 
 
 @dataclass
@@ -140,6 +243,7 @@ class Switch:
 class OpenTag:
     """A tag the parser is inside: whether its content is skipped, the block it opens, the switch it opens, and the
     text of the switch variant it is (None where it opens none of these)."""
+
     tag: str
     skipped: bool
     block: int | None
@@ -169,8 +273,12 @@ class BlockParser(html.parser.HTMLParser):
         cls, ident = attrs.get("class") or "", attrs.get("id")
         classes = cls.split()
         switch = self.open_tags[-1].switch if self.open_tags else None
-        skipped = (tag in SKIPPED_TAGS or "caseinline" in classes or attrs.get("role") == "navigation"
-                   or "headerlink" in classes)  # Sphinx's navigation bars and a heading's "¶" permalink
+        skipped = (
+            tag in SKIPPED_TAGS
+            or "caseinline" in classes
+            or attrs.get("role") == "navigation"
+            or "headerlink" in classes
+        )  # Sphinx's navigation bars and a heading's "¶" permalink
         block = None
         if tag in BLOCK_TAGS and not self.skipping():
             block = len(self.blocks)
@@ -180,8 +288,15 @@ class BlockParser(html.parser.HTMLParser):
         if tag == "a" and href and not re.match(r"^[a-z]+:", href) and self.current_block() is not None:
             index = self.current_block()
             self.blocks[index].links += (GENERATED_ID.sub(r"\1", language_free(href.split("?")[0])),)
-        self.open_tags.append(OpenTag(tag, skipped, block, Switch() if "switchinline" in classes else None,
-                                      switch.variant(ident, cls) if switch else None))
+        self.open_tags.append(
+            OpenTag(
+                tag,
+                skipped,
+                block,
+                Switch() if "switchinline" in classes else None,
+                switch.variant(ident, cls) if switch else None,
+            )
+        )
 
     def handle_startendtag(self, tag, attrs):
         """`<br/>`, `<a name="x"/>`: nothing to read inside; a line break parts two words ("Ctrl+V.<br>The
@@ -230,8 +345,9 @@ def id_pairs(english, italian):
         return {b.ident: b for b in blocks if b.ident and counts[b.ident] == 1 and not b.is_code}
 
     italian_by_id = by_id(italian)
-    return [(block.text, italian_by_id[ident].text) for ident, block in by_id(english).items()
-            if ident in italian_by_id]
+    return [
+        (block.text, italian_by_id[ident].text) for ident, block in by_id(english).items() if ident in italian_by_id
+    ]
 
 
 def sequence_pairs(english, italian):
@@ -250,12 +366,16 @@ def sequence_pairs(english, italian):
 
 
 def strip_leading_numbers(en, it):
-    """"2.1.3. Title" / "2.1.3. Titolo", "Figure 17.11. X" / "Figura 17.11. X": the same number starting both
+    """ "2.1.3. Title" / "2.1.3. Titolo", "Figure 17.11. X" / "Figura 17.11. X": the same number starting both
     sides, bare or after one of NUMBER_LABELS, is removed from both."""
     en_match, it_match = LEADING_NUMBER.match(en), LEADING_NUMBER.match(it)
-    if (en_match and it_match and en_match.group(2) == it_match.group(2)
-            and all(label is None or label in NUMBER_LABELS for label in (en_match.group(1), it_match.group(1)))):
-        return en[en_match.end():], it[it_match.end():]
+    if (
+        en_match
+        and it_match
+        and en_match.group(2) == it_match.group(2)
+        and all(label is None or label in NUMBER_LABELS for label in (en_match.group(1), it_match.group(1)))
+    ):
+        return en[en_match.end() :], it[it_match.end() :]
     return en, it
 
 
@@ -304,8 +424,9 @@ def filter_doc_pairs(pairs, sides_to_avoid):
     for en, it in pairs:
         en, it = strip_leading_numbers(clean(en), clean(it))
         failed = next((name for name, drops in FILTERS if drops(en, it)), None)
-        if failed is None and any(normalise(s) in sides_to_avoid or without_punctuation(s) in avoid_loose
-                                  for s in (en, it)):
+        if failed is None and any(
+            normalise(s) in sides_to_avoid or without_punctuation(s) in avoid_loose for s in (en, it)
+        ):
             failed = "test_overlap"
         if failed is None and (en, it) in seen:
             failed = "duplicates"
@@ -352,12 +473,15 @@ def unpacked(package, version, cache_dir, lock):
     debs = sorted(folder.glob(f"{package}_*.deb"))
     if not debs:
         try:
-            subprocess.run(["apt-get", "download", f"{package}={version}"], cwd=folder, check=True,
-                           capture_output=True, text=True)
+            subprocess.run(
+                ["apt-get", "download", f"{package}={version}"], cwd=folder, check=True, capture_output=True, text=True
+            )
         except (OSError, subprocess.CalledProcessError) as e:
             reason = (getattr(e, "stderr", None) or str(e)).strip().splitlines()[-1:] or ["failed"]
-            raise FileNotFoundError(f"could not apt-get download {package}={version} ({reason[0]}); it needs a "
-                                    f"{DEBIAN_SUITE} apt source, or put its .deb in {folder}") from e
+            raise FileNotFoundError(
+                f"could not apt-get download {package}={version} ({reason[0]}); it needs a "
+                f"{DEBIAN_SUITE} apt source, or put its .deb in {folder}"
+            ) from e
         debs = sorted(folder.glob(f"{package}_*.deb"))
     deb = debs[-1]
     digest = sha256(deb.read_bytes())
@@ -365,15 +489,20 @@ def unpacked(package, version, cache_dir, lock):
     root = folder / package
     if not root.is_dir():
         subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True)
-    return root, {"name": deb.name, "package": f"{package}={version}", "sha256": digest,
-                  "pinned": "by Debian's signed archive; on first download"}
+    return root, {
+        "name": deb.name,
+        "package": f"{package}={version}",
+        "sha256": digest,
+        "pinned": "by Debian's signed archive; on first download",
+    }
 
 
 def aligned_manual(manual, cache_dir, lock):
     """-> (the pairs of `manual`'s two packages, aligned and not yet filtered, the packages' manifest entries, the
     folder the English package is unpacked in)."""
     (english_root, english_entry), (italian_root, italian_entry) = (
-        unpacked(package, manual.version, cache_dir, lock) for package in (manual.english, manual.italian))
+        unpacked(package, manual.version, cache_dir, lock) for package in (manual.english, manual.italian)
+    )
     return manual_pairs(manual, english_root, italian_root), [english_entry, italian_entry], english_root
 
 
@@ -382,16 +511,26 @@ def build_docs(cache_dir, lock, sides_to_avoid, seed):
     pairs, entries, removed = [], [], {}
     for manual in MANUALS:
         aligned, packages, english_root = aligned_manual(manual, cache_dir, lock)
-        copyright_root = (unpacked(manual.copyright_package, manual.version, cache_dir, lock)[0]
-                          if manual.copyright_package else english_root)
+        copyright_root = (
+            unpacked(manual.copyright_package, manual.version, cache_dir, lock)[0]
+            if manual.copyright_package
+            else english_root
+        )
         copyright_package = manual.copyright_package or manual.english
         copyright_file = copyright_root / "usr/share/doc" / copyright_package / "copyright"
         kept, removed[manual.name] = filter_doc_pairs(aligned, sides_to_avoid)
         print(f"{manual.name}: {len(kept)} pairs; removed {json.dumps(removed[manual.name])}")
         pairs += kept
-        entries.append({"name": manual.name, "packages": packages, "licence": manual.licence,
-                        "credit": manual.credit, "pairs": len(kept),
-                        "copyright_file_licences": licences_in(copyright_file) if copyright_file.is_file() else []})
+        entries.append(
+            {
+                "name": manual.name,
+                "packages": packages,
+                "licence": manual.licence,
+                "credit": manual.credit,
+                "pairs": len(kept),
+                "copyright_file_licences": licences_in(copyright_file) if copyright_file.is_file() else [],
+            }
+        )
     pairs = list(dict.fromkeys(pairs))  # a pair two manuals share once
     random.Random(seed).shuffle(pairs)
     return pairs, entries, removed

@@ -32,28 +32,38 @@ from .pinned import checked_source, verified
 REPOSITORY, COMMIT = "Martingeek4life/Sin-r", "e8471c43b9812223f0d9d561625d8c6131b893ce"
 FOLDER = "it-en"  # it-en/en/ep-YY-MM-DD.al and it-en/it/ep-YY-MM-DD.al
 LANGUAGES = ("en", "it")
-LICENCE = ("no known copyright restrictions (statmt.org: \"We are not aware of any copyright restrictions of the "
-           "material\")")
+LICENCE = (
+    'no known copyright restrictions (statmt.org: "We are not aware of any copyright restrictions of the material")'
+)
 CREDIT = "Europarl: A Parallel Corpus for Statistical Machine Translation, Philipp Koehn, MT Summit 2005"
 # {session file name: [sha256 of its English file, of its Italian file]}, read from the repository at COMMIT.
 SHA256 = json.loads(Path(__file__).with_name("europarl_sha256.json").read_text(encoding="utf-8"))
 
 SOFT_HYPHEN = "\xad"
-SPLIT_NUMBERS_AND_WORDS = ((re.compile(r"(?<=\w) - (?=\w)"), "-"), (re.compile(r"(?<=\d) / (?=\d)"), "/"),
-                           (re.compile(r"(?<=\d) \. (?=\d{3}\b)"), "."))
+SPLIT_NUMBERS_AND_WORDS = (
+    (re.compile(r"(?<=\w) - (?=\w)"), "-"),
+    (re.compile(r"(?<=\d) / (?=\d)"), "/"),
+    (re.compile(r"(?<=\d) \. (?=\d{3}\b)"), "."),
+)
 JOINS = {  # language -> (pattern, replacement) applied in order to the tokenised text, before the detokeniser
-    "en": (*SPLIT_NUMBERS_AND_WORDS,
-           (re.compile(r"(?<=\w) '(?=s\b)|(?<=s) '(?= [a-z])"), "'")),  # Parliament's; Member States' interests
-    "it": (*SPLIT_NUMBERS_AND_WORDS,
-           (re.compile(r"\b(po|be|fa) ' "), r"\1' "),  # apocopes: "un po' di più", "be', che"
-           (re.compile(r"(?<=\w) ' (?=\w)"), "'")),  # elisions: dell'Unione
+    "en": (
+        *SPLIT_NUMBERS_AND_WORDS,
+        (re.compile(r"(?<=\w) '(?=s\b)|(?<=s) '(?= [a-z])"), "'"),
+    ),  # Parliament's; Member States' interests
+    "it": (
+        *SPLIT_NUMBERS_AND_WORDS,
+        (re.compile(r"\b(po|be|fa) ' "), r"\1' "),  # apocopes: "un po' di più", "be', che"
+        (re.compile(r"(?<=\w) ' (?=\w)"), "'"),
+    ),  # elisions: dell'Unione
 }
 GUILLEMETS = ((re.compile(r"« "), "«"), (re.compile(r" »"), "»"))
 AFTER_DETOKENISER = {  # language -> (pattern, replacement) applied in order to the detokeniser's output
     "en": GUILLEMETS,
-    "it": (*GUILLEMETS,
-           (re.compile(r"\bpo'(?=\w)"), "po' "),  # its Italian rule glues "po'" to the next word as an elision
-           (re.compile(r"(?<=\d) º"), "º")),
+    "it": (
+        *GUILLEMETS,
+        (re.compile(r"\bpo'(?=\w)"), "po' "),  # its Italian rule glues "po'" to the next word as an elision
+        (re.compile(r"(?<=\d) º"), "º"),
+    ),
 }
 DETOKENISERS = {language: MosesDetokenizer(lang=language) for language in LANGUAGES}
 
@@ -82,9 +92,19 @@ FILTERS = (  # (name, a pair is dropped when this is true of its tokenised sides
 
 def session_sources():
     """-> [(English Source, Italian Source)] of every session, in file-name order."""
-    return [tuple(Source(f"europarl-{language}/{name}", github(REPOSITORY, COMMIT, f"{FOLDER}/{language}/{name}"),
-                         LICENCE, CREDIT, digest) for language, digest in zip(LANGUAGES, digests))
-            for name, digests in sorted(SHA256.items())]
+    return [
+        tuple(
+            Source(
+                f"europarl-{language}/{name}",
+                github(REPOSITORY, COMMIT, f"{FOLDER}/{language}/{name}"),
+                LICENCE,
+                CREDIT,
+                digest,
+            )
+            for language, digest in zip(LANGUAGES, digests)
+        )
+        for name, digests in sorted(SHA256.items())
+    ]
 
 
 def session_files(cache_dir, lock, local_copy=None):
@@ -95,17 +115,27 @@ def session_files(cache_dir, lock, local_copy=None):
         if local_copy is None:
             files.append(tuple(checked_source(source, cache_dir, lock)[0] for source in sources))
         else:
-            paths = tuple(Path(local_copy, FOLDER, language, Path(source.url).name)
-                          for language, source in zip(LANGUAGES, sources))
+            paths = tuple(
+                Path(local_copy, FOLDER, language, Path(source.url).name)
+                for language, source in zip(LANGUAGES, sources)
+            )
             for source, path in zip(sources, paths):
                 if not path.is_file():
-                    raise FileNotFoundError(f"{path}: no such file (--europarl-from {local_copy} must be a copy of "
-                                            f"{REPOSITORY} at {COMMIT})")
+                    raise FileNotFoundError(
+                        f"{path}: no such file (--europarl-from {local_copy} must be a copy of "
+                        f"{REPOSITORY} at {COMMIT})"
+                    )
                 verified(source, path, lock)
             files.append(paths)
-    entry = {"name": "europarl-it-en", "url": f"https://github.com/{REPOSITORY}/tree/{COMMIT}/{FOLDER}",
-             "path": str(local_copy) if local_copy else None, "files": 2 * len(files),
-             "pinned": "in the code (training/europarl_sha256.json)", "licence": LICENCE, "credit": CREDIT}
+    entry = {
+        "name": "europarl-it-en",
+        "url": f"https://github.com/{REPOSITORY}/tree/{COMMIT}/{FOLDER}",
+        "path": str(local_copy) if local_copy else None,
+        "files": 2 * len(files),
+        "pinned": "in the code (training/europarl_sha256.json)",
+        "licence": LICENCE,
+        "credit": CREDIT,
+    }
     return files, entry
 
 

@@ -49,17 +49,23 @@ def translate_all(translator, sources, beam=1, batch_size=256, progress=True, de
 
 
 def corpus_scores(hypotheses, references):
-    return {"bleu": round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2),
-            "chrf": round(sacrebleu.corpus_chrf(hypotheses, [references]).score, 2),
-            "n": len(references)}
+    return {
+        "bleu": round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2),
+        "chrf": round(sacrebleu.corpus_chrf(hypotheses, [references]).score, 2),
+        "n": len(references),
+    }
 
 
 def score(translator, pairs, beam=1, batch_size=256, progress=True):
     """Translate the English side of `pairs` and score against the Italian side -> dict."""
     start = time.time()
     hypotheses = translate_all(translator, [src for src, _ in pairs], beam, batch_size, progress)
-    return {**corpus_scores(hypotheses, [tgt for _, tgt in pairs]), "beam": beam,
-            "seconds": round(time.time() - start, 1), "hypotheses": hypotheses}
+    return {
+        **corpus_scores(hypotheses, [tgt for _, tgt in pairs]),
+        "beam": beam,
+        "seconds": round(time.time() - start, 1),
+        "hypotheses": hypotheses,
+    }
 
 
 @torch.inference_mode()
@@ -118,16 +124,21 @@ def record(model_dir, records):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m training.evaluate", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="model directory (model.safetensors, config.json, tokenizer.json)")
+    parser = argparse.ArgumentParser(
+        prog="python -m training.evaluate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--model", required=True, help="model directory (model.safetensors, config.json, tokenizer.json)"
+    )
     parser.add_argument("--data", required=True, help="TSV file of English<TAB>Italian pairs")
     parser.add_argument("--beam", type=positive_int, default=1, help="beam width (1 = greedy)")
     parser.add_argument("--limit", type=positive_int, help="score only the first N pairs")
     parser.add_argument("--batch-size", type=positive_int, default=256)
     parser.add_argument("--dtype", choices=DTYPES, default="float32", help="precision the model runs in")
     parser.add_argument("--threads", type=positive_int, help="torch CPU threads (default: torch's)")
-    parser.add_argument("--variants", action="store_true", help="also score lower-cased/unpunctuated and capitals input")
+    parser.add_argument(
+        "--variants", action="store_true", help="also score lower-cased/unpunctuated and capitals input"
+    )
     parser.add_argument("--by-length", action="store_true", help="also score by English length (words)")
     parser.add_argument("--loss", action="store_true", help="also the teacher-forced loss per reference token")
     parser.add_argument("--record", metavar="NAME", help="store the scores in the model's metrics.json as data NAME")
@@ -148,8 +159,12 @@ def main(argv=None):
     for (src, ref), hyp in list(zip(pairs, result["hypotheses"]))[: args.show]:
         print(f"EN  {src}\nREF {ref}\nOUT {hyp}\n")
     command = command_line("training.evaluate", argv)
-    common = dict(data=args.record or Path(args.data).stem, decoding=decoding_name(args.beam), precision=args.dtype,
-                  command=command)
+    common = dict(
+        data=args.record or Path(args.data).stem,
+        decoding=decoding_name(args.beam),
+        precision=args.dtype,
+        command=command,
+    )
     records = [Score(**common, **{k: result[k] for k in ("bleu", "chrf", "n", "seconds")})]
     summary = {k: result[k] for k in ("bleu", "chrf", "n", "beam", "seconds")}
     summary.update(data=str(args.data), dtype=args.dtype)
@@ -157,8 +172,9 @@ def main(argv=None):
         summary["variants"] = {}
         for variant in VARIANTS:
             translator.unshout = not variant.endswith("as typed")
-            hyps = translate_all(translator, [typed_as(variant, src) for src, _ in pairs], args.beam, args.batch_size,
-                                 desc=variant)
+            hyps = translate_all(
+                translator, [typed_as(variant, src) for src, _ in pairs], args.beam, args.batch_size, desc=variant
+            )
             scores = corpus_scores(hyps, [tgt for _, tgt in pairs])
             summary["variants"][variant] = scores
             records.append(Score(**common, **scores, variant=variant))

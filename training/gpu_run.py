@@ -35,8 +35,13 @@ TOKENIZER = ROOT / "assets" / "model" / "tokenizer.json"
 EUROPARL_MAX_WORDS = 25
 SPEAKS_TO_SOMEONE = re.compile(r"\byou(r|rs|rself|rselves)?\b", re.IGNORECASE)  # Europarl's "you" is the House
 # (file in the bundle, how often it is seen per epoch): round 5's run B, the best of its CPU runs on dev.
-MIX = [("train-tu.tsv.gz", 1), ("europarl-25-no-you.tsv.gz", 0.06), ("train-extra.tsv.gz", 1),
-       ("train-docs.tsv.gz", 0.25), ("domain.tsv.gz", 8)]
+MIX = [
+    ("train-tu.tsv.gz", 1),
+    ("europarl-25-no-you.tsv.gz", 0.06),
+    ("train-extra.tsv.gz", 1),
+    ("train-docs.tsv.gz", 0.25),
+    ("domain.tsv.gz", 8),
+]
 SCORED = ["dev.tsv", "dev-news.tsv"]
 PART_BYTES = 15 * 2**20  # under the device tool's 16 MiB a file
 GPU_SETTINGS = ["max_tokens=32000", "lr=1.5e-3", "warmup_steps=1000", "eval_every=2000", "eval_limit=1000"]
@@ -52,8 +57,7 @@ def europarl_pairs(path):
     """Europarl's pairs of at most EUROPARL_MAX_WORDS English words whose English does not address anyone: its "you"
     is the House, plural and formal, the register the app's visitors are not addressed in (run A of round 5)."""
     pairs, _ = read_tsv(path)
-    return [(en, it) for en, it in pairs
-            if len(en.split()) <= EUROPARL_MAX_WORDS and not SPEAKS_TO_SOMEONE.search(en)]
+    return [(en, it) for en, it in pairs if len(en.split()) <= EUROPARL_MAX_WORDS and not SPEAKS_TO_SOMEONE.search(en)]
 
 
 def prepare(data, out, limit=0):
@@ -103,10 +107,31 @@ def train(bundle, out, minutes, work, dry_run=False):
     log = work / "train.log"
     files, weights = zip(*MIX)
     config, settings = ("tiny", DRY_RUN_SETTINGS) if dry_run else ("wide", GPU_SETTINGS)
-    run(["training.train", "--config", config, "--tokenizer", str(TOKENIZER),
-         "--train", *(str(bundle / f) for f in files), "--train-weights", *map(str, weights),
-         "--dev", str(bundle / "dev.tsv"), "--out", str(work / "run"), "--max-minutes", str(minutes),
-         "--precision", "bfloat16", "--no-progress", "--set", *settings], log)
+    run(
+        [
+            "training.train",
+            "--config",
+            config,
+            "--tokenizer",
+            str(TOKENIZER),
+            "--train",
+            *(str(bundle / f) for f in files),
+            "--train-weights",
+            *map(str, weights),
+            "--dev",
+            str(bundle / "dev.tsv"),
+            "--out",
+            str(work / "run"),
+            "--max-minutes",
+            str(minutes),
+            "--precision",
+            "bfloat16",
+            "--no-progress",
+            "--set",
+            *settings,
+        ],
+        log,
+    )
     model = work / "run" / "model"
     scores = {}
     for name in SCORED:
@@ -150,12 +175,14 @@ def join(parts, out):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m training.gpu_run", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m training.gpu_run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     steps = parser.add_subparsers(dest="step", required=True)
     p = steps.add_parser("prepare", help="write the mix's files (here)")
-    p.add_argument("--data", default="data/en-it", help="what `python -m training.prepare_data --europarl --docs` "
-                   "writes")
+    p.add_argument(
+        "--data", default="data/en-it", help="what `python -m training.prepare_data --europarl --docs` writes"
+    )
     p.add_argument("--out", default=".gpu", help="the bundle's folder (list it in .git/info/exclude and carry it)")
     p.add_argument("--limit", type=int, default=0, help="only the first N pairs of each file (a trial)")
     t = steps.add_parser("train", help="train, score and pack (on the GPU machine)")

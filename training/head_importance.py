@@ -29,12 +29,15 @@ from .evaluate import pairs_to_score, score
 
 def head_importance(translator, pairs, beam=1, batch_size=256, progress=True):
     """-> (intact BLEU, {kind: [[BLEU drop per head] per layer]}) of `translator` on `pairs`."""
+
     def bleu(heads_off):
         return score(ablated(translator, heads_off), pairs, beam, batch_size, progress=False)["bleu"]
 
     intact = bleu([])
-    drop = {kind: [[0.0] * n_heads for _ in range(n_layers)]
-            for kind, (n_layers, n_heads) in head_grid(translator.model.cfg).items()}
+    drop = {
+        kind: [[0.0] * n_heads for _ in range(n_layers)]
+        for kind, (n_layers, n_heads) in head_grid(translator.model.cfg).items()
+    }
     heads = every_head(translator.model.cfg)
     for kind, layer, head in tqdm(heads, desc="heads switched off", unit="head", disable=not progress):
         drop[kind][layer][head] = round(intact - bleu([(kind, layer, head)]), 2)
@@ -46,14 +49,18 @@ def format_table(drop):
     lines = []
     for kind, table in drop.items():
         lines.append(f"{kind:<9}" + "".join(f"{f'head {h}':>9}" for h in range(1, len(table[0]) + 1)))
-        lines += [f"{f'layer {layer}':<9}" + "".join(f"{x:>+9.2f}" for x in row)
-                  for layer, row in enumerate(table, start=1)]
+        lines += [
+            f"{f'layer {layer}':<9}" + "".join(f"{x:>+9.2f}" for x in row) for layer, row in enumerate(table, start=1)
+        ]
     return "\n".join(lines)
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m training.head_importance", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m training.head_importance",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--model", required=True, help="model directory; head_importance.json is written into it")
     parser.add_argument("--data", required=True, help="TSV file of English<TAB>Italian pairs")
     parser.add_argument("--limit", type=positive_int, default=500, help="use the first N pairs")
@@ -73,8 +80,14 @@ def main(argv=None):
     translator = directory.translator
     pairs = pairs_to_score(args.data, args.limit)
     bleu, drop = head_importance(translator, pairs, args.beam, args.batch_size, progress=not args.no_progress)
-    importance = {"data": Path(args.data).stem, "n": len(pairs), "decoding": decoding_name(args.beam), "bleu": bleu,
-                  "command": command_line("training.head_importance", argv), "drop": drop}
+    importance = {
+        "data": Path(args.data).stem,
+        "n": len(pairs),
+        "decoding": decoding_name(args.beam),
+        "bleu": bleu,
+        "command": command_line("training.head_importance", argv),
+        "drop": drop,
+    }
     path = directory.path / HEAD_IMPORTANCE
     write_atomic(path, json.dumps(importance, indent=2) + "\n")
     print(f"BLEU {bleu} with every head, on {len(pairs)} pairs of {args.data}; BLEU lost with one head switched off:")

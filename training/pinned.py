@@ -94,8 +94,10 @@ class Lock:
             self.record(name, {"origin": origin, "sha256": digest})
             print(f"{name}: first download, sha256 {digest} recorded in {self.path}")
         elif digest != recorded:
-            raise SourceChanged(f"{name}: {path} has sha256 {digest}, not the {recorded} pinned on first download "
-                                f"for {origin}; delete the file to download it again")
+            raise SourceChanged(
+                f"{name}: {path} has sha256 {digest}, not the {recorded} pinned on first download "
+                f"for {origin}; delete the file to download it again"
+            )
 
 
 def checked_source(source, cache_dir, lock):
@@ -110,10 +112,17 @@ def verified(source, path, lock):
     recorded on its first download (recorded now when this is the first)."""
     digest = sha256(path.read_bytes())
     if source.sha256 and digest != source.sha256:
-        raise SourceChanged(f"{source.name}: {path} has sha256 {digest}, not the {source.sha256} pinned in the code "
-                            f"for {source.url}; delete the file to download it again")
+        raise SourceChanged(
+            f"{source.name}: {path} has sha256 {digest}, not the {source.sha256} pinned in the code "
+            f"for {source.url}; delete the file to download it again"
+        )
     if not source.sha256:
         lock.check(source.name, digest, path, source.url)
-    return {"name": source.name, "url": source.url, "sha256": digest,
-            "pinned": "in the code" if source.sha256 else "on first download",
-            "licence": source.licence, "credit": source.credit}
+    return {
+        "name": source.name,
+        "url": source.url,
+        "sha256": digest,
+        "pinned": "in the code" if source.sha256 else "on first download",
+        "licence": source.licence,
+        "credit": source.credit,
+    }

@@ -42,8 +42,15 @@ from .sentences import clean, normalise
 NEWLINE = b"\n"
 TREEBANK_TEXT = "# text = "
 TRAIN, DEV, TEST, DEV_NEWS, EXTRA, DOCS, EUROPARL, MANIFEST = (
-    "train.tsv", "dev.tsv", "test-tatoeba.tsv", "dev-news.tsv", "train-extra.tsv", "train-docs.tsv",
-    "train-europarl.tsv.gz", "manifest.json")
+    "train.tsv",
+    "dev.tsv",
+    "test-tatoeba.tsv",
+    "dev-news.tsv",
+    "train-extra.tsv",
+    "train-docs.tsv",
+    "train-europarl.tsv.gz",
+    "manifest.json",
+)
 OPTIONAL = {DOCS: "--docs", EUROPARL: "--europarl"}  # output -> the flag that builds it
 DEMO_DIR = Path(__file__).resolve().parent.parent / "data" / "demo"
 DEMO_SETS = ("demo.tsv", "heldout.tsv")  # in data/demo, with the columns english and italian
@@ -65,12 +72,14 @@ def lines(path):
 
 def read_parallel(parallel, cache_dir, lock):
     """-> (pairs of a line-aligned English file and Italian file, their manifest entries)."""
-    (en_path, en_entry), (it_path, it_entry) = (checked_source(s, cache_dir, lock)
-                                                for s in (parallel.english, parallel.italian))
+    (en_path, en_entry), (it_path, it_entry) = (
+        checked_source(s, cache_dir, lock) for s in (parallel.english, parallel.italian)
+    )
     english, italian = lines(en_path), lines(it_path)
     if len(english) != len(italian):
-        raise ValueError(f"{parallel.name}: {len(english)} English lines ({en_path}) but {len(italian)} Italian "
-                         f"lines ({it_path})")
+        raise ValueError(
+            f"{parallel.name}: {len(english)} English lines ({en_path}) but {len(italian)} Italian lines ({it_path})"
+        )
     return list(zip(english, italian)), [en_entry, it_entry]
 
 
@@ -138,20 +147,38 @@ def read_tatoeba(args, sources, lock):
     if args.tatoeba_dataset:
         pairs, malformed = load_pairs(args.tatoeba_dataset, args.tatoeba_config)
         say_read(args.tatoeba_dataset, pairs, malformed)
-        return pairs, malformed, {"name": args.tatoeba_dataset, "config": args.tatoeba_config, "pairs": len(pairs),
-                                  "licence": source.licence, "credit": source.credit}
+        return (
+            pairs,
+            malformed,
+            {
+                "name": args.tatoeba_dataset,
+                "config": args.tatoeba_config,
+                "pairs": len(pairs),
+                "licence": source.licence,
+                "credit": source.credit,
+            },
+        )
     path = given_file(args.tatoeba, "--tatoeba") if args.tatoeba else fetch(source.url, args.cache)
     pairs, malformed = read_pairs(path)
     say_read(path, pairs, malformed)
     digest, recorded = sha256(path.read_bytes()), lock.entries.get(source.name)
     if recorded and recorded["sha256"] != digest:
-        print(f"warning: {path} is not the {source.name} recorded in {lock.path} ({recorded['pairs']} pairs then, "
-              f"{len(pairs)} now): train.tsv and dev.tsv differ from the ones built from it")
+        print(
+            f"warning: {path} is not the {source.name} recorded in {lock.path} ({recorded['pairs']} pairs then, "
+            f"{len(pairs)} now): train.tsv and dev.tsv differ from the ones built from it"
+        )
     if recorded != {"sha256": digest, "pairs": len(pairs)}:
         lock.record(source.name, {"sha256": digest, "pairs": len(pairs)})
-    entry = {"name": source.name, "url": None if args.tatoeba else source.url, "path": str(path), "sha256": digest,
-             "pinned": "no: republished as Tatoeba grows", "pairs": len(pairs), "licence": source.licence,
-             "credit": source.credit}
+    entry = {
+        "name": source.name,
+        "url": None if args.tatoeba else source.url,
+        "path": str(path),
+        "sha256": digest,
+        "pinned": "no: republished as Tatoeba grows",
+        "pairs": len(pairs),
+        "licence": source.licence,
+        "credit": source.credit,
+    }
     return pairs, malformed, entry
 
 
@@ -166,11 +193,20 @@ def read_test_sets(args, sources, lock):
     for path in args.exclude:
         pairs, _ = read_pairs(given_file(path, "--exclude"))
         excluded += pairs
-        entries.append({"name": Path(path).name, "path": str(path), "sha256": sha256(Path(path).read_bytes()),
-                        "pairs": len(pairs), **EXCLUDED})
+        entries.append(
+            {
+                "name": Path(path).name,
+                "path": str(path),
+                "sha256": sha256(Path(path).read_bytes()),
+                "pairs": len(pairs),
+                **EXCLUDED,
+            }
+        )
     sides = {normalise(side) for pairs in [*test_sets.values(), excluded] for pair in pairs for side in pair} - {""}
-    print(f"avoiding {len(sides)} distinct sentences of {len(test_sets)} test sets and {len(args.exclude)} "
-          f"--exclude files")
+    print(
+        f"avoiding {len(sides)} distinct sentences of {len(test_sets)} test sets and {len(args.exclude)} "
+        f"--exclude files"
+    )
     return test_sets, entries, sides
 
 
@@ -200,8 +236,10 @@ def filter_pairs(pairs, sides_to_avoid, dedupe=True):
 
 
 def say_removed(what, removed):
-    print(f"{what}: removed {removed['empty']} with an empty side, {removed['duplicates']} repeated, "
-          f"{removed['test_overlap']} sharing a side with a test set")
+    print(
+        f"{what}: removed {removed['empty']} with an empty side, {removed['duplicates']} repeated, "
+        f"{removed['test_overlap']} sharing a side with a test set"
+    )
 
 
 def read_extras(sources, cache_dir, lock, sides_to_avoid):
@@ -284,10 +322,12 @@ def checked_outputs(files, project_outputs, sources_of):
         if name in project_outputs:
             entries[name]["same_as_project_file"] = entries[name]["sha256"] == project_outputs[name]
             if name in data_sources.MUST_MATCH and not entries[name]["same_as_project_file"]:
-                raise SourceChanged(f"{name}: the rebuild has sha256 {entries[name]['sha256']}, not the "
-                                    f"{project_outputs[name]} of the file the scores are on; its sources "
-                                    f"({', '.join(sources_of[name])}) are not the files it was made from: delete them "
-                                    f"and their lines in the lock file to download them again")
+                raise SourceChanged(
+                    f"{name}: the rebuild has sha256 {entries[name]['sha256']}, not the "
+                    f"{project_outputs[name]} of the file the scores are on; its sources "
+                    f"({', '.join(sources_of[name])}) are not the files it was made from: delete them "
+                    f"and their lines in the lock file to download them again"
+                )
     return contents, entries
 
 
@@ -305,29 +345,63 @@ def write_outputs(out, contents):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m training.prepare_data", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m training.prepare_data",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--out", required=True, type=Path, help="folder the files are written to")
     tatoeba = parser.add_mutually_exclusive_group()
-    tatoeba.add_argument("--tatoeba", metavar="PATH",
-                         help=f"ita-eng.zip or its ita.txt (default: {data_sources.TATOEBA_PAIRS.url})")
+    tatoeba.add_argument(
+        "--tatoeba", metavar="PATH", help=f"ita-eng.zip or its ita.txt (default: {data_sources.TATOEBA_PAIRS.url})"
+    )
     tatoeba.add_argument("--tatoeba-dataset", metavar="ID", help="Hugging Face dataset id of the Tatoeba pairs")
     parser.add_argument("--tatoeba-config", metavar="NAME", help="the dataset's configuration, if it has several")
-    parser.add_argument("--exclude", metavar="PATH", nargs="+", default=[],
-                        help="more test sets (TSV) to keep out, besides the pinned public ones")
-    parser.add_argument("--docs", action="store_true",
-                        help="also build train-docs.tsv from the Debian documentation packages (apt-get download)")
-    parser.add_argument("--europarl", action="store_true",
-                        help="also build train-europarl.tsv.gz from Europarl's it-en release (774 files, 232 MB)")
-    parser.add_argument("--europarl-from", metavar="DIR", type=Path,
-                        help="read Europarl's files from DIR, a copy of the repository at its pinned commit, "
-                             "instead of downloading them (still checked by sha256); implies --europarl")
-    parser.add_argument("--cache", metavar="DIR", type=Path, default=Path("data/downloads"),
-                        help="folder downloads and the lock file of their hashes are kept in (default: data/downloads)")
-    parser.add_argument("--dev-size", metavar="N", type=positive_int, default=2000,
-                        help="dev pairs, as whole English sentences (default: 2000)")
-    parser.add_argument("--seed", metavar="N", type=int, default=1234,
-                        help="seed of the dev split and the train shuffle (default: 1234)")
+    parser.add_argument(
+        "--exclude",
+        metavar="PATH",
+        nargs="+",
+        default=[],
+        help="more test sets (TSV) to keep out, besides the pinned public ones",
+    )
+    parser.add_argument(
+        "--docs",
+        action="store_true",
+        help="also build train-docs.tsv from the Debian documentation packages (apt-get download)",
+    )
+    parser.add_argument(
+        "--europarl",
+        action="store_true",
+        help="also build train-europarl.tsv.gz from Europarl's it-en release (774 files, 232 MB)",
+    )
+    parser.add_argument(
+        "--europarl-from",
+        metavar="DIR",
+        type=Path,
+        help="read Europarl's files from DIR, a copy of the repository at its pinned commit, "
+        "instead of downloading them (still checked by sha256); implies --europarl",
+    )
+    parser.add_argument(
+        "--cache",
+        metavar="DIR",
+        type=Path,
+        default=Path("data/downloads"),
+        help="folder downloads and the lock file of their hashes are kept in (default: data/downloads)",
+    )
+    parser.add_argument(
+        "--dev-size",
+        metavar="N",
+        type=positive_int,
+        default=2000,
+        help="dev pairs, as whole English sentences (default: 2000)",
+    )
+    parser.add_argument(
+        "--seed",
+        metavar="N",
+        type=int,
+        default=1234,
+        help="seed of the dev split and the train shuffle (default: 1234)",
+    )
     return parser.parse_args(argv)
 
 
@@ -350,25 +424,37 @@ def main(argv=None, sources=data_sources.PINNED):
     train, dev = split_dev(tatoeba, args.dev_size, args.seed)
     extra, extra_entries, removed_from_extra = read_extras(sources, args.cache, lock, sides_to_avoid)
     files = {TRAIN: train, DEV: dev, TEST: test, DEV_NEWS: dev_news, EXTRA: extra}
-    removed = {"tatoeba": {"malformed": malformed, **removed_from_tatoeba}, "test_set": removed_from_test,
-               "dev_news": removed_from_dev_news, "extra": removed_from_extra}
+    removed = {
+        "tatoeba": {"malformed": malformed, **removed_from_tatoeba},
+        "test_set": removed_from_test,
+        "dev_news": removed_from_dev_news,
+        "extra": removed_from_extra,
+    }
     source_entries += [tatoeba_entry, *extra_entries]
     dev_sides = {normalise(side) for pair in dev for side in pair}
     if args.docs:
         treebank_sides, treebank_entries = treebank_sentences(sources.docs_also_avoid, args.cache, lock)
         files[DOCS], docs_entries, removed["docs"] = build_docs(
-            args.cache, lock, sides_to_avoid | dev_sides | treebank_sides, args.seed)
+            args.cache, lock, sides_to_avoid | dev_sides | treebank_sides, args.seed
+        )
         source_entries += treebank_entries + docs_entries
     if args.europarl or args.europarl_from:
         files[EUROPARL], europarl_entry, removed["europarl"] = build_europarl(
-            args, lock, sides_to_avoid | dev_sides | demo_sentences())
+            args, lock, sides_to_avoid | dev_sides | demo_sentences()
+        )
         source_entries.append(europarl_entry)
     test_set_files = {parallel.name: [parallel.english.name, parallel.italian.name] for parallel in sources.test_sets}
     sources_of = {TEST: test_set_files[sources.benchmark], DEV_NEWS: test_set_files[sources.dev_news]}
     contents, outputs = checked_outputs(files, sources.project_outputs, sources_of)
     write_outputs(args.out, contents)
-    manifest = {"command": command_line("training.prepare_data", argv), "seed": args.seed, "dev_size": args.dev_size,
-                "sources": source_entries, "outputs": outputs, "removed": removed}
+    manifest = {
+        "command": command_line("training.prepare_data", argv),
+        "seed": args.seed,
+        "dev_size": args.dev_size,
+        "sources": source_entries,
+        "outputs": outputs,
+        "removed": removed,
+    }
     write_atomic(args.out / MANIFEST, (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     print(f"wrote {args.out / MANIFEST}")
 

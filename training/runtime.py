@@ -99,8 +99,11 @@ def hardware_description(device, world):
 
 def rng_state(device):
     """This process's random generators: dropout draws from torch's (CUDA's on a GPU)."""
-    return {"torch": torch.get_rng_state(), "python": random.getstate(),
-            "cuda": torch.cuda.get_rng_state(device) if device.type == "cuda" else None}
+    return {
+        "torch": torch.get_rng_state(),
+        "python": random.getstate(),
+        "cuda": torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
+    }
 
 
 def set_rng_state(state, device):

@@ -35,16 +35,22 @@ DEFAULT_PROBES = (
 
 def rounded(array):
     """Nested lists of `array`'s values to DECIMALS places, exact zeros written as 0 (a third of the bytes)."""
-    return [rounded(row) for row in array] if array.ndim > 1 else [
-        round(v, DECIMALS) or 0 for v in np.asarray(array, dtype=float).tolist()]
+    return (
+        [rounded(row) for row in array]
+        if array.ndim > 1
+        else [round(v, DECIMALS) or 0 for v in np.asarray(array, dtype=float).tolist()]
+    )
 
 
 def probe(translator, sentence):
     """What the model makes of one probe sentence now: its tokens, greedy translation and cross-attention."""
     seen = inspect(translator, sentence)
-    return {"source_tokens": seen.source_tokens, "target_tokens": seen.target_tokens,
-            "translation": seen.translation,
-            "cross_attention": rounded(seen.cross_attention)}  # (layers, heads, target tokens, source tokens)
+    return {
+        "source_tokens": seen.source_tokens,
+        "target_tokens": seen.target_tokens,
+        "translation": seen.translation,
+        "cross_attention": rounded(seen.cross_attention),
+    }  # (layers, heads, target tokens, source tokens)
 
 
 class History:
@@ -63,9 +69,15 @@ class History:
             data = json.loads(previous.read_text(encoding="utf-8"))
         else:
             data = {"probes": list(probes), "parts": [], "snapshots": [], "curve": []}
-        data["parts"].append({"first_step": init_steps, "first_minutes": init_minutes, "command": command,
-                              "continues": str(init_dir) if init_dir else None,
-                              "history_before": bool(init_dir) and not data["snapshots"]})
+        data["parts"].append(
+            {
+                "first_step": init_steps,
+                "first_minutes": init_minutes,
+                "command": command,
+                "continues": str(init_dir) if init_dir else None,
+                "history_before": bool(init_dir) and not data["snapshots"],
+            }
+        )
         return cls(Path(out) / SNAPSHOTS, data)
 
     @classmethod
@@ -91,10 +103,17 @@ class History:
         start = time.time()
         probes = [probe(translator, sentence) for sentence in self.data["probes"]]
         seconds = time.time() - start
-        self.data["snapshots"].append({
-            "step": self.part["first_step"] + step, "minutes": round(self.part["first_minutes"] + minutes, 2),
-            "part": len(self.data["parts"]), "train_loss": train_loss, "dev_bleu": dev_bleu,
-            "seconds": round(seconds, 3), "probes": probes})
+        self.data["snapshots"].append(
+            {
+                "step": self.part["first_step"] + step,
+                "minutes": round(self.part["first_minutes"] + minutes, 2),
+                "part": len(self.data["parts"]),
+                "train_loss": train_loss,
+                "dev_bleu": dev_bleu,
+                "seconds": round(seconds, 3),
+                "probes": probes,
+            }
+        )
         return seconds
 
     def add_curve_point(self, step, train_loss=None, dev_bleu=None):

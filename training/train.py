@@ -62,38 +62,77 @@ LOG_COLUMNS = ["step", "epoch", "minutes", "target_tokens", "train_loss", "lr", 
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m training.train", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m training.train", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--config", default="tiny", help=f"{' | '.join(CONFIGS)}, or a JSON file")
-    p.add_argument("--train", required=True, nargs="+", metavar="DATA",
-                   help="TSV files of English<TAB>Italian pairs or Hugging Face dataset ids (several, or a comma list)")
-    p.add_argument("--train-weights", nargs="+", type=positive_float, metavar="W",
-                   help="how often each --train source is seen per epoch (default 1 each; 2.5 = twice and a random half)")
+    p.add_argument(
+        "--train",
+        required=True,
+        nargs="+",
+        metavar="DATA",
+        help="TSV files of English<TAB>Italian pairs or Hugging Face dataset ids (several, or a comma list)",
+    )
+    p.add_argument(
+        "--train-weights",
+        nargs="+",
+        type=positive_float,
+        metavar="W",
+        help="how often each --train source is seen per epoch (default 1 each; 2.5 = twice and a random half)",
+    )
     p.add_argument("--dev", required=True, help="TSV (or dataset id) for validation")
     p.add_argument("--out", required=True, help="run directory: checkpoint, logs, exported model")
     p.add_argument("--hf-config", help="dataset config for a Hugging Face id (e.g. en-it for opus_books)")
     p.add_argument("--hf-dev-split", default="train", help="split of a Hugging Face --dev dataset")
     p.add_argument("--src-lang", default="en")
     p.add_argument("--tgt-lang", default="it")
-    p.add_argument("--max-minutes", type=non_negative_float, default=0,
-                   help="stop cleanly (and export) after this long (0: no limit)")
-    p.add_argument("--max-steps", type=non_negative_int, default=0,
-                   help="stop after this many optimizer steps in total (0: no limit)")
+    p.add_argument(
+        "--max-minutes",
+        type=non_negative_float,
+        default=0,
+        help="stop cleanly (and export) after this long (0: no limit)",
+    )
+    p.add_argument(
+        "--max-steps",
+        type=non_negative_int,
+        default=0,
+        help="stop after this many optimizer steps in total (0: no limit)",
+    )
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
     p.add_argument("--init-from", help="start from the weights and tokenizer of an exported model directory")
-    p.add_argument("--tokenizer", help="a new model's tokenizer.json, instead of learning one (models trained from "
-                                       "scratch on one vocabulary can then be compared)")
-    p.add_argument("--limit-train", type=non_negative_int, default=0,
-                   help="use only the first N pairs of each training source (0: all)")
-    p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
-                   help="override config values: KEY=VALUE or train.KEY=VALUE a training setting, model.KEY=VALUE a "
-                        "model setting (not with --resume or --init-from)")
-    p.add_argument("--precision", choices=["bfloat16", "float32"], default="bfloat16",
-                   help="autocast dtype where the hardware has it")
+    p.add_argument(
+        "--tokenizer",
+        help="a new model's tokenizer.json, instead of learning one (models trained from "
+        "scratch on one vocabulary can then be compared)",
+    )
+    p.add_argument(
+        "--limit-train",
+        type=non_negative_int,
+        default=0,
+        help="use only the first N pairs of each training source (0: all)",
+    )
+    p.add_argument(
+        "--set",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override config values: KEY=VALUE or train.KEY=VALUE a training setting, model.KEY=VALUE a "
+        "model setting (not with --resume or --init-from)",
+    )
+    p.add_argument(
+        "--precision",
+        choices=["bfloat16", "float32"],
+        default="bfloat16",
+        help="autocast dtype where the hardware has it",
+    )
     p.add_argument("--compile", action="store_true", help="torch.compile the model")
     p.add_argument("--threads", type=non_negative_int, default=0, help="torch CPU threads (0 = default)")
-    p.add_argument("--export-dtype", choices=["float16", "bfloat16", "float32"], default="float16",
-                   help="precision of the exported weights")
+    p.add_argument(
+        "--export-dtype",
+        choices=["float16", "bfloat16", "float32"],
+        default="float16",
+        help="precision of the exported weights",
+    )
     p.add_argument("--no-progress", action="store_true")
     return p.parse_args(argv)
 
@@ -121,7 +160,9 @@ def make_optimizer(model, train_cfg):
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     return torch.optim.AdamW(
         [{"params": decay, "weight_decay": train_cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=train_cfg.lr, betas=(0.9, 0.98), eps=1e-9,
+        lr=train_cfg.lr,
+        betas=(0.9, 0.98),
+        eps=1e-9,
     )
 
 
@@ -134,8 +175,16 @@ def train_step(model, optimizer, batch, lr, autocast, train_cfg):
     with autocast:
         logits = model(src, tgt_in)  # (B, T, V)
     n_tokens = int((tgt_out != PAD_ID).sum())
-    loss = F.cross_entropy(logits.float().view(-1, logits.size(-1)), tgt_out.view(-1), ignore_index=PAD_ID,
-                           label_smoothing=train_cfg.label_smoothing, reduction="sum") / n_tokens
+    loss = (
+        F.cross_entropy(
+            logits.float().view(-1, logits.size(-1)),
+            tgt_out.view(-1),
+            ignore_index=PAD_ID,
+            label_smoothing=train_cfg.label_smoothing,
+            reduction="sum",
+        )
+        / n_tokens
+    )
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), train_cfg.clip_norm)
@@ -203,8 +252,10 @@ def set_up_run(args, command):
     settings, train_cfg = load_config(args.config)
     model_changes, train_changes = parse_overrides(args.set)
     if model_changes and (args.resume or args.init_from):
-        raise ValueError(f"--set model.{next(iter(model_changes))}: model settings cannot change with --resume or "
-                         f"--init-from, which continue a model as its checkpoint or config.json describes it")
+        raise ValueError(
+            f"--set model.{next(iter(model_changes))}: model settings cannot change with --resume or "
+            f"--init-from, which continue a model as its checkpoint or config.json describes it"
+        )
     checkpoint = None
     if not args.resume and (out / CHECKPOINT).is_file():
         raise ValueError(f"{out} already holds a run: add --resume to continue it, or choose another --out")
@@ -217,14 +268,16 @@ def set_up_run(args, command):
             train_cfg = train_config(checkpoint["train_config"])
         except Exception as e:  # empty, cut short, garbage, another program's: torch's errors vary, some many lines
             first_line = (str(e).strip().splitlines() or [""])[0][:80]
-            raise ValueError(f"--resume: {out / CHECKPOINT} is not a checkpoint of training.train "
-                             f"({type(e).__name__}: {first_line})") from e
+            raise ValueError(
+                f"--resume: {out / CHECKPOINT} is not a checkpoint of training.train ({type(e).__name__}: {first_line})"
+            ) from e
     settings = model_settings({**settings, **model_changes})
     train_cfg = replace(train_cfg, **train_changes)  # on --resume, e.g. a longer decay for a continued run
     if args.tokenizer:
         if args.init_from or args.resume:
-            raise ValueError("--tokenizer is for a new model: --init-from and --resume continue with their own "
-                             "tokenizer")
+            raise ValueError(
+                "--tokenizer is for a new model: --init-from and --resume continue with their own tokenizer"
+            )
         check_tokenizer(args.tokenizer)
     if args.init_from or args.tokenizer:
         train_cfg = replace(train_cfg, bpe_vocab_size=None)  # no BPE vocabulary is learnt: the tokenizer is given
@@ -271,8 +324,9 @@ def make_tokenizer(run, sources):
     now: a run that fails on its data or tokenizer leaves nothing behind. Every process then reads it from there."""
     if run.dist.main and not run.args.resume:
         init_tokenizer = run.init.path / TOKENIZER if run.init else run.args.tokenizer
-        tokenizer, note = build_tokenizer([pairs for _, _, pairs in sources], run.train_cfg.bpe_vocab_size,
-                                          init_tokenizer)
+        tokenizer, note = build_tokenizer(
+            [pairs for _, _, pairs in sources], run.train_cfg.bpe_vocab_size, init_tokenizer
+        )
         run.out.mkdir(parents=True, exist_ok=True)
         tokenizer.save(str(run.out / TOKENIZER))
         run.log(f"tokenizer: {note}")
@@ -288,13 +342,23 @@ def build_data(run):
     run.log(f"data: {len(dev_pairs):,} dev pairs ({dev_skipped} skipped)")
     tokenizer = make_tokenizer(run, sources)
     run.model_cfg = model_config(run.model_settings, tokenizer.get_vocab_size())
-    training = TrainingData([(pairs, weight) for _, weight, pairs in sources], tokenizer, run.model_cfg.max_len,
-                            cfg.retype_share, cfg.join_share, cfg.long_weight, cfg.long_words, cfg.bpe_dropout,
-                            seed=cfg.seed)
-    run.log(f"{len(training):,} pairs per epoch; {training.too_long} pairs longer than {run.model_cfg.max_len} "
-            f"tokens dropped; {cfg.retype_share:.0%} re-typed, {cfg.join_share:.0%} joined into longer pairs; "
-            f"pairs of {cfg.long_words}+ English words seen {cfg.long_weight:g}x as often"
-            + (f"; BPE-dropout {cfg.bpe_dropout:g}" if cfg.bpe_dropout else ""))
+    training = TrainingData(
+        [(pairs, weight) for _, weight, pairs in sources],
+        tokenizer,
+        run.model_cfg.max_len,
+        cfg.retype_share,
+        cfg.join_share,
+        cfg.long_weight,
+        cfg.long_words,
+        cfg.bpe_dropout,
+        seed=cfg.seed,
+    )
+    run.log(
+        f"{len(training):,} pairs per epoch; {training.too_long} pairs longer than {run.model_cfg.max_len} "
+        f"tokens dropped; {cfg.retype_share:.0%} re-typed, {cfg.join_share:.0%} joined into longer pairs; "
+        f"pairs of {cfg.long_words}+ English words seen {cfg.long_weight:g}x as often"
+        + (f"; BPE-dropout {cfg.bpe_dropout:g}" if cfg.bpe_dropout else "")
+    )
     return Data(sources, dev_pairs[: cfg.eval_limit or None], tokenizer, training, training_word_counts(run, sources))
 
 
@@ -323,8 +387,10 @@ def build_model(run):
         state = RunState(**run.checkpoint["state"])
         saved_rng = run.checkpoint["rng"]  # one state per process of the run that saved it
         if len(saved_rng) != run.dist.world:
-            run.log(f"warning: the checkpoint was written by {len(saved_rng)} process(es), this run has "
-                    f"{run.dist.world}: training goes on, but its batches and dropout differ from an unbroken run's")
+            run.log(
+                f"warning: the checkpoint was written by {len(saved_rng)} process(es), this run has "
+                f"{run.dist.world}: training goes on, but its batches and dropout differ from an unbroken run's"
+            )
         set_rng_state(saved_rng[run.dist.rank % len(saved_rng)], run.dist.device)
         run.log(f"resumed at step {state.step} (epoch {state.epoch}, batch {state.batch_in_epoch})")
     state.commands.append(run.command)
@@ -340,15 +406,22 @@ def start_snapshots(run, state):
     if run.args.resume:
         return History.resume(run.out, state.step)
     parts = run.init.metrics.get("history", []) + [run.init.metrics.get("training", {})] if run.init else []
-    return History.start(run.out, run.train_cfg.probes, run.command, run.args.init_from,
-                         init_steps=sum(p.get("steps", 0) for p in parts),
-                         init_minutes=sum(p.get("minutes", 0) for p in parts))
+    return History.start(
+        run.out,
+        run.train_cfg.probes,
+        run.command,
+        run.args.init_from,
+        init_steps=sum(p.get("steps", 0) for p in parts),
+        init_minutes=sum(p.get("minutes", 0) for p in parts),
+    )
 
 
 def snapshot(run, data, model, state, dev_bleu=None):
     """Record the probes' translations and cross-attention now (rank 0) and save the history."""
     model.eval()
-    seconds = run.snapshots.record(CheckedTranslator(model, data.tokenizer), state.step, state.train_seconds / 60, dev_bleu)
+    seconds = run.snapshots.record(
+        CheckedTranslator(model, data.tokenizer), state.step, state.train_seconds / 60, dev_bleu
+    )
     model.train()
     run.snapshots.save()
     return seconds
@@ -368,15 +441,28 @@ def export(run, data, model, state, dev_result, n_batches):
             "hardware": hardware_description(run.dist.device, run.dist.world),
             "precision": run.args.precision,
             "commands": state.commands,
-            "data": {"train": [spec for spec, _, _ in data.sources], "weights": [w for _, w, _ in data.sources],
-                     "pairs_per_epoch": len(data.training), "retype_share": run.train_cfg.retype_share,
-                     "join_share": run.train_cfg.join_share, "long_weight": run.train_cfg.long_weight,
-                     "long_words": run.train_cfg.long_words, "dev": str(run.args.dev)},
+            "data": {
+                "train": [spec for spec, _, _ in data.sources],
+                "weights": [w for _, w, _ in data.sources],
+                "pairs_per_epoch": len(data.training),
+                "retype_share": run.train_cfg.retype_share,
+                "join_share": run.train_cfg.join_share,
+                "long_weight": run.train_cfg.long_weight,
+                "long_words": run.train_cfg.long_words,
+                "dev": str(run.args.dev),
+            },
         },
         "history": state.history,
     }
-    add_score(metrics, Score(data="dev (during training)", decoding="greedy", precision="float32",
-                             **{k: dev_result[k] for k in ("bleu", "chrf", "n", "seconds")}))
+    add_score(
+        metrics,
+        Score(
+            data="dev (during training)",
+            decoding="greedy",
+            precision="float32",
+            **{k: dev_result[k] for k in ("bleu", "chrf", "n", "seconds")},
+        ),
+    )
     tmp, final = run.out / "model.tmp", run.out / "model"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
@@ -401,20 +487,38 @@ def evaluate_and_checkpoint(run, data, model, optimizer, state, n_batches):
     model.train()
     run.snapshots.add_curve_point(state.step, dev_bleu=result["bleu"])
     snapshot_seconds = snapshot(run, data, model, state, result["bleu"])
-    write_log(run.out / LOG, {"step": state.step, "epoch": state.epoch, "minutes": f"{state.train_seconds / 60:.2f}",
-                              "target_tokens": state.target_tokens, "dev_bleu": result["bleu"],
-                              "dev_chrf": result["chrf"]})
+    write_log(
+        run.out / LOG,
+        {
+            "step": state.step,
+            "epoch": state.epoch,
+            "minutes": f"{state.train_seconds / 60:.2f}",
+            "target_tokens": state.target_tokens,
+            "dev_bleu": result["bleu"],
+            "dev_chrf": result["chrf"],
+        },
+    )
     plot_curve(run.out / LOG, run.out / LOSS_CURVE)
     improved = result["bleu"] > state.best_bleu
     if improved:
         state.best_bleu = result["bleu"]
         export(run, data, model, state, result, n_batches)
-    tqdm.write(f"step {state.step}: dev BLEU {result['bleu']:.2f} chrF {result['chrf']:.2f} "
-               f"({result['n']} pairs){' - best so far, exported' if improved else ''}; probes snapshotted in "
-               f"{snapshot_seconds:.1f} s ({run.snapshots.overhead(state.train_seconds):.2%} of training so far)")
-    save_atomic({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": asdict(state),
-                 "model_config": asdict(run.model_cfg), "train_config": asdict(run.train_cfg), "rng": rng},
-                run.out / CHECKPOINT)
+    tqdm.write(
+        f"step {state.step}: dev BLEU {result['bleu']:.2f} chrF {result['chrf']:.2f} "
+        f"({result['n']} pairs){' - best so far, exported' if improved else ''}; probes snapshotted in "
+        f"{snapshot_seconds:.1f} s ({run.snapshots.overhead(state.train_seconds):.2%} of training so far)"
+    )
+    save_atomic(
+        {
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "state": asdict(state),
+            "model_config": asdict(run.model_cfg),
+            "train_config": asdict(run.train_cfg),
+            "rng": rng,
+        },
+        run.out / CHECKPOINT,
+    )
     keep_weights(run, model, state.step)
 
 
@@ -427,8 +531,14 @@ def keep_weights(run, model, step):
     folder = run.out / WEIGHTS_KEPT
     folder.mkdir(exist_ok=True)
     tmp = folder / f".step-{step}.tmp"
-    save_file({name: t.detach().float().cpu().contiguous() for name, t in model.state_dict().items()
-               if name not in tied_weight_names(model.cfg)}, str(tmp))
+    save_file(
+        {
+            name: t.detach().float().cpu().contiguous()
+            for name, t in model.state_dict().items()
+            if name not in tied_weight_names(model.cfg)
+        },
+        str(tmp),
+    )
     os.replace(tmp, folder / f"step-{step}.safetensors")
     for old in sorted(folder.glob("step-*.safetensors"), key=kept_step)[: -run.train_cfg.keep_weights]:
         old.unlink()
@@ -475,10 +585,16 @@ def progress_bar(run, state):
     """Steps out of --max-steps; else minutes out of the --max-minutes budget; else an open count of steps."""
     disable = run.args.no_progress or not run.dist.main
     if not counts_minutes(run.args):
-        return tqdm(total=run.args.max_steps or None, initial=state.step, unit="step", dynamic_ncols=True,
-                    disable=disable)
-    return tqdm(total=run.args.max_minutes, unit="min", dynamic_ncols=True, disable=disable,
-                bar_format="{l_bar}{bar}| {n:.3g}/{total:g} min [{elapsed}{postfix}]")
+        return tqdm(
+            total=run.args.max_steps or None, initial=state.step, unit="step", dynamic_ncols=True, disable=disable
+        )
+    return tqdm(
+        total=run.args.max_minutes,
+        unit="min",
+        dynamic_ncols=True,
+        disable=disable,
+        bar_format="{l_bar}{bar}| {n:.3g}/{total:g} min [{elapsed}{postfix}]",
+    )
 
 
 @dataclass
@@ -496,9 +612,15 @@ class LossWindow:
 def log_progress(run, state, window, lr, bar):
     """A metrics.csv row (rank 0) and the progress bar's loss, tokens/s and learning rate."""
     tokens_per_s = run.dist.all_reduce_sum(window.tokens) / max(time.time() - window.start, 1e-9)
-    row = {"step": state.step, "epoch": state.epoch, "minutes": f"{state.train_seconds / 60:.2f}",
-           "target_tokens": state.target_tokens, "train_loss": f"{window.loss_sum / window.tokens:.4f}",
-           "lr": f"{lr:.3e}", "tokens_per_s": f"{tokens_per_s:.0f}"}
+    row = {
+        "step": state.step,
+        "epoch": state.epoch,
+        "minutes": f"{state.train_seconds / 60:.2f}",
+        "target_tokens": state.target_tokens,
+        "train_loss": f"{window.loss_sum / window.tokens:.4f}",
+        "lr": f"{lr:.3e}",
+        "tokens_per_s": f"{tokens_per_s:.0f}",
+    }
     bar.set_postfix({"loss": row["train_loss"], "tok/s": f"{tokens_per_s:,.0f}", "lr": row["lr"]})
     if run.dist.main:
         write_log(run.out / LOG, row)
@@ -520,9 +642,11 @@ def epoch_batches(run, data, epoch):
     batches = batcher.epoch_batches(epoch)
     n_batches = len(batches) // run.dist.world
     if n_batches == 0:
-        raise ValueError(f"{', '.join(s for s, _, _ in data.sources)}: {len(batcher.src_ids)} usable training pairs "
-                         f"make {len(batches)} batches, too few for {run.dist.world} process(es) "
-                         f"(pairs over {run.model_cfg.max_len} tokens are dropped)")
+        raise ValueError(
+            f"{', '.join(s for s, _, _ in data.sources)}: {len(batcher.src_ids)} usable training pairs "
+            f"make {len(batches)} batches, too few for {run.dist.world} process(es) "
+            f"(pairs over {run.model_cfg.max_len} tokens are dropped)"
+        )
     return batcher, batches, n_batches
 
 
@@ -555,8 +679,9 @@ def train(run, data, model, optimizer, state):
             batcher, batches, n_batches = epoch_batches(run, data, state.epoch)
         batch = batcher.collate(batches[state.batch_in_epoch * run.dist.world + run.dist.rank])
         lr = learning_rate(state.step, run.train_cfg, state.time_progress())
-        loss, n_tokens = train_step(train_model, optimizer, [t.to(run.dist.device) for t in batch], lr, autocast,
-                                    run.train_cfg)
+        loss, n_tokens = train_step(
+            train_model, optimizer, [t.to(run.dist.device) for t in batch], lr, autocast, run.train_cfg
+        )
         state.step, state.batch_in_epoch = state.step + 1, state.batch_in_epoch + 1
         state.target_tokens += int(run.dist.all_reduce_sum(n_tokens))
         state.train_seconds = seconds_at_start + (time.time() - start)
@@ -588,8 +713,10 @@ def sole_trainer(out):
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise ValueError(f"--out {out}: another training run is writing there (it holds {path}); wait for it to "
-                             "end, or choose another --out") from None
+            raise ValueError(
+                f"--out {out}: another training run is writing there (it holds {path}); wait for it to "
+                "end, or choose another --out"
+            ) from None
         try:
             yield
         finally:
@@ -607,8 +734,10 @@ def main(argv=None):
         data = build_data(run)
         model, optimizer, state = build_model(run)
         train(run, data, model, optimizer, state)
-    run.log(f"done: {state.step} steps, {state.train_seconds / 60:.1f} min; best dev BLEU {state.best_bleu:.2f}; "
-            f"model exported to {run.out / 'model'}")
+    run.log(
+        f"done: {state.step} steps, {state.train_seconds / 60:.1f} min; best dev BLEU {state.best_bleu:.2f}; "
+        f"model exported to {run.out / 'model'}"
+    )
     run.dist.close()
 
 

@@ -22,8 +22,10 @@ def main(argv=None):
     for spec in args.train:
         counts.add(load_pairs(spec)[0])
     path = write_word_counts(args.model, counts)
-    print(f"{path}: {len(counts.english):,} English and {len(counts.italian):,} Italian words "
-          f"in {counts.pairs:,} pairs ({path.stat().st_size / 1e6:.2f} MB)")
+    print(
+        f"{path}: {len(counts.english):,} English and {len(counts.italian):,} Italian words "
+        f"in {counts.pairs:,} pairs ({path.stat().st_size / 1e6:.2f} MB)"
+    )
 
 
 if __name__ == "__main__":

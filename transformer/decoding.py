@@ -186,7 +186,10 @@ def sample_decode(model, src, temperature=1.0, top_k=0, seed=0, use_cache=True, 
     with the same seed, whichever batch it is decoded in (up to floating-point differences between batched and
     single-sentence logits, which could move a draw that falls right at the edge of a token's slice)."""
     generators = [torch.Generator(device=src.device).manual_seed(seed) for _ in range(src.size(0))]
-    choose = lambda logits: draw_tokens(tempered_distribution(logits, temperature, top_k), generators)
+
+    def choose(logits):
+        return draw_tokens(tempered_distribution(logits, temperature, top_k), generators)
+
     return decode_token_by_token(model, src, choose, use_cache, no_repeat_ngram)
 
 
@@ -272,8 +275,10 @@ def beam_search_steps(model, src, beam=4, alpha=BEAM_ALPHA, use_cache=True, no_r
                 best = int(scores[b].argmax())
                 finished[b].append(Finished.at(length, ys[b * K + best, 1:].tolist(), scores[b, best].item(), alpha))
         yield BeamState(ys, scores, log_probs, flat_index, finished)
-        done = [d or length >= limits[b] or _beam_finished(finished[b], scores[b], K, length, alpha)
-                for b, d in enumerate(done)]
+        done = [
+            d or length >= limits[b] or _beam_finished(finished[b], scores[b], K, length, alpha)
+            for b, d in enumerate(done)
+        ]
         if all(done):
             break
 
@@ -299,8 +304,15 @@ def generate(model, src, beam=1, use_cache=True, no_repeat_ngram=0, alpha=BEAM_A
     """One entry point for every strategy: greedy for beam=1, beam search (length penalty `alpha`) otherwise, and
     sampling (`Sampling`, with beam 1) when `sampling` is given."""
     if sampling is not None:
-        return sample_decode(model, src, sampling.temperature, sampling.top_k, sampling.seed, use_cache=use_cache,
-                             no_repeat_ngram=no_repeat_ngram)
+        return sample_decode(
+            model,
+            src,
+            sampling.temperature,
+            sampling.top_k,
+            sampling.seed,
+            use_cache=use_cache,
+            no_repeat_ngram=no_repeat_ngram,
+        )
     if beam == 1:
         return greedy_decode(model, src, use_cache=use_cache, no_repeat_ngram=no_repeat_ngram)
     return beam_search(model, src, beam=beam, alpha=alpha, use_cache=use_cache, no_repeat_ngram=no_repeat_ngram)

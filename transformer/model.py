@@ -5,9 +5,10 @@ positional encoding (3.5), scaled dot-product and multi-head attention (3.2), po
 (3.3), the residual connection around each sublayer with layer normalisation (5.4), encoder and decoder stacks (3.1),
 masks, and the output projection to next-token logits (3.4).
 
-Attention runs the fused `F.scaled_dot_product_attention` kernel; only inside `recording_attention` does it take
-the explicit softmax path, which computes the same thing and records the weights for whoever wants to look at them. Decoding one token at a time passes a key/value cache
-(`transformer.decoding.KVCache`) to `decode`; training passes none and builds none.
+Attention runs the fused `F.scaled_dot_product_attention` kernel; only inside `recording_attention` does it take the
+explicit softmax path, which computes the same thing and records the weights for whoever wants to look at them. Decoding
+one token at a time passes a key/value cache (`transformer.decoding.KVCache`) to `decode`; training passes none and
+builds none.
 """
 
 import json
@@ -25,7 +26,7 @@ from .tokenizer import PAD_ID
 
 @dataclass
 class TransformerConfig:
-    vocab_size: int = 8000  # one vocabulary shared by English and Italian: set from the tokenizer (transformer/tokenizer.py)
+    vocab_size: int = 8000  # one vocabulary shared by English and Italian, set from the tokenizer (tokenizer.py)
     d_model: int = 512
     n_heads: int = 8  # h in the paper; each head works in d_k = d_model / h dimensions
     n_encoder_layers: int = 6  # N in the paper
@@ -293,9 +294,11 @@ class Transformer(nn.Module):
     def attention_layers(self):
         """Every MultiHeadAttention by kind: {"encoder": [...], "decoder": [...], "cross": [...]} (the encoder's
         self-attention, the decoder's masked self-attention, its cross-attention), one per layer, first layer first."""
-        return {"encoder": [layer.self_attention for layer in self.encoder.layers],
-                "decoder": [layer.self_attention for layer in self.decoder.layers],
-                "cross": [layer.cross_attention for layer in self.decoder.layers]}
+        return {
+            "encoder": [layer.self_attention for layer in self.encoder.layers],
+            "decoder": [layer.self_attention for layer in self.decoder.layers],
+            "cross": [layer.cross_attention for layer in self.decoder.layers],
+        }
 
 
 class RecordedAttention(dict):

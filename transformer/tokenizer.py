@@ -41,11 +41,13 @@ def _set_pipeline(tokenizer):
         + [normalizers.Replace(Regex(pattern), plain) for pattern, plain in TYPOGRAPHIC]
         + [normalizers.Strip()]
     )
-    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always"),
-        pre_tokenizers.Punctuation(),
-        pre_tokenizers.Split(Regex(r"\d"), behavior="merged_with_previous"),  # "▁1990" -> "▁1" "9" "9" "0"
-    ])
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always"),
+            pre_tokenizers.Punctuation(),
+            pre_tokenizers.Split(Regex(r"\d"), behavior="merged_with_previous"),  # "▁1990" -> "▁1" "9" "9" "0"
+        ]
+    )
     tokenizer.decoder = decoders.Sequence(
         [decoders.ByteFallback(), decoders.Metaspace(replacement="▁", prepend_scheme="always")]
     )

@@ -75,8 +75,15 @@ class Translator:
         outputs = [None] * len(sources)
         for batch in self._batches(sources, max_tokens // beam):
             src = pad_sequences([sources[i] for i in batch]).to(self.device)  # the model may be on a GPU (training)
-            outs = generate(self.model, src, beam=beam, use_cache=use_cache, no_repeat_ngram=self.no_repeat_ngram,
-                            alpha=self.beam_alpha, sampling=sampling)
+            outs = generate(
+                self.model,
+                src,
+                beam=beam,
+                use_cache=use_cache,
+                no_repeat_ngram=self.no_repeat_ngram,
+                alpha=self.beam_alpha,
+                sampling=sampling,
+            )
             for i, out in zip(batch, outs):
                 outputs[i] = out
         return outputs
@@ -90,4 +97,3 @@ class Translator:
             return []
         outputs = [decode(self.tokenizer, ids) for ids in self.translate_ids(texts, beam, use_cache, sampling=sampling)]
         return outputs[0] if single else outputs
-

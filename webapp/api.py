@@ -59,8 +59,7 @@ def heads_argument(served, heads):
     grid = head_grid(served.cfg)
     n_heads = sum(layers * heads_per_layer for layers, heads_per_layer in grid.values())
     if not isinstance(heads, (list, tuple)) or not all(isinstance(name, str) for name in heads):
-        raise Refusal(f"heads must be a list of head names such as ['cross L2 H3', 'encoder L1 H1'], got "
-                       f"{echo(heads)}")
+        raise Refusal(f"heads must be a list of head names such as ['cross L2 H3', 'encoder L1 H1'], got {echo(heads)}")
     names = list(dict.fromkeys(name.strip() for name in heads))
     if len(names) > n_heads:
         raise Refusal(f"heads: this model has {n_heads} heads, got {len(names)} names")
@@ -73,8 +72,9 @@ def heads_argument(served, heads):
 # --- Endpoints -------------------------------------------------------------------------------------------------------
 
 
-def translate(served, text: str, decoding: str = "greedy", beam: int = 4, temperature: float = 1.0, top_k: int = 0,
-              seed: int = 0) -> str:
+def translate(
+    served, text: str, decoding: str = "greedy", beam: int = 4, temperature: float = 1.0, top_k: int = 0, seed: int = 0
+) -> str:
     """English -> Italian, the translation only (the page's translation of the same text and settings). `decoding`:
     "greedy", "beam" (with `beam`, the width, 1-8) or "sampling" (with `temperature` 0.01-100, `top_k` (0: all
     tokens) and `seed`: the same seed gives the same translation). A text longer than the model reads is translated
@@ -105,8 +105,16 @@ def ablate(served, text: str, heads: list[str], beam: int = 1) -> str:
     return served.translate(request.text, request.beam, None, chosen)
 
 
-def inspect(served, text: str, decoding: str = "greedy", beam: int = 4, temperature: float = 1.0, top_k: int = 0,
-            seed: int = 0, candidates: int = 5) -> dict:
+def inspect(
+    served,
+    text: str,
+    decoding: str = "greedy",
+    beam: int = 4,
+    temperature: float = 1.0,
+    top_k: int = 0,
+    seed: int = 0,
+    candidates: int = 5,
+) -> dict:
     """The translation and what the model saw and produced for it, as JSON: the English and Italian tokens
     (`target_tokens`: "<s>" then the tokens written), every attention map (`attention`: encoder, decoder and cross,
     each layers x heads x queries x keys, rows adding up to 1, rounded to 4 decimals), the `candidates` most probable
@@ -117,8 +125,9 @@ def inspect(served, text: str, decoding: str = "greedy", beam: int = 4, temperat
     if not request.text.strip():
         raise Refusal("text is empty: there is nothing to inspect")
     beam, sampling = request.beam, request.sampling
-    return served.heavy(lambda: inspection_json(served.inspect_alone(request.text, beam, sampling, candidates), beam,
-                                                sampling))
+    return served.heavy(
+        lambda: inspection_json(served.inspect_alone(request.text, beam, sampling, candidates), beam, sampling)
+    )
 
 
 def inspection_json(inspection, beam=1, sampling=None):
@@ -128,9 +137,11 @@ def inspection_json(inspection, beam=1, sampling=None):
         "decoding": decoding_label(beam, sampling),
         "source_tokens": inspection.source_tokens,
         "target_tokens": inspection.target_tokens,
-        "attention": {"encoder": rounded(inspection.encoder_attention),
-                      "decoder": rounded(inspection.decoder_attention),
-                      "cross": rounded(inspection.cross_attention)},
+        "attention": {
+            "encoder": rounded(inspection.encoder_attention),
+            "decoder": rounded(inspection.decoder_attention),
+            "cross": rounded(inspection.cross_attention),
+        },
         "candidates": candidates(inspection.top_candidates),
         "input": input_json(input_report(inspection)),
     }
@@ -152,12 +163,16 @@ def register(served):
     groups = {"translate": dict(concurrency_id="api-translate", concurrency_limit=served.concurrency)}
     heavy = dict(concurrency_id="api-heavy", concurrency_limit=served.batch_size)
     for name, fn in ENDPOINTS.items():
-        gr.api(admitted(served.bind(fn), served.lane, endpoint_ticket(served, name)), api_name=name,
-               **groups.get(name, heavy))
+        gr.api(
+            admitted(served.bind(fn), served.lane, endpoint_ticket(served, name)),
+            api_name=name,
+            **groups.get(name, heavy),
+        )
 
 
 def endpoint_ticket(served, name):
     """Whether a call of the endpoint `name` with these arguments (in order) is heavy work (`ticketed`)."""
+
     def ticket(text, decoding="greedy", beam=4, *rest):
         if name != "translate":
             decoding, beam = "greedy", 1
@@ -170,11 +185,16 @@ def admit_page_events(demo, served):
     """Each page event of `demo` whose handler may do heavy work gets the `ticket` the door asks
     (`deploy.admission`): whether its inputs ask for heavy work, by `ticketed`'s rules (a translation with a beam or
     of a long text; heads switched off and attribution always). Returns how many events it marked."""
+
     def as_translated(text, decoding="greedy", beam=4, *rest):
         return ticketed(served, "translate", text, decoding, beam)
 
-    tickets = {translation.translate: as_translated, inside_head.head_numbers: as_translated,
-               heads.switch_heads_off: lambda *inputs: True, steps.attribute: lambda *inputs: True}
+    tickets = {
+        translation.translate: as_translated,
+        inside_head.head_numbers: as_translated,
+        heads.switch_heads_off: lambda *inputs: True,
+        steps.attribute: lambda *inputs: True,
+    }
     marked = 0
     for fn in demo.fns.values():
         handler = getattr(inspect_module.unwrap(fn.fn), "__func__", None) if fn.fn else None

@@ -8,8 +8,11 @@ from dataclasses import dataclass
 from inputs.checks import as_whole_number
 from interpretability.kinds import ATTENTION_KINDS as MODEL_KINDS
 
-TITLES = {"encoder": "Encoder self-attention", "decoder": "Decoder self-attention",
-          "cross": "Encoder–decoder cross-attention"}
+TITLES = {
+    "encoder": "Encoder self-attention",
+    "decoder": "Decoder self-attention",
+    "cross": "Encoder–decoder cross-attention",
+}
 
 
 @dataclass(frozen=True)

@@ -62,8 +62,10 @@ class NotebookView:
     height: int
 
     def _repr_html_(self):
-        return (f'<iframe title="{html.escape(self.title)}" srcdoc="{html.escape(self.document, quote=True)}" '
-                f'style="width: 100%; height: {self.height}px; border: 0;"></iframe>')
+        return (
+            f'<iframe title="{html.escape(self.title)}" srcdoc="{html.escape(self.document, quote=True)}" '
+            f'style="width: 100%; height: {self.height}px; border: 0;"></iframe>'
+        )
 
 
 def view_document(title, module_file, setup):
@@ -109,8 +111,13 @@ def show_attention(translator, sentence, kind="cross", layer=1, head="mean", bea
     _, payload = translated(translator, sentence, beam)
     checked_head(payload, kind, layer, head, ("mean", "all"))
     depths = {name: payload["attention"][name]["shape"][0] for name in ATTENTION_KINDS}
-    setup = {"payload": payload, "view": attention.setup(depths, payload["attention"][kind]["shape"][1]),
-             "store": {"attention": {"kind": kind, "layer": layer, "head": head}}, "clicks": [], "answers": {}}
+    setup = {
+        "payload": payload,
+        "view": attention.setup(depths, payload["attention"][kind]["shape"][1]),
+        "store": {"attention": {"kind": kind, "layer": layer, "head": head}},
+        "clicks": [],
+        "answers": {},
+    }
     return NotebookView("Attention", view_document("Attention", attention.__file__, setup), height=900)
 
 
@@ -121,13 +128,22 @@ def show_head(translator, sentence, kind="cross", layer=1, head=1, beam=1):
     inspection, payload = translated(translator, sentence, beam)
     checked_head(payload, kind, layer, head)
     n_heads = payload["attention"][kind]["shape"][1]
-    found = [inside_head.head_json(head_details(translator, inspection, kind, layer - 1, h, ALL_QUERIES))
-             for h in range(n_heads)]
-    setup = {"payload": payload, "store": {},
-             "clicks": [["ih-kind", kind], ["ih-layer", layer], ["ih-head", head]],
-             "answers": {"head_numbers": {
-                 "fields": ["kind", "layer", "head"], "found": found,
-                 "missing": f"show_head(translator, {sentence!r}, kind={{kind}}, layer={{layer}}, head={{head}})"}}}
+    found = [
+        inside_head.head_json(head_details(translator, inspection, kind, layer - 1, h, ALL_QUERIES))
+        for h in range(n_heads)
+    ]
+    setup = {
+        "payload": payload,
+        "store": {},
+        "clicks": [["ih-kind", kind], ["ih-layer", layer], ["ih-head", head]],
+        "answers": {
+            "head_numbers": {
+                "fields": ["kind", "layer", "head"],
+                "found": found,
+                "missing": f"show_head(translator, {sentence!r}, kind={{kind}}, layer={{layer}}, head={{head}})",
+            }
+        },
+    }
     return NotebookView("Inside one head", view_document("Inside one head", inside_head.__file__, setup), height=1200)
 
 
@@ -142,12 +158,26 @@ def show_map(translator, sentence, beam=1):
         stack = internals.stack(name)
         boxes += [(name, "norm", i) for i in range(len(stack.norm_inputs))]
         boxes += [(name, "feed-forward", i) for i in range(len(stack.hidden))]
-    found = [{"box": box, "stack": name, "index": index, **model_map.box_json(internals, box, name, index)}
-             for name, box, index in boxes]
-    found += [{"box": "walk", "stack": name, "index": i, **model_map.walk_json(translator, inspection, name, i)}
-              for name in STACKS for i in range(len(internals.stack(name).tokens))]
-    setup = {"payload": payload, "view": model_map.setup_json(translator.model.cfg, model_map.code_panels()),
-             "store": {}, "clicks": [],
-             "answers": {"map_numbers": {"fields": ["box", "stack", "index"], "found": found,
-                                         "missing": "the {box} box of the {stack}"}}}
+    found = [
+        {"box": box, "stack": name, "index": index, **model_map.box_json(internals, box, name, index)}
+        for name, box, index in boxes
+    ]
+    found += [
+        {"box": "walk", "stack": name, "index": i, **model_map.walk_json(translator, inspection, name, i)}
+        for name in STACKS
+        for i in range(len(internals.stack(name).tokens))
+    ]
+    setup = {
+        "payload": payload,
+        "view": model_map.setup_json(translator.model.cfg, model_map.code_panels()),
+        "store": {},
+        "clicks": [],
+        "answers": {
+            "map_numbers": {
+                "fields": ["box", "stack", "index"],
+                "found": found,
+                "missing": "the {box} box of the {stack}",
+            }
+        },
+    }
     return NotebookView("Model map", view_document("Model map", model_map.__file__, setup), height=800)

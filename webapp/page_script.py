@@ -49,8 +49,10 @@ def view_loader(path, questions=()):
     asks the server only the `questions` named here (Gradio makes each a custom event of the view, found by name in
     this line) or its server functions."""
     relative = Path(path).resolve().relative_to(HERE).as_posix()
-    return (f"{module_import(VIEWS)}.then((views) => views.mountView({json.dumps('./' + relative)}, "
-            f"{{element, props, watch, trigger, server}}, {json.dumps(list(questions))}));")
+    return (
+        f"{module_import(VIEWS)}.then((views) => views.mountView({json.dumps('./' + relative)}, "
+        f"{{element, props, watch, trigger, server}}, {json.dumps(list(questions))}));"
+    )
 
 
 PAGE_SCRIPT = f"() => {{ {module_import(HERE / 'page.js')}; }}"
@@ -90,8 +92,10 @@ def bundle(paths):
         body = IMPORT.sub(lambda m: f"const {{{m.group(1)}}} = {bundled(path.parent / m.group(2))};\n", source)
         body = re.sub(r"^export ", "", body, flags=re.MULTILINE)
         if re.search(r"^\s*(import|export)\b", body, re.MULTILINE):
-            raise ValueError(f"{name_of(path)}: an import or export other than `import {{...}} from \"./x.js\";` or "
-                             "`export <declaration>`, which `bundle` cannot write as a script")
+            raise ValueError(
+                f'{name_of(path)}: an import or export other than `import {{...}} from "./x.js";` or '
+                "`export <declaration>`, which `bundle` cannot write as a script"
+            )
         parts.append(f"{bundled(path)} = (() => {{\n{body}\nreturn {{{', '.join(exported)}}};\n}})();")
     return "\n".join(parts)
 

@@ -2,10 +2,10 @@
 that every click after it (kind, layer, head, step, measure...) is drawn in the browser with no round trip, as bertviz
 ships its numbers once to the JavaScript that draws them (`webapp/views.js` reads it, each tab's script draws).
 
-Attention weights are the bulk: (layers, heads, queries, keys) for three kinds. Each map travels as bytes
-(`packed`), a weight w as round(255 w) (base64 of uint8, row-major): the colour scale has 256 steps anyway, every
-weight is within 1/510 of the model's, and a weight takes about one and a third bytes of JSON (`bench/app_latency.py`
-reports the payload's size, bench/results/app_latency.json keeps it). Everything else is small and rounded to 4 decimals.
+Attention weights are the bulk: (layers, heads, queries, keys) for three kinds. Each map travels as bytes (`packed`), a
+weight w as round(255 w) (base64 of uint8, row-major): the colour scale has 256 steps anyway, every weight is within
+1/510 of the model's, and a weight takes about one and a third bytes of JSON (`bench/app_latency.py` reports the
+payload's size, bench/results/app_latency.json keeps it). Everything else is small and rounded to 4 decimals.
 """
 
 import base64
@@ -32,16 +32,24 @@ def quantized(values, scale, dtype):
     values = np.nan_to_num(np.asarray(values, dtype=np.float64))
     kind = np.iinfo(dtype)
     ints = np.clip(np.rint(values * scale), kind.min, kind.max).astype(np.dtype(dtype).newbyteorder("<"))
-    return {"shape": list(values.shape), "scale": scale, "type": str(dtype),
-            "bytes": base64.b64encode(ints.tobytes()).decode("ascii")}
+    return {
+        "shape": list(values.shape),
+        "scale": scale,
+        "type": str(dtype),
+        "bytes": base64.b64encode(ints.tobytes()).decode("ascii"),
+    }
 
 
 def exact(values):
     """Numbers as the model holds them, float32 ({"shape", "scale": 1, "type": "float32", "bytes"}, as `quantized`
     lays them out): for numbers the page computes with and shows to the last digit."""
     values = np.asarray(values, dtype=np.dtype("float32").newbyteorder("<"))
-    return {"shape": list(values.shape), "scale": 1, "type": "float32",
-            "bytes": base64.b64encode(values.tobytes()).decode("ascii")}
+    return {
+        "shape": list(values.shape),
+        "scale": 1,
+        "type": "float32",
+        "bytes": base64.b64encode(values.tobytes()).decode("ascii"),
+    }
 
 
 def dequantized(packed_values):
@@ -54,7 +62,6 @@ def dequantized(packed_values):
 def packed(maps):
     """Attention maps (layers, heads, queries, keys) as one byte a weight: `quantized` at LEVELS, uint8."""
     return quantized(maps, LEVELS, "uint8")
-
 
 
 def rounded(values):
@@ -72,28 +79,45 @@ def candidates(steps):
 
 def input_json(report):
     """An `interpretability.InputReport` as JSON: what of the input the model may not read well."""
-    return {"tokens": report.tokens, "unreadable": report.unreadable, "long": report.long,
-            "truncated": report.truncated}
+    return {
+        "tokens": report.tokens,
+        "unreadable": report.unreadable,
+        "long": report.long,
+        "truncated": report.truncated,
+    }
 
 
 def hypothesis(h):
-    return {"tokens": h.tokens, "text": h.text, "score": rounded(h.score),
-            "normalised": None if h.normalised is None else rounded(h.normalised), "rank": h.rank}
+    return {
+        "tokens": h.tokens,
+        "text": h.text,
+        "score": rounded(h.score),
+        "normalised": None if h.normalised is None else rounded(h.normalised),
+        "rank": h.rank,
+    }
 
 
 def beam_json(trace):
     """A `BeamTrace` as JSON: per step the hypotheses kept (`live`, best first) and those finished at it."""
     if trace is None:
         return None
-    return {"beam": trace.beam, "alpha": trace.alpha, "winner": hypothesis(trace.winner),
-            "steps": [{"live": [hypothesis(h) for h in step.live], "finished": [hypothesis(h) for h in step.finished]}
-                      for step in trace.steps]}
+    return {
+        "beam": trace.beam,
+        "alpha": trace.alpha,
+        "winner": hypothesis(trace.winner),
+        "steps": [
+            {"live": [hypothesis(h) for h in step.live], "finished": [hypothesis(h) for h in step.finished]}
+            for step in trace.steps
+        ],
+    }
 
 
 def diagnostics_json(inspection):
     """Per kind, each head statistic as (layers, heads) numbers (None where it does not apply) and the labels."""
-    return {kind: {name: (value if name == "labels" else rounded(value)) for name, value in vars(stats).items()}
-            for kind, stats in head_diagnostics(inspection).items()}
+    return {
+        kind: {name: (value if name == "labels" else rounded(value)) for name, value in vars(stats).items()}
+        for kind, stats in head_diagnostics(inspection).items()
+    }
 
 
 def map_json(tokenizer, internals):
@@ -110,15 +134,30 @@ def map_json(tokenizer, internals):
     for name in STACKS:
         stack = internals.stack(name)
         lengths = lambda values: rounded(np.linalg.norm(values, axis=-1))  # noqa: E731
-        stacks[name] = {"embedding": lengths(stack.embedding), "scaled": lengths(stack.embedding * internals.scale),
-                        "position": lengths(stack.position), "stream": lengths(stack.stream),
-                        "ratios": rounded(write_ratios(stack)), "writes": lengths(stack.writes),
-                        "norm_mean": rounded(stack.norm_inputs.mean(-1)),
-                        "norm_std": rounded(stack.norm_inputs.std(-1)), "firing": rounded(firing_share(stack))}
-    return {**stacks, "scale": round(internals.scale, DECIMALS), "tied": internals.tied, "eps": internals.eps,
-            "output": {"tokens": [[tokenizer.id_to_token(i) for i in row] for row in ids.tolist()],
-                       "logits": rounded(logits), "rest": rounded(rest), "temperatures": list(TEMPERATURES),
-                       "finite": np.isfinite(internals.logits).sum(-1).tolist()}}
+        stacks[name] = {
+            "embedding": lengths(stack.embedding),
+            "scaled": lengths(stack.embedding * internals.scale),
+            "position": lengths(stack.position),
+            "stream": lengths(stack.stream),
+            "ratios": rounded(write_ratios(stack)),
+            "writes": lengths(stack.writes),
+            "norm_mean": rounded(stack.norm_inputs.mean(-1)),
+            "norm_std": rounded(stack.norm_inputs.std(-1)),
+            "firing": rounded(firing_share(stack)),
+        }
+    return {
+        **stacks,
+        "scale": round(internals.scale, DECIMALS),
+        "tied": internals.tied,
+        "eps": internals.eps,
+        "output": {
+            "tokens": [[tokenizer.id_to_token(i) for i in row] for row in ids.tolist()],
+            "logits": rounded(logits),
+            "rest": rounded(rest),
+            "temperatures": list(TEMPERATURES),
+            "finite": np.isfinite(internals.logits).sum(-1).tolist(),
+        },
+    }
 
 
 def translation_payload(translator, inspection, decoding):
@@ -137,13 +176,16 @@ def translation_payload(translator, inspection, decoding):
         "source_tokens": inspection.source_tokens,
         "target_tokens": inspection.target_tokens,
         "output_tokens": output_tokens(inspection),
-        "kinds": {kind: {"title": spec.title, "rows": spec.query_side, "columns": spec.key_side}
-                  for kind, spec in ATTENTION_KINDS.items()},
+        "kinds": {
+            kind: {"title": spec.title, "rows": spec.query_side, "columns": spec.key_side}
+            for kind, spec in ATTENTION_KINDS.items()
+        },
         "attention": {kind: packed(attention_maps(inspection, kind)[0]) for kind in ATTENTION_KINDS},
         "candidates": candidates(inspection.top_candidates),
         "sampled_from": candidates(inspection.tempered_candidates) if sampling else None,
-        "sampling": None if sampling is None else {"temperature": sampling.temperature, "top_k": sampling.top_k,
-                                                   "seed": sampling.seed},
+        "sampling": None
+        if sampling is None
+        else {"temperature": sampling.temperature, "top_k": sampling.top_k, "seed": sampling.seed},
         "beam": beam_json(inspection.beam_trace),
         "diagnostics": diagnostics_json(inspection),
         "input": input_json(input_report(inspection)),

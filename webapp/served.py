@@ -1,12 +1,12 @@
 """The loaded model as the page's handlers and the API call it: one object holding the translator, its model directory
 and the model calls, each wrapped once (`spaces.GPU` on a ZeroGPU Space) when the app starts.
 
-Two lanes share the model (`serving.batching`, `deploy.lane`). Light work, one hypothesis (greedy or sampled) of a text of up to
-`light_tokens` source tokens, goes into batches run one after another (greedy ones decoded together). Heavy work
-(beam search, longer inputs, heads switched off, gradient attribution, /inspect) takes turns, `heavy_slots` at a
+Two lanes share the model (`serving.batching`, `deploy.lane`). Light work, one hypothesis (greedy or sampled) of a text
+of up to `light_tokens` source tokens, goes into batches run one after another (greedy ones decoded together). Heavy
+work (beam search, longer inputs, heads switched off, gradient attribution, /inspect) takes turns, `heavy_slots` at a
 time in order of arrival, `heavy_waiting` more in line and the others refused at once, each within `heavy_budget`
-seconds from its arrival (its wait included): so heavy requests, however many, never hold up a short greedy one, nor
-the threads it needs.
+seconds from its arrival (its wait included): so heavy requests, however many, never hold up a short greedy one, nor the
+threads it needs.
 
 The page keeps no state on the server: an experiment (one head's numbers, attribution) names the sentence and the
 decoding settings it is about, and the translation's `Inspection` is looked up among the recent ones (`recent`, a
@@ -35,8 +35,14 @@ HEAVY_WORK = "beam search, long inputs, heads switched off, attribution, /inspec
 def inspection_bytes(inspection):
     """About what an `Inspection` holds in memory: its attention maps and the model map's numbers (`Internals`; the
     rest is a few kB)."""
-    return sum(maps.nbytes for maps in (inspection.encoder_attention, inspection.decoder_attention,
-                                        inspection.cross_attention)) + inspection.internals.nbytes + 4096
+    return (
+        sum(
+            maps.nbytes
+            for maps in (inspection.encoder_attention, inspection.decoder_attention, inspection.cross_attention)
+        )
+        + inspection.internals.nbytes
+        + 4096
+    )
 
 
 class Made(NamedTuple):
@@ -93,9 +99,19 @@ class ServedModel:
     waiting for a turn; the inspections of recent translations kept up to `inspections_bytes`, their payloads (gzip
     JSON, until their page fetches them) up to `payloads_bytes`; `wrap` wraps every model call."""
 
-    def __init__(self, directory, source, batch_size=16, wrap=lambda fn: fn, heavy_slots=1, heavy_budget=30.0,
-                 heavy_waiting=4, inspections_bytes=32 * 2**20, payloads_bytes=8 * 2**20,
-                 light_tokens=LONG_INPUT_TOKENS):
+    def __init__(
+        self,
+        directory,
+        source,
+        batch_size=16,
+        wrap=lambda fn: fn,
+        heavy_slots=1,
+        heavy_budget=30.0,
+        heavy_waiting=4,
+        inspections_bytes=32 * 2**20,
+        payloads_bytes=8 * 2**20,
+        light_tokens=LONG_INPUT_TOKENS,
+    ):
         translator = self.translator = directory.translator
         self.directory, self.source, self.batch_size = directory, source, batch_size
         self.heavy_budget, self.light_tokens = heavy_budget, light_tokens
@@ -111,15 +127,24 @@ class ServedModel:
         self.recent = Recent(inspections_bytes, lambda made: inspection_bytes(made.inspection))
         self.payloads = Recent(payloads_bytes)
         self._batcher = batched_decoder(translator, inspect, batch_size, wrap=wrap)
-        self._inspect_alone = wrap(lambda translator, text, beam, sampling: inspect(translator, text, beam,
-                                                                                    sampling=sampling))
-        self._translate_alone = wrap(lambda translator, text, beam, sampling: translator.translate(
-            text, beam, sampling=sampling))
+        self._inspect_alone = wrap(
+            lambda translator, text, beam, sampling: inspect(translator, text, beam, sampling=sampling)
+        )
+        self._translate_alone = wrap(
+            lambda translator, text, beam, sampling: translator.translate(text, beam, sampling=sampling)
+        )
         # /inspect: a beam search's output decoded untraced (the API shows no beam), then inspected with `top_k`
         # candidates per step.
-        self.inspect_alone = wrap(lambda text, beam, sampling, top_k: inspect(
-            translator, text, beam, top_k=top_k, sampling=sampling,
-            generated=translator.translate_ids([text], beam)[0] if beam > 1 else None))
+        self.inspect_alone = wrap(
+            lambda text, beam, sampling, top_k: inspect(
+                translator,
+                text,
+                beam,
+                top_k=top_k,
+                sampling=sampling,
+                generated=translator.translate_ids([text], beam)[0] if beam > 1 else None,
+            )
+        )
 
         def attribute(inspection, method):
             stop_at_deadline(float32_model(translator))  # the float32 copy it differentiates stops at the deadline too
@@ -176,12 +201,16 @@ class ServedModel:
         except Busy as e:
             raise Refusal(self.busy_message(e)) from e
         except DeadlineExceeded as e:
-            raise Refusal(f"This request needed more than the {self.heavy_budget:g} s each heavy request may take "
-                           f"({HEAVY_WORK}), its wait included: try a shorter text or a narrower beam.") from e
+            raise Refusal(
+                f"This request needed more than the {self.heavy_budget:g} s each heavy request may take "
+                f"({HEAVY_WORK}), its wait included: try a shorter text or a narrower beam."
+            ) from e
 
     def busy_message(self, why):
-        return (f"The server is busy with heavy requests ({HEAVY_WORK}): {why}. Try again in a moment, or use greedy "
-                "decoding on a shorter text.")
+        return (
+            f"The server is busy with heavy requests ({HEAVY_WORK}): {why}. Try again in a moment, or use greedy "
+            "decoding on a shorter text."
+        )
 
     def close(self, timeout=5.0):
         """Refuse heavy work from now on and stop what runs at its next model step (`Lane.close`); whether it ended

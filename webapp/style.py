@@ -25,7 +25,9 @@ CSS = f"""
 [role="tablist"] button[role="tab"] {{ color: {INK}; }}
 /* The tab bar: every tab in it, on one row at 1024 px (a projector), wrapping onto more rows on a narrower screen
    (app.py: gr.Tabs(overflow_behavior="wrap")). */
-[role="tablist"] button[role="tab"] {{ padding-left: 7px !important; padding-right: 7px !important; font-size: 0.95em; }}
+[role="tablist"] button[role="tab"] {{
+  padding-left: 7px !important; padding-right: 7px !important; font-size: 0.95em;
+}}
 footer, footer a, footer button, footer .divider {{ color: {MUTED_INK} !important; opacity: 1 !important; }}
 
 /* The keyboard's place, always visible. */
@@ -117,5 +119,7 @@ table.beam .not-top {{ color: #c2185b; font-weight: 700; }}
 /* The heads to switch off: one row per layer, one column per head. */
 .head-grid .wrap {{ display: grid !important; gap: 6px; justify-content: start; }}
 .head-grid .wrap label {{ padding: 4px 8px !important; margin: 0 !important; }}
-""" + "".join(f".head-grid.heads-{n} .wrap {{ grid-template-columns: repeat({n}, max-content); }}\n"
-              for n in range(1, MAX_HEADS + 1))
+""" + "".join(
+    f".head-grid.heads-{n} .wrap {{ grid-template-columns: repeat({n}, max-content); }}\n"
+    for n in range(1, MAX_HEADS + 1)
+)

@@ -25,8 +25,10 @@ python -m training.train --config cpu --train data/en-it/train.tsv --dev data/en
 rm -rf assets/model && cp -r runs/cpu/model assets/model && python app.py
 ```"""
 
-PAYLOAD_MISSING = ("This translation's numbers did not reach the page (a busy server keeps them only a short while): "
-                   "press Translate again to see its views.")
+PAYLOAD_MISSING = (
+    "This translation's numbers did not reach the page (a busy server keeps them only a short while): "
+    "press Translate again to see its views."
+)
 
 EMPTY_MESSAGE = "Type an English sentence (or click an example), then press **Translate**."
 

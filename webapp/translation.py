@@ -36,8 +36,12 @@ EXAMPLES = [  # short enough to fit one row on a projector (1024 px)
 ]
 DECODINGS = {"greedy": "Greedy", "beam": "Beam search", "sampling": "Sampling"}
 # What each decoding control takes: (lowest, highest, whole numbers only); the controls and the URL's values alike.
-CONTROL_RANGES = {"beam": (2, SERVER_MAX_BEAM, True), "temperature": (0.1, 3.0, False), "top_k": (0, 50, True),
-                  "seed": (0, 2**53 - 1, True)}
+CONTROL_RANGES = {
+    "beam": (2, SERVER_MAX_BEAM, True),
+    "temperature": (0.1, 3.0, False),
+    "top_k": (0, 50, True),
+    "seed": (0, 2**53 - 1, True),
+}
 # What the box's events run in the browser first (translation.js): the page's load reads the URL's sentence and
 # settings (`fromUrl`), each value one its control offers (`DECODINGS`, `CONTROL_RANGES`), else as they are: a value
 # Gradio refuses comes back as a message the page renders as HTML; every experiment sends the shown translation's
@@ -86,8 +90,17 @@ def decoding_label(beam, sampling=None):
     return "greedy" if beam == 1 else f"beam search ({beam} beams)"
 
 
-def translation_status(seconds, decoding, report, italian_tokens, max_tokens, joined_lines=1, not_english=None,
-                       rarely_seen=None, kept=False):
+def translation_status(
+    seconds,
+    decoding,
+    report,
+    italian_tokens,
+    max_tokens,
+    joined_lines=1,
+    not_english=None,
+    rarely_seen=None,
+    kept=False,
+):
     """The status line under a translation (`seconds`: what making it took, `kept`: True when it was a recent one
     shown again, which took no time now; `decoding`: `decoding_label`; tokens counted without the closing </s>, as
     the truncation note does), then the warning `not_english` when the input does not look English (the line of
@@ -96,27 +109,37 @@ def translation_status(seconds, decoding, report, italian_tokens, max_tokens, jo
     (`interpretability.input_report`), and the line naming the words its training pairs held a handful of times or
     never (`rarely_seen`: `modeldir.seen.SeenWords.warning`)."""
     again = " (earlier: shown again from the recent translations)" if kept else ""
-    lines = [f"Translated in {seconds:.2f} s{again} · {decoding} · {report.tokens} English → {italian_tokens} Italian "
-             f"tokens (not counting `{EOS}`)"]
+    lines = [
+        f"Translated in {seconds:.2f} s{again} · {decoding} · {report.tokens} English → {italian_tokens} Italian "
+        f"tokens (not counting `{EOS}`)"
+    ]
     if not_english:
         lines.append(f"**⚠️ Warning: {not_english}**")
     if joined_lines > 1:
-        lines.append(f"**ℹ️ Note: your {joined_lines} lines were joined into one text (each line break read as a "
-                     "space): this model translates one sentence at a time, so translate the lines one by one to see "
-                     "each on its own.**")
+        lines.append(
+            f"**ℹ️ Note: your {joined_lines} lines were joined into one text (each line break read as a "
+            "space): this model translates one sentence at a time, so translate the lines one by one to see "
+            "each on its own.**"
+        )
     if report.unreadable:
         strength = "Warning" if report.unreadable_share >= 0.25 else "Note"
-        lines.append(f"**⚠️ {strength}: {report.unreadable} of the {report.tokens} English tokens "
-                     f"({report.unreadable_share:.0%}) are characters this model never learnt (emoji, other scripts, "
-                     "symbols), read as unknown or byte by byte: the translation of those parts is a guess.**")
+        lines.append(
+            f"**⚠️ {strength}: {report.unreadable} of the {report.tokens} English tokens "
+            f"({report.unreadable_share:.0%}) are characters this model never learnt (emoji, other scripts, "
+            "symbols), read as unknown or byte by byte: the translation of those parts is a guess.**"
+        )
     if rarely_seen:
         lines.append(f"**ℹ️ Rarely seen in training: {rarely_seen}**")
     if report.truncated:
-        lines.append(f"**⚠️ Note: your text is longer than the model reads ({max_tokens} tokens): only the beginning "
-                     "was translated.**")
+        lines.append(
+            f"**⚠️ Note: your text is longer than the model reads ({max_tokens} tokens): only the beginning "
+            "was translated.**"
+        )
     elif report.long:
-        lines.append(f"**⚠️ Note: {report.tokens} tokens is far longer than the sentences this model learnt from: "
-                     "expect a weaker translation, or translate one sentence at a time.**")
+        lines.append(
+            f"**⚠️ Note: {report.tokens} tokens is far longer than the sentences this model learnt from: "
+            "expect a weaker translation, or translate one sentence at a time.**"
+        )
     return "\n\n".join(lines)
 
 
@@ -126,9 +149,14 @@ REQUEST_SETTINGS = ("decoding", "beam", "temperature", "top_k", "seed")  # a req
 def request_json(text, beam, sampling):
     """What the page keeps of a translation's request (the payload's `request`): the sentence as translated and its
     decoding settings, which every experiment sends back in place of the box's (SHOWN_TRANSLATION) and the URL keeps."""
-    return {"text": text, "decoding": "sampling" if sampling else "beam" if beam > 1 else "greedy", "beam": beam,
-            "temperature": sampling.temperature if sampling else 1.0, "top_k": sampling.top_k if sampling else 0,
-            "seed": sampling.seed if sampling else 0}
+    return {
+        "text": text,
+        "decoding": "sampling" if sampling else "beam" if beam > 1 else "greedy",
+        "beam": beam,
+        "temperature": sampling.temperature if sampling else 1.0,
+        "top_k": sampling.top_k if sampling else 0,
+        "seed": sampling.seed if sampling else 0,
+    }
 
 
 def shown_payload(translator, inspection, text, beam, sampling):
@@ -184,12 +212,26 @@ def translate(served, text, decoding, beam, temperature, top_k, seed):
     outputs = output_tokens(inspection)
     counts = served.directory.word_counts
     seen = seen_words(inspection.source_tokens, counts) if counts else None
-    status = translation_status(seconds, decoding_label(request.beam, request.sampling), input_report(inspection),
-                                len(outputs) - 1, served.translator.max_source_tokens, request.joined_lines,
-                                check_language(request.text).warning, seen.warning() if seen else None, kept)
+    status = translation_status(
+        seconds,
+        decoding_label(request.beam, request.sampling),
+        input_report(inspection),
+        len(outputs) - 1,
+        served.translator.max_source_tokens,
+        request.joined_lines,
+        check_language(request.text).warning,
+        seen.warning() if seen else None,
+        kept,
+    )
     chips = token_chips(inspection.source_tokens, "English", seen=seen) + token_chips(outputs, "Italian")
-    return inspection.translation, status, chips, sent_payload(served, shown_payload(
-        served.translator, inspection, request.text, request.beam, request.sampling))
+    return (
+        inspection.translation,
+        status,
+        chips,
+        sent_payload(
+            served, shown_payload(served.translator, inspection, request.text, request.beam, request.sampling)
+        ),
+    )
 
 
 def decoding_controls_for(decoding):
@@ -197,9 +239,13 @@ def decoding_controls_for(decoding):
     only, temperature, top-k and seed under sampling only (hidden and inactive otherwise: a control that does nothing
     is not shown)."""
     beam, sampling = decoding == "beam", decoding == "sampling"
-    return (gr.Accordion(label=decoding_title(decoding)), gr.Slider(interactive=beam, visible=beam),
-            gr.Slider(interactive=sampling, visible=sampling), gr.Slider(interactive=sampling, visible=sampling),
-            gr.Number(interactive=sampling, visible=sampling))
+    return (
+        gr.Accordion(label=decoding_title(decoding)),
+        gr.Slider(interactive=beam, visible=beam),
+        gr.Slider(interactive=sampling, visible=sampling),
+        gr.Slider(interactive=sampling, visible=sampling),
+        gr.Number(interactive=sampling, visible=sampling),
+    )
 
 
 def decoding_title(decoding):
@@ -210,18 +256,45 @@ def decoding_controls():
     """The decoding radio with the beam width beside it, and the sampling controls under them, laid out (those of
     the decoding not chosen hidden: `decoding_controls_for`)."""
     with gr.Row(equal_height=False):
-        decoding = gr.Radio([(name, value) for value, name in DECODINGS.items()], value="greedy", label="Decoding",
-                            elem_id="decoding", scale=1)
-        beam = gr.Slider(*CONTROL_RANGES["beam"][:2], value=4, step=1, label="Beam width (for beam search)",
-                         interactive=False, visible=False, elem_id="beam", scale=1)
+        decoding = gr.Radio(
+            [(name, value) for value, name in DECODINGS.items()],
+            value="greedy",
+            label="Decoding",
+            elem_id="decoding",
+            scale=1,
+        )
+        beam = gr.Slider(
+            *CONTROL_RANGES["beam"][:2],
+            value=4,
+            step=1,
+            label="Beam width (for beam search)",
+            interactive=False,
+            visible=False,
+            elem_id="beam",
+            scale=1,
+        )
     with gr.Row(equal_height=False):
-        temperature = gr.Slider(*CONTROL_RANGES["temperature"][:2], value=1.0, step=0.1,
-                                label="Temperature (for sampling)", interactive=False, visible=False,
-                                elem_id="temperature")
-        top_k = gr.Slider(*CONTROL_RANGES["top_k"][:2], value=0, step=1, label="Top-k (for sampling; 0: all tokens)",
-                          interactive=False, visible=False, elem_id="top-k-sampling")
-        seed = gr.Number(0, precision=0, minimum=0, label="Seed (for sampling)", interactive=False, visible=False,
-                         elem_id="seed")
+        temperature = gr.Slider(
+            *CONTROL_RANGES["temperature"][:2],
+            value=1.0,
+            step=0.1,
+            label="Temperature (for sampling)",
+            interactive=False,
+            visible=False,
+            elem_id="temperature",
+        )
+        top_k = gr.Slider(
+            *CONTROL_RANGES["top_k"][:2],
+            value=0,
+            step=1,
+            label="Top-k (for sampling; 0: all tokens)",
+            interactive=False,
+            visible=False,
+            elem_id="top-k-sampling",
+        )
+        seed = gr.Number(
+            0, precision=0, minimum=0, label="Seed (for sampling)", interactive=False, visible=False, elem_id="seed"
+        )
     return [decoding, beam, temperature, top_k, seed]
 
 
@@ -231,15 +304,25 @@ def build(served, demo):
     with gr.Row(equal_height=True):
         # lines=1: Enter translates and Shift+Enter starts a new line (a taller box makes Enter a new line);
         # the box still grows to max_lines as the text wraps. Lines are read as one text (`one_line`).
-        text = gr.Textbox(label="English", value=EXAMPLES[0], lines=1, max_lines=8, autofocus=True,
-                          placeholder="Type an English sentence and press Enter", elem_id="english")
-        italian = gr.Textbox(label="Italian", lines=1, max_lines=8, interactive=False, buttons=["copy"],
-                             elem_id="italian")
+        text = gr.Textbox(
+            label="English",
+            value=EXAMPLES[0],
+            lines=1,
+            max_lines=8,
+            autofocus=True,
+            placeholder="Type an English sentence and press Enter",
+            elem_id="english",
+        )
+        italian = gr.Textbox(
+            label="Italian", lines=1, max_lines=8, interactive=False, buttons=["copy"], elem_id="italian"
+        )
     with gr.Row(elem_id="actions"):
         button = gr.Button("Translate", variant="primary", elem_id="translate", scale=0, min_width=130)
         gr.HTML("<span>Try:</span>", elem_id="examples-label", scale=0, min_width=0)
-        examples = [gr.Button(example, size="sm", variant="secondary", scale=0, min_width=0,
-                              elem_classes=["example"]) for example in EXAMPLES]
+        examples = [
+            gr.Button(example, size="sm", variant="secondary", scale=0, min_width=0, elem_classes=["example"])
+            for example in EXAMPLES
+        ]
     with gr.Accordion(decoding_title("greedy"), open=False, elem_id="decoding-settings") as settings:
         controls = decoding_controls()
     status = gr.Markdown(label="Status", elem_id="status")
@@ -247,16 +330,23 @@ def build(served, demo):
     payload = carrier(served.payloads)
     # The latest request wins: a Translate pressed while one runs is run after it, with the box as it is then
     # ("always_last"; Gradio's default drops it), so the page ends on the sentence in the box.
-    io = dict(fn=served.bind(translate), inputs=[text, *controls],
-              outputs=[italian, status, chips, payload], **served.queue)
+    io = dict(
+        fn=served.bind(translate), inputs=[text, *controls], outputs=[italian, status, chips, payload], **served.queue
+    )
     gr.on([button.click, text.submit], api_name="translate", trigger_mode="always_last", **io)
     # An example clicked: the browser puts its sentence in the box, then presses Translate (the one event above).
     for example, sentence in zip(examples, EXAMPLES):
         example.click(None, None, text, js=module_call(SCRIPT, "pressTranslate", sentence), api_visibility="private")
-    show_controls = dict(fn=decoding_controls_for, inputs=controls[0], outputs=[settings, *controls[1:]],
-                         api_visibility="private", show_progress="hidden")
+    show_controls = dict(
+        fn=decoding_controls_for,
+        inputs=controls[0],
+        outputs=[settings, *controls[1:]],
+        api_visibility="private",
+        show_progress="hidden",
+    )
     controls[0].input(**show_controls)
     # The page's load: the sentence and decoding settings in the URL, if any (page.js writes them), then translate.
     demo.load(None, [text, *controls], [text, *controls], js=FROM_URL, api_visibility="private").then(
-        **show_controls).then(api_visibility="private", **io)
+        **show_controls
+    ).then(api_visibility="private", **io)
     return TranslationBox(text, controls)

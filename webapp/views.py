@@ -34,9 +34,16 @@ def browser_view(script, elem_id, server_functions=None, questions=(), setup=Non
     (`page_script.view_css`). `server_functions` and `questions`: what the module may `ask` (the module docstring).
     `setup`: what the server knows when the page is built (the model's depths, prose), handed to the module as data
     (`props.setup`)."""
-    return gr.HTML(html_template=MOUNT, css_template=view_css(script), js_on_load=view_loader(script, questions),
-                   server_functions=server_functions, elem_id=elem_id, apply_default_css=True, padding=False,
-                   setup=setup)
+    return gr.HTML(
+        html_template=MOUNT,
+        css_template=view_css(script),
+        js_on_load=view_loader(script, questions),
+        server_functions=server_functions,
+        elem_id=elem_id,
+        apply_default_css=True,
+        padding=False,
+        setup=setup,
+    )
 
 
 def question(evt, *fields):
@@ -72,10 +79,14 @@ def json_answer(compressed, accept_encoding, plain=None):
     """The gzip-compressed JSON `compressed` as an HTTP answer: as it is to a client that accepts gzip (every
     browser), else as `plain` (decompressed here when not given)."""
     if "gzip" in accept_encoding:
-        return Response(compressed, media_type="application/json",
-                        headers={"Content-Encoding": "gzip", "Vary": "Accept-Encoding"})
-    return Response(gzip.decompress(compressed) if plain is None else plain, media_type="application/json",
-                    headers={"Vary": "Accept-Encoding"})
+        return Response(
+            compressed, media_type="application/json", headers={"Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
+        )
+    return Response(
+        gzip.decompress(compressed) if plain is None else plain,
+        media_type="application/json",
+        headers={"Vary": "Accept-Encoding"},
+    )
 
 
 def server_function(name, answer):
@@ -92,8 +103,8 @@ def server_function(name, answer):
 
 
 def prepared_json(name, value):
-    """A server function `name` that answers `value` as JSON encoded once, here, whatever the page passes: Gradio
-    would encode the returned value again at every call, on its event loop (the training history, megabytes of JSON: seconds
+    """A server function `name` that answers `value` as JSON encoded once, here, whatever the page passes: Gradio would
+    encode the returned value again at every call, on its event loop (the training history, megabytes of JSON: seconds
     during which the server answers no one)."""
     compressed = gzipped_json(value, compresslevel=9)
     plain = gzip.decompress(compressed)
@@ -117,7 +128,13 @@ def carrier(payloads):
     """The component the translate event writes a reference to the payload into (`translation.sent_payload`): its
     module (`translation.js`) fetches the payload from `payloads` (`kept_json`: the server function `payload`) and puts
     it in the store. Drawn as nothing, or as PAYLOAD_MISSING when the payload does not come."""
-    return gr.HTML(None, html_template="", js_on_load=view_loader(HERE / "translation.js"),
-                   elem_id="translation-payload", padding=False, container=False,
-                   server_functions=[kept_json("payload", payloads, PAYLOAD_MISSING)],
-                   setup={"missing": PAYLOAD_MISSING})
+    return gr.HTML(
+        None,
+        html_template="",
+        js_on_load=view_loader(HERE / "translation.js"),
+        elem_id="translation-payload",
+        padding=False,
+        container=False,
+        server_functions=[kept_json("payload", payloads, PAYLOAD_MISSING)],
+        setup={"missing": PAYLOAD_MISSING},
+    )

@@ -51,13 +51,20 @@ def keep_agreeing(pairs, references, min_chrf, progress=True):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m training.recipes.agree", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m training.recipes.agree",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--references", required=True, help="TSV file of human translations of the same English")
     parser.add_argument("--data", required=True, help="TSV file of a teacher's translations to write again")
     parser.add_argument("--out", required=True, help="TSV file to write")
-    parser.add_argument("--min-chrf", type=non_negative_float, default=50,
-                        help="drop a translation whose sentence chrF against every reference is below this (0-100)")
+    parser.add_argument(
+        "--min-chrf",
+        type=non_negative_float,
+        default=50,
+        help="drop a translation whose sentence chrF against every reference is below this (0-100)",
+    )
     parser.add_argument("--no-progress", action="store_true")
     return parser.parse_args(argv)
 
@@ -66,11 +73,13 @@ def main(argv=None):
     args = parse_args(argv)
     out = checked_out_file(args.out, [args.references, args.data])
     references = references_by_english(pairs_to_score(args.references))
-    kept, dropped = keep_agreeing(pairs_to_score(args.data), references, args.min_chrf,
-                                  progress=not args.no_progress)
+    kept, dropped = keep_agreeing(pairs_to_score(args.data), references, args.min_chrf, progress=not args.no_progress)
     write_pairs(out, kept)
-    print(f"{out}: {len(kept)} pairs kept, {dropped} dropped (sentence chrF below {args.min_chrf:g} against every "
-          "human reference)", file=sys.stderr)
+    print(
+        f"{out}: {len(kept)} pairs kept, {dropped} dropped (sentence chrF below {args.min_chrf:g} against every "
+        "human reference)",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

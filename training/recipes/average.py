@@ -73,8 +73,11 @@ def record_up_to(training, run_dir, step):
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m training.recipes.average", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m training.recipes.average",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--model", required=True, help="the run's exported model directory (architecture, tokenizer)")
     p.add_argument("--weights", required=True, nargs="+", help="safetensors files of the run's weights to average")
     p.add_argument("--out", required=True, help="directory of the averaged model")
@@ -88,8 +91,10 @@ def main(argv=None):
     base = open_model(args.model, dtype="float32", device="cpu")
     model = base.translator.model
     model.load_state_dict(average_weights(args.weights), strict=False)  # tied matrices are stored once
-    averaged = {"weights": [Path(p).name for p in args.weights],
-                "command": command_line("training.recipes.average", argv)}
+    averaged = {
+        "weights": [Path(p).name for p in args.weights],
+        "command": command_line("training.recipes.average", argv),
+    }
     run_dir = base.path.parent
     step = last_step(args.weights, run_dir)
     best = base.metrics.get("training", {})

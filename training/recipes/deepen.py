@@ -49,7 +49,7 @@ def deepen(model, encoder_layers, seed=0):
     missing, unexpected = grown.load_state_dict(model.state_dict(), strict=False)
     assert not unexpected and all(name.startswith("encoder.layers.") for name in missing)
     with torch.no_grad():
-        for layer in grown.encoder.layers[cfg.n_encoder_layers:]:
+        for layer in grown.encoder.layers[cfg.n_encoder_layers :]:
             for name in ZEROED:
                 projection = layer.get_submodule(name)
                 projection.weight.zero_()
@@ -58,14 +58,21 @@ def deepen(model, encoder_layers, seed=0):
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m training.recipes.deepen", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m training.recipes.deepen",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--model", required=True, help="the model directory to grow")
     p.add_argument("--encoder-layers", type=positive_int, required=True, help="encoder layers of the grown model")
     p.add_argument("--out", required=True, help="directory of the grown model")
-    p.add_argument("--export-dtype", choices=DTYPES, default="float16",
-                   help="precision of the written weights (default float16, as the trainer exports them: a model it "
-                        "exported keeps its weights exactly)")
+    p.add_argument(
+        "--export-dtype",
+        choices=DTYPES,
+        default="float16",
+        help="precision of the written weights (default float16, as the trainer exports them: a model it "
+        "exported keeps its weights exactly)",
+    )
     return p.parse_args(argv)
 
 
@@ -75,20 +82,27 @@ def main(argv=None):
     base = open_model(args.model, dtype="float32", device="cpu")
     old = base.translator.model
     model = deepen(old, args.encoder_layers)
-    grown = {"encoder_layers": [old.cfg.n_encoder_layers, args.encoder_layers],
-             "command": command_line("training.recipes.deepen", argv)}
+    grown = {
+        "encoder_layers": [old.cfg.n_encoder_layers, args.encoder_layers],
+        "command": command_line("training.recipes.deepen", argv),
+    }
     # Recorded with the run it grew from, so that a run continuing this model (--init-from) keeps it in its history.
-    metrics = {**base.metrics, "parameters": model.num_parameters(),
-               "config": {**base.metrics.get("config", {}), "model": asdict(model.cfg)},
-               "training": {**base.metrics.get("training", {}), "grown": grown}}
+    metrics = {
+        **base.metrics,
+        "parameters": model.num_parameters(),
+        "config": {**base.metrics.get("config", {}), "model": asdict(model.cfg)},
+        "training": {**base.metrics.get("training", {}), "grown": grown},
+    }
     metrics.pop("scores", None)  # the old model's scores: this one is scored anew (it translates the same)
     out = Path(args.out)
     save_model_dir(model, base.translator.tokenizer, out, dtype=DTYPES[args.export_dtype], metrics=metrics)
     for name in (NOTES, SNAPSHOTS):
         if (base.path / name).is_file():
             shutil.copyfile(base.path / name, out / name)
-    print(f"grown from {old.cfg.n_encoder_layers} to {args.encoder_layers} encoder layers "
-          f"({old.num_parameters():,} -> {model.num_parameters():,} parameters) into {out}")
+    print(
+        f"grown from {old.cfg.n_encoder_layers} to {args.encoder_layers} encoder layers "
+        f"({old.num_parameters():,} -> {model.num_parameters():,} parameters) into {out}"
+    )
 
 
 if __name__ == "__main__":

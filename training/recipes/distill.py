@@ -60,11 +60,16 @@ def distill(translator, pairs, out, beam=4, chunk=2048, max_minutes=0, progress=
     out = Path(out)
     done = lines_done(out)
     if done > len(pairs):
-        raise ValueError(f"{out} has {done} lines but the input only {len(pairs)} pairs: is it the output of "
-                         "another file?")
+        raise ValueError(
+            f"{out} has {done} lines but the input only {len(pairs)} pairs: is it the output of another file?"
+        )
     start = time.time()
-    with open(out, "a", encoding="utf-8") as f, tqdm(total=len(pairs), initial=done, unit="sent",
-                                                       desc=f"distilling (beam {beam})", disable=not progress) as bar:
+    with (
+        open(out, "a", encoding="utf-8") as f,
+        tqdm(
+            total=len(pairs), initial=done, unit="sent", desc=f"distilling (beam {beam})", disable=not progress
+        ) as bar,
+    ):
         while done < len(pairs):
             batch = pairs[done : done + chunk]
             hypotheses = translator.translate([src for src, _ in batch], beam=beam)
@@ -79,8 +84,11 @@ def distill(translator, pairs, out, beam=4, chunk=2048, max_minutes=0, progress=
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m training.recipes.distill", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m training.recipes.distill",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--model", required=True, help="the teacher: a model directory")
     parser.add_argument("--data", required=True, help="TSV file of English<TAB>Italian pairs to translate")
     parser.add_argument("--out", required=True, help="TSV file to write (a run with the same --out resumes it)")
@@ -101,8 +109,15 @@ def main(argv=None):
     out.parent.mkdir(parents=True, exist_ok=True)
     translator = open_model(args.model).translator
     pairs = pairs_to_score(args.data, args.limit)
-    done = distill(translator, pairs, out, beam=args.beam, chunk=args.chunk, max_minutes=args.max_minutes,
-                   progress=not args.no_progress)
+    done = distill(
+        translator,
+        pairs,
+        out,
+        beam=args.beam,
+        chunk=args.chunk,
+        max_minutes=args.max_minutes,
+        progress=not args.no_progress,
+    )
     state = "complete" if done == len(pairs) else "stopped; run the same command again to go on"
     print(f"{out}: {done} of {len(pairs)} pairs translated (beam {args.beam}), {state}", file=sys.stderr)
 

@@ -25,12 +25,20 @@ from ..evaluate import pairs_to_score
 from .distill import write_pairs
 
 SPEAKS_TO_YOU = re.compile(r"\byou(r|rs|rself)?\b", re.IGNORECASE)
-SPEAKS_TO_SEVERAL = re.compile(r"\b(yourselves|you guys|you all|all of you|you two|both of you|you three|you people"
-                               r"|you boys|you girls|you kids|you children)\b", re.IGNORECASE)
-INFORMAL_SINGULAR = re.compile(r"\b(tu|ti|te|tuo|tua|tuoi|tue|t'|sei|hai|puoi|vuoi|sai|devi|fai|vai|stai|eri|avevi"
-                               r"|potresti|vorresti|dovresti|\w+r(?:ti|te))\b", re.IGNORECASE)
-PLURAL_OR_FORMAL = re.compile(r"\b([Vv]oi|[Vv]i|[Vv]ostr[oaie]|[Vv]'|[Ss]iete|[Aa]vete|[Pp]otete|[Vv]olete|[Ss]apete"
-                              r"|[Dd]ovete|\w+rvi|Lei|Suo|Sua|Suoi|Sue)\b")
+SPEAKS_TO_SEVERAL = re.compile(
+    r"\b(yourselves|you guys|you all|all of you|you two|both of you|you three|you people"
+    r"|you boys|you girls|you kids|you children)\b",
+    re.IGNORECASE,
+)
+INFORMAL_SINGULAR = re.compile(
+    r"\b(tu|ti|te|tuo|tua|tuoi|tue|t'|sei|hai|puoi|vuoi|sai|devi|fai|vai|stai|eri|avevi"
+    r"|potresti|vorresti|dovresti|\w+r(?:ti|te))\b",
+    re.IGNORECASE,
+)
+PLURAL_OR_FORMAL = re.compile(
+    r"\b([Vv]oi|[Vv]i|[Vv]ostr[oaie]|[Vv]'|[Ss]iete|[Aa]vete|[Pp]otete|[Vv]olete|[Ss]apete"
+    r"|[Dd]ovete|\w+rvi|Lei|Suo|Sua|Suoi|Sue)\b"
+)
 
 
 def is_informal_singular(italian):
@@ -57,10 +65,16 @@ def keep_informal(pairs, english):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m training.recipes.informal", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--references", required=True,
-                        help="TSV file of human translations: which English sentences have an informal one")
+    parser = argparse.ArgumentParser(
+        prog="python -m training.recipes.informal",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--references",
+        required=True,
+        help="TSV file of human translations: which English sentences have an informal one",
+    )
     parser.add_argument("--data", help="TSV file to write again (default: the --references file)")
     parser.add_argument("--out", required=True, help="TSV file to write")
     return parser.parse_args(argv)
@@ -73,8 +87,11 @@ def main(argv=None):
     english = informal_english(references)
     kept, dropped = keep_informal(pairs_to_score(args.data) if args.data else references, english)
     write_pairs(out, kept)
-    print(f"{out}: {len(kept)} pairs kept, {dropped} dropped (not the informal singular, for {len(english)} English "
-          "sentences that have one)", file=sys.stderr)
+    print(
+        f"{out}: {len(kept)} pairs kept, {dropped} dropped (not the informal singular, for {len(english)} English "
+        "sentences that have one)",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

@@ -57,13 +57,16 @@ def parse_head_name(name, grid):
     `ablation.head_grid`); a ValueError that says the format or the model's heads otherwise."""
     match = HEAD_NAME.fullmatch(str(name).strip())
     if not match:
-        raise ValueError(f"{echo(name)} is not a head: write it as '<kind> L<layer> H<head>', kind one of "
-                         f"{', '.join(ATTENTION_KINDS)}, e.g. 'cross L2 H3'")
+        raise ValueError(
+            f"{echo(name)} is not a head: write it as '<kind> L<layer> H<head>', kind one of "
+            f"{', '.join(ATTENTION_KINDS)}, e.g. 'cross L2 H3'"
+        )
     kind, layer, head = match.group(1), int(match.group(2)), int(match.group(3))
     n_layers, n_heads = grid[kind]
     if not (1 <= layer <= n_layers and 1 <= head <= n_heads):
-        raise ValueError(f"{echo(name)} is not a head of this model: its {kind} heads are L1..L{n_layers} "
-                         f"H1..H{n_heads}")
+        raise ValueError(
+            f"{echo(name)} is not a head of this model: its {kind} heads are L1..L{n_layers} H1..H{n_heads}"
+        )
     return kind, layer - 1, head - 1
 
 
@@ -81,8 +84,11 @@ def importance_data(importance):
     kind its title and the BLEU drop of each head alone switched off (layers × heads)."""
     drops = {kind: np.round(np.asarray(importance["drop"][kind], dtype=float), 2) for kind in ATTENTION_KINDS}
     limit = max(float(np.abs(d).max()) for d in drops.values()) or 1.0
-    return {"bleu": float(importance["bleu"]), "limit": limit,
-            "kinds": [[kind, ATTENTION_KINDS[kind].title, drop.tolist()] for kind, drop in drops.items()]}
+    return {
+        "bleu": float(importance["bleu"]),
+        "limit": limit,
+        "kinds": [[kind, ATTENTION_KINDS[kind].title, drop.tolist()] for kind, drop in drops.items()],
+    }
 
 
 # --- Heads switched off -----------------------------------------------------------------------------------------
@@ -98,16 +104,20 @@ def ablation_html(normal, ablated, heads):
             removed.update(range(i1, i2))
             added.update(range(j1, j2))
     off = ", ".join(heads) if heads else "none"
-    verdict = ("The translation did not change." if before == after
-               else f"{len(removed)} of the {len(before)} normal tokens and {len(added)} of the {len(after)} with the "
-                    "heads off differ (marked).")
-    return (f'<div class="ablation"><p><b>Heads switched off:</b> {html.escape(off)}. {verdict}</p>'
-            f"<p><b>Normal:</b> {html.escape(normal.translation)}</p>"
-            + token_chips(before, "normal", changed=removed)
-            + f"<p><b>With the heads off:</b> {html.escape(ablated.translation)}</p>"
-            + token_chips(after, "heads off", changed=added) + "</div>")
-
-
+    verdict = (
+        "The translation did not change."
+        if before == after
+        else f"{len(removed)} of the {len(before)} normal tokens and {len(added)} of the {len(after)} with the "
+        "heads off differ (marked)."
+    )
+    return (
+        f'<div class="ablation"><p><b>Heads switched off:</b> {html.escape(off)}. {verdict}</p>'
+        f"<p><b>Normal:</b> {html.escape(normal.translation)}</p>"
+        + token_chips(before, "normal", changed=removed)
+        + f"<p><b>With the heads off:</b> {html.escape(ablated.translation)}</p>"
+        + token_chips(after, "heads off", changed=added)
+        + "</div>"
+    )
 
 
 # --- Events and layout -----------------------------------------------------------------------------------------------
@@ -133,8 +143,12 @@ def switch_heads_off(served, text, decoding, beam, temperature, top_k, seed, *ti
     beam, sampling = decoding_settings(decoding, beam, temperature, top_k, seed)
     normal = served.inspect(text, beam, sampling)
     off = served.inspect(text, beam, sampling, chosen_heads(served, names))
-    return {"comparison": ablation_html(normal, off, names), "heads": names, "answer": next(_answers),
-            "payload": translation_payload(served.translator, off, decoding_label(beam, sampling))}
+    return {
+        "comparison": ablation_html(normal, off, names),
+        "heads": names,
+        "answer": next(_answers),
+        "payload": translation_payload(served.translator, off, decoding_label(beam, sampling)),
+    }
 
 
 def importance_panel(served):
@@ -144,17 +158,23 @@ def importance_panel(served):
     if not measured:
         gr.Markdown(IMPORTANCE_MISSING.format(model_dir=served.source))
         return
-    gr.Markdown(f"**How much each head matters:** {measured['data']} BLEU {measured['bleu']:.1f} "
-                f"({measured.get('n', '?')} sentences, {measured.get('decoding', 'greedy')}) minus the BLEU with that "
-                f"head alone switched off; red: worse without it. Click a head to tick it above.")
+    gr.Markdown(
+        f"**How much each head matters:** {measured['data']} BLEU {measured['bleu']:.1f} "
+        f"({measured.get('n', '?')} sentences, {measured.get('decoding', 'greedy')}) minus the BLEU with that "
+        f"head alone switched off; red: worse without it. Click a head to tick it above."
+    )
     browser_view(Path(__file__).with_name("head_importance.js"), "head-importance", setup=importance_data(measured))
     gr.Markdown(f"Measured with `{measured['command']}`.")
 
 
 def diagnostics_setup():
-    """What heads.js draws the diagnostics view's controls and grid from: the kinds and measures, in the page's words."""
-    return {"view": "diagnostics", "kinds": [[kind, spec.title] for kind, spec in ATTENTION_KINDS.items()],
-            "measures": [list(item) for item in MEASURES.items()]}
+    """What heads.js draws the diagnostics view's controls and grid from: the kinds and measures, in the page's
+    words."""
+    return {
+        "view": "diagnostics",
+        "kinds": [[kind, spec.title] for kind, spec in ATTENTION_KINDS.items()],
+        "measures": [list(item) for item in MEASURES.items()],
+    }
 
 
 def result_setup():
@@ -171,12 +191,24 @@ def build(served, text, decoding_controls):
     browser_view(SCRIPT, "head-diagnostics", setup=diagnostics_setup())
     gr.Markdown(ABLATION_HELP)
     with gr.Row():  # each kind's boxes a grid, one row per layer, one column per head (style.py: .head-grid)
-        heads_off = [gr.CheckboxGroup(head_choices(kind_id, *shape), label=ATTENTION_KINDS[kind_id].title,
-                                      elem_id=f"off-{kind_id}", elem_classes=["head-grid", f"heads-{shape[1]}"],
-                                      min_width=76 * shape[1] + 40)  # a layer's heads on one line
-                     for kind_id, shape in head_grid(served.cfg).items()]
+        heads_off = [
+            gr.CheckboxGroup(
+                head_choices(kind_id, *shape),
+                label=ATTENTION_KINDS[kind_id].title,
+                elem_id=f"off-{kind_id}",
+                elem_classes=["head-grid", f"heads-{shape[1]}"],
+                min_width=76 * shape[1] + 40,
+            )  # a layer's heads on one line
+            for kind_id, shape in head_grid(served.cfg).items()
+        ]
     button = gr.Button("Translate with these heads switched off", variant="primary", elem_id="ablate")
     result = browser_view(SCRIPT, "ablation-result", setup=result_setup())
     importance_panel(served)
-    button.click(served.bind(switch_heads_off), [text, *decoding_controls, *heads_off], result, js=SHOWN_TRANSLATION,
-                 api_visibility="private", **served.queue)
+    button.click(
+        served.bind(switch_heads_off),
+        [text, *decoding_controls, *heads_off],
+        result,
+        js=SHOWN_TRANSLATION,
+        api_visibility="private",
+        **served.queue,
+    )

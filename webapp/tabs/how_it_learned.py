@@ -15,12 +15,18 @@ hundred steps the map finds the diagonal — each Italian token looks at the Eng
 bends where Italian reorders (*the red car* → *la macchina rossa*: *rossa* looks back at *red*). Many heads rest
 on `</s>` when no source word helps. Play it, or drag the slider; pick another sentence, layer or head."""
 
+
 def run_view(history, label, note):
     """What the page needs of one history: its probes, snapshots (without their timing) and curves."""
     sent = ("step", "minutes", "train_loss", "dev_bleu", "probes")
     snapshots = [{key: value for key, value in s.items() if key in sent} for s in history["snapshots"]]
-    return {"label": label, "note": note, "probes": history["probes"], "snapshots": snapshots,
-            "curve": history.get("curve", [])}
+    return {
+        "label": label,
+        "note": note,
+        "probes": history["probes"],
+        "snapshots": snapshots,
+        "curve": history.get("curve", []),
+    }
 
 
 def learning_runs(directory):
@@ -29,21 +35,32 @@ def learning_runs(directory):
     model's own part."""
     own, reference = directory.history, directory.reference_history
     if own and own["snapshots"][0]["step"] == 0:
-        return [run_view(own, "this model's training", "This model's own training, recorded from step 0 by "
-                         "training.train.")]
+        return [
+            run_view(own, "this model's training", "This model's own training, recorded from step 0 by training.train.")
+        ]
     runs = []
     if reference:
         minutes = reference["snapshots"][-1]["minutes"]
         command = reference["parts"][0]["command"] if reference.get("parts") else "python -m training.train"
-        runs.append(run_view(reference, f"a from-scratch run ({minutes:.0f} minutes)",
-                             f"Not this model's own history: a model of the same architecture, trained from scratch "
-                             f"for {minutes:.0f} minutes by training.train ({command}). This model continues earlier "
-                             f"training parts that recorded no snapshots."))
+        runs.append(
+            run_view(
+                reference,
+                f"a from-scratch run ({minutes:.0f} minutes)",
+                f"Not this model's own history: a model of the same architecture, trained from scratch "
+                f"for {minutes:.0f} minutes by training.train ({command}). This model continues earlier "
+                f"training parts that recorded no snapshots.",
+            )
+        )
     if own:
         first = own["snapshots"][0]["step"]
-        runs.append(run_view(own, f"this model, from step {first:,}",
-                             f"This model's own training from step {first:,} on: its earlier training parts "
-                             f"recorded no snapshots, so its history starts there."))
+        runs.append(
+            run_view(
+                own,
+                f"this model, from step {first:,}",
+                f"This model's own training from step {first:,} on: its earlier training parts "
+                f"recorded no snapshots, so its history starts there.",
+            )
+        )
     return runs
 
 

@@ -11,7 +11,6 @@ only while the tab is in view, when it opens, when the kind, layer or head chang
 it is shown; a click on another query token is then drawn in the page with no request.
 """
 
-
 from pathlib import Path
 
 import gradio as gr
@@ -36,11 +35,29 @@ def head_json(details):
     layer and head, d_k, the query and key tokens, and per query its q, scores, scores ÷ √d_k, mask (1: hidden),
     exp(scaled − max) (0 where hidden), weights, output, the concatenated heads' outputs, this head's share through
     W_O and the sub-layer's output; k and v, one row per key."""
-    arrays = ("q", "k", "v", "scores", "scaled", "exps", "weights", "output", "concat", "contribution",
-              "attention_output")
-    return {"kind": details.kind, "layer": details.layer + 1, "head": details.head + 1, "d_k": details.d_k,
-            "query_tokens": details.query_tokens, "key_tokens": details.key_tokens,
-            "masked": details.masked.astype(int).tolist(), **{name: rounded(getattr(details, name)) for name in arrays}}
+    arrays = (
+        "q",
+        "k",
+        "v",
+        "scores",
+        "scaled",
+        "exps",
+        "weights",
+        "output",
+        "concat",
+        "contribution",
+        "attention_output",
+    )
+    return {
+        "kind": details.kind,
+        "layer": details.layer + 1,
+        "head": details.head + 1,
+        "d_k": details.d_k,
+        "query_tokens": details.query_tokens,
+        "key_tokens": details.key_tokens,
+        "masked": details.masked.astype(int).tolist(),
+        **{name: rounded(getattr(details, name)) for name in arrays},
+    }
 
 
 def chosen_head(served, kind, layer, head):

@@ -28,6 +28,11 @@ def build(served):
         gr.Markdown(left_out_markdown(served.directory.problems), elem_id="left-out")
     gr.Markdown(model_card_markdown(served.directory, SCORES_HELP), elem_classes=["model-card"])
     if served.directory.loss_curve:  # its title is drawn in the figure, so no label badge covers it
-        gr.Image(Image.open(served.directory.loss_curve), label="Training curve", show_label=False, format="png",
-                 buttons=["fullscreen"])
+        gr.Image(
+            Image.open(served.directory.loss_curve),
+            label="Training curve",
+            show_label=False,
+            format="png",
+            buttons=["fullscreen"],
+        )
     gr.Markdown(about_markdown(served.directory, CREDITS), elem_classes=["model-card"])

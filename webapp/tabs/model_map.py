@@ -38,8 +38,13 @@ CODE = {
     "embedding": [model.InputEmbedding],
     "position": [model.PositionalEncoding, model.sinusoidal_positional_encoding],
     "self-attention": [model.MultiHeadAttention, model.scaled_dot_product_attention],
-    "masked self-attention": [model.DecoderLayer.forward, model.Transformer.decoder_output, model.causal_mask,
-                              model.MultiHeadAttention, model.scaled_dot_product_attention],
+    "masked self-attention": [
+        model.DecoderLayer.forward,
+        model.Transformer.decoder_output,
+        model.causal_mask,
+        model.MultiHeadAttention,
+        model.scaled_dot_product_attention,
+    ],
     "cross-attention": [model.DecoderLayer.forward, model.MultiHeadAttention],
     "norm": [model.SublayerConnection],
     "encoder residual": [model.SublayerConnection, model.EncoderLayer],
@@ -50,10 +55,13 @@ CODE = {
     "linear": [model.Transformer.__init__, model.Transformer.decode],
     "softmax": [decoding.tempered_distribution, decoding.draw_tokens, decoding.greedy_decode],
 }
-PRE_NORM_NOTE = ("Drawn as this model computes it: pre-norm, x + Sublayer(LayerNorm(x)), with one more LayerNorm at "
-                 "the top of each stack. The paper's Figure 1 is post-norm, LayerNorm(x + Sublayer(x)); pre-norm keeps "
-                 "an unnormalised path from the input to the output, so it trains stably without the long learning-"
-                 "rate warm-up post-norm needs (Xiong et al., 2020).")
+PRE_NORM_NOTE = (
+    "Drawn as this model computes it: pre-norm, x + Sublayer(LayerNorm(x)), with one more LayerNorm at "
+    "the top of each stack. The paper's Figure 1 is post-norm, LayerNorm(x + Sublayer(x)); pre-norm keeps "
+    "an unnormalised path from the input to the output, so it trains stably without the long learning-"
+    "rate warm-up post-norm needs (Xiong et al., 2020)."
+)
+
 
 def source_of(obj):
     """{name, file (relative to the repository), start, end, lines} of a class or function, read from its file now
@@ -61,8 +69,13 @@ def source_of(obj):
     obj = inspect.unwrap(obj)
     lines, start = inspect.getsourcelines(obj)
     path = Path(inspect.getsourcefile(obj)).resolve()
-    return {"name": obj.__qualname__, "file": path.relative_to(ROOT).as_posix(), "start": start,
-            "end": start + len(lines) - 1, "lines": [line.rstrip("\n") for line in lines]}
+    return {
+        "name": obj.__qualname__,
+        "file": path.relative_to(ROOT).as_posix(),
+        "start": start,
+        "end": start + len(lines) - 1,
+        "lines": [line.rstrip("\n") for line in lines],
+    }
 
 
 def code_panels():
@@ -73,10 +86,19 @@ def code_panels():
 def setup_json(cfg, code):
     """What the view draws the map from before any sentence: the config's sizes, the sublayers of each stack, the
     pre-norm note and the code panels."""
-    return {"d_model": cfg.d_model, "n_heads": cfg.n_heads, "d_k": cfg.d_model // cfg.n_heads, "d_ff": cfg.d_ff,
-            "vocab_size": cfg.vocab_size, "layers": {"encoder": cfg.n_encoder_layers, "decoder": cfg.n_decoder_layers},
-            "norm_first": cfg.norm_first, "tied": cfg.tie_embeddings, "sublayers": SUBLAYERS,
-            "note": PRE_NORM_NOTE, "code": code}
+    return {
+        "d_model": cfg.d_model,
+        "n_heads": cfg.n_heads,
+        "d_k": cfg.d_model // cfg.n_heads,
+        "d_ff": cfg.d_ff,
+        "vocab_size": cfg.vocab_size,
+        "layers": {"encoder": cfg.n_encoder_layers, "decoder": cfg.n_decoder_layers},
+        "norm_first": cfg.norm_first,
+        "tied": cfg.tie_embeddings,
+        "sublayers": SUBLAYERS,
+        "note": PRE_NORM_NOTE,
+        "code": code,
+    }
 
 
 def packed_vectors(values):
@@ -108,10 +130,12 @@ def box_json(internals, box, stack_name, index):
         logits = internals.logits[index]
         return {"sorted": exact(-np.sort(-logits[np.isfinite(logits)]))}
     if box == "norm" and 0 <= index < len(stack.norm_inputs):
-        return {"inputs": packed_vectors(stack.norm_inputs[index]),
-                "outputs": packed_vectors(stack.norm_outputs[index]),
-                "gain": rounded(internals.gains[stack_name][index]),
-                "bias": rounded(internals.biases[stack_name][index])}
+        return {
+            "inputs": packed_vectors(stack.norm_inputs[index]),
+            "outputs": packed_vectors(stack.norm_outputs[index]),
+            "gain": rounded(internals.gains[stack_name][index]),
+            "bias": rounded(internals.biases[stack_name][index]),
+        }
     if box == "feed-forward" and 0 <= index < len(stack.hidden):
         return {"hidden": packed_vectors(stack.hidden[index])}
     return None
@@ -127,8 +151,11 @@ def walk_json(translator, inspection, stack, position, counts=None):
     tokenizer, seen = translator.tokenizer, seen_json(inspection, counts)
 
     def numbers_json(step):
-        numbers = {name: exact(value) if isinstance(value, np.ndarray) else value
-                   for name, value in step.numbers.items() if name != "ids"}
+        numbers = {
+            name: exact(value) if isinstance(value, np.ndarray) else value
+            for name, value in step.numbers.items()
+            if name != "ids"
+        }
         if "ids" in step.numbers:
             numbers["tokens"] = [tokenizer.id_to_token(int(i)) for i in step.numbers["ids"]]
         if step.box == "embedding" and stack == "encoder" and seen:
@@ -136,8 +163,18 @@ def walk_json(translator, inspection, stack, position, counts=None):
         return numbers
 
     steps = walk(inspection, translator.model, stack, position)
-    return {"steps": [{"box": step.box, "layer": step.layer, "kind": step.kind, "output": exact(step.output),
-                       "numbers": numbers_json(step)} for step in steps]}
+    return {
+        "steps": [
+            {
+                "box": step.box,
+                "layer": step.layer,
+                "kind": step.kind,
+                "output": exact(step.output),
+                "numbers": numbers_json(step),
+            }
+            for step in steps
+        ]
+    }
 
 
 def map_numbers(served, evt: gr.EventData):
@@ -165,7 +202,11 @@ def map_numbers(served, evt: gr.EventData):
 def build(served):
     """The map's view; its boxes ask for their vectors with the `map_numbers` event, answered into the view's
     value."""
-    view = browser_view(Path(__file__).with_suffix(".js"), "model-map", questions=["map_numbers"],
-                        setup=setup_json(served.cfg, code_panels()))
+    view = browser_view(
+        Path(__file__).with_suffix(".js"),
+        "model-map",
+        questions=["map_numbers"],
+        setup=setup_json(served.cfg, code_panels()),
+    )
     view.map_numbers(served.bind(map_numbers), None, view, **QUIET)
     return view

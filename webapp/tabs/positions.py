@@ -4,10 +4,10 @@ the encodings of the sentence's positions are, and the size of each token's mean
 
 One view drawn in the browser (`positions.js`, its markup too; `positions.css`). The table does not depend on the
 sentence: the page asks for it once, when the tab is first shown (`encoding_table`, the server function
-`positional_table`: max_len × d_model values to 4 decimals, as int16 bytes, two bytes a value). Everything else is drawn from it and from each translation's payload (`webapp.payload`: the
-tokens and `norms`): a control changed or a new sentence redraws in the page, with no request to the server.
+`positional_table`: max_len × d_model values to 4 decimals, as int16 bytes, two bytes a value). Everything else is drawn
+from it and from each translation's payload (`webapp.payload`: the tokens and `norms`): a control changed or a new
+sentence redraws in the page, with no request to the server.
 """
-
 
 from pathlib import Path
 
@@ -20,6 +20,7 @@ from ..texts import POSITION_HELP
 from ..views import browser_view, prepared_json
 
 SCALE = 10_000  # a value v travels as round(SCALE * v), an int16: 4 decimals, |v| <= 1
+
 
 def default_dims(d_model):
     """The dimensions plotted at first: fast to slow waves, and a sin/cos pair."""
@@ -38,5 +39,9 @@ def build(served):
     gr.Markdown(POSITION_HELP)
     positional_table = prepared_json("positional_table", encoding_table(served.translator.model))
     d_model = served.cfg.d_model
-    return browser_view(Path(__file__).with_suffix(".js"), "positional-encoding", server_functions=[positional_table],
-                        setup={"dims": ", ".join(map(str, default_dims(d_model))), "last": d_model - 1})
+    return browser_view(
+        Path(__file__).with_suffix(".js"),
+        "positional-encoding",
+        server_functions=[positional_table],
+        setup={"dims": ", ".join(map(str, default_dims(d_model))), "last": d_model - 1},
+    )

@@ -25,6 +25,7 @@ from ..views import answer, browser_view, question
 
 METHOD_NAMES = {"gradient_x_input": "gradient × input", "integrated_gradients": "integrated gradients"}
 
+
 def markdown_html(text):
     """Markdown as HTML, for the prose inside a view drawn in the browser."""
     return MarkdownIt().render(text)
@@ -34,11 +35,18 @@ def attribution_json(attribution, inspection):
     """An `attribution.Attribution` as the page draws it: every step's two rows (cross-attention, mean over layers
     and heads; the attribution), the tokens it is about (the page draws it only over the sentence it shows), and the
     rank agreement per step (None where undefined: one source token) and over the sentence."""
-    return {"method": attribution.method, "method_name": METHOD_NAMES[attribution.method],
-            "source_tokens": inspection.source_tokens, "target_tokens": inspection.target_tokens,
-            "output_tokens": attribution.output_tokens, "scores": rounded(attribution.scores),
-            "attention": rounded(attribution.attention), "agreement": rounded(attribution.agreement),
-            "mean_agreement": rounded(attribution.mean_agreement), "seconds": round(attribution.seconds, 3)}
+    return {
+        "method": attribution.method,
+        "method_name": METHOD_NAMES[attribution.method],
+        "source_tokens": inspection.source_tokens,
+        "target_tokens": inspection.target_tokens,
+        "output_tokens": attribution.output_tokens,
+        "scores": rounded(attribution.scores),
+        "attention": rounded(attribution.attention),
+        "agreement": rounded(attribution.agreement),
+        "mean_agreement": rounded(attribution.mean_agreement),
+        "seconds": round(attribution.seconds, 3),
+    }
 
 
 def attribute(served, text, decoding, beam, temperature, top_k, seed, evt: gr.EventData):
@@ -62,7 +70,11 @@ def build(served, experiment_inputs):
     gr.Markdown(STEPS_HELP)
     with gr.Accordion("Sampling and beam search, explained", open=False):
         gr.Markdown(SAMPLING_HELP + "\n\n" + BEAM_HELP)
-    view = browser_view(Path(__file__).with_suffix(".js"), "step-view", questions=["attribute"],
-                        setup={"help": markdown_html(ATTRIBUTION_HELP)})
+    view = browser_view(
+        Path(__file__).with_suffix(".js"),
+        "step-view",
+        questions=["attribute"],
+        setup={"help": markdown_html(ATTRIBUTION_HELP)},
+    )
     view.attribute(served.bind(attribute), experiment_inputs, view, js=SHOWN_TRANSLATION, **QUIET)
     return view
