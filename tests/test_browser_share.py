@@ -81,8 +81,10 @@ def test_inside_one_heads_kind_layer_head_and_query_token_are_kept(page, browser
         page.locator(f'{HEAD} input[name="{name}"][value="{value}"]').click()
     expect(page).to_have_url(re.compile(r"[?&]inside=decoder\.2\.2\.2(&|$)"))
     assert query(page)["tab"] == ["head"]
-    title = page.locator(f"{HEAD} .ih-title").inner_text()
-    assert title.startswith("Decoder self-attention · layer 2 · head 2 · query "), title
+    heading = page.locator(f"{HEAD} .ih-title")  # redrawn once the new head's numbers have come
+    expect(heading).to_have_text(re.compile(r"^Decoder self-attention · layer 2 · head 2 · query "), timeout=WAIT)
+    expect(page.locator(HEAD)).to_have_attribute("data-state", "drawn", timeout=WAIT)
+    title = heading.inner_text()
 
     def same_head(p):
         expect(p.locator(HEAD)).to_have_attribute("data-state", "drawn", timeout=WAIT)
