@@ -27,6 +27,7 @@ from pathlib import Path
 
 from .cli import run_cli
 from .data import read_tsv
+from .demo_set import SETS
 from .recipes.informal import informal_english, keep_informal
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,6 +47,7 @@ SCORED = ["dev.tsv", "dev-news.tsv"]
 PART_BYTES = 15 * 2**20  # under the device tool's 16 MiB a file
 GPU_SETTINGS = ["max_tokens=32000", "lr=1.5e-3", "warmup_steps=1000", "eval_every=2000", "eval_limit=1000"]
 DRY_RUN_SETTINGS = ["max_tokens=400", "eval_every=10", "eval_limit=20"]
+DRY_RUN_SENTENCES = 12  # of each demo set
 
 
 def write_pairs_gz(path, pairs):
@@ -137,9 +139,13 @@ def train(bundle, out, minutes, work, dry_run=False):
     for name in SCORED:
         run(["training.evaluate", "--model", str(model), "--data", str(bundle / name)], log)
         scores[name] = last_json(log)
-    for demo_set in ("demo", "heldout"):
+    for demo_set, tsv in SETS.items():
+        if dry_run:  # a few sentences of each: the step, not the score, is what a dry run checks
+            lines = tsv.read_text(encoding="utf-8").splitlines(keepends=True)[:DRY_RUN_SENTENCES]
+            tsv = work / tsv.name
+            tsv.write_text("".join(lines), encoding="utf-8")
         path = work / f"{demo_set}.json"
-        run(["training.demo_set", "--model", str(model), "--set", demo_set, "--json", str(path)], log)
+        run(["training.demo_set", "--model", str(model), "--data", str(tsv), "--json", str(path)], log)
         scores[demo_set] = json.loads(path.read_text(encoding="utf-8"))
     (model / "gpu_scores.json").write_text(json.dumps(scores, indent=1) + "\n", encoding="utf-8")
     shutil.copyfile(log, model / "gpu_train.log")
