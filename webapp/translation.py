@@ -167,21 +167,14 @@ def shown_payload(translator, inspection, text, beam, sampling):
     return payload
 
 
-def made_inspection(served, text, decoding, beam, temperature, top_k, seed):
-    """The translation of `text` (its lines read as one) with the decoding controls' settings, as a
-    `served.Made` (the inspection, the seconds it took, whether it was a recent one answered again); None for an
-    empty text. The translate event and every experiment (one head's numbers, attribution, heads switched off) ask it
-    so: the page sends the sentence and settings (SHOWN_TRANSLATION), the server keeps nothing."""
+def inspection_of(served, text, decoding, beam, temperature, top_k, seed):
+    """The `Inspection` of the translation of `text` (its lines read as one) with the decoding controls' settings,
+    None for an empty text. Every experiment (one head's numbers, attribution, heads switched off) asks it so: the
+    page sends the sentence and settings (SHOWN_TRANSLATION), the server keeps nothing."""
     if not isinstance(text, str) or not text.strip():
         return None
     request = page_request(text, decoding, beam, temperature, top_k, seed)
-    return served.made(request.text, request.beam, request.sampling)
-
-
-def inspection_of(served, *request):
-    """The `Inspection` of `made_inspection(served, *request)`, None for an empty text."""
-    made = made_inspection(served, *request)
-    return made and made.inspection
+    return served.made(request.text, request.beam, request.sampling).inspection
 
 
 def shown_inspection(served, shown):
