@@ -18,7 +18,6 @@ CPU with the `tiny` config for seconds, so the script is tested before a GPU is 
 import argparse
 import gzip
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -28,13 +27,13 @@ from pathlib import Path
 from .cli import run_cli
 from .data import read_tsv
 from .demo_set import SETS
-from .recipes.informal import informal_english, keep_informal
+from .recipes.distill import tsv_line
+from .recipes.informal import SPEAKS_TO_SEVERAL, SPEAKS_TO_YOU, informal_english, keep_informal
 
 ROOT = Path(__file__).resolve().parent.parent
 DOMAIN = ROOT / "data" / "domain"
 TOKENIZER = ROOT / "assets" / "model" / "tokenizer.json"
 EUROPARL_MAX_WORDS = 25
-SPEAKS_TO_SOMEONE = re.compile(r"\byou(r|rs|rself|rselves)?\b", re.IGNORECASE)  # Europarl's "you" is the House
 # (file in the bundle, how often it is seen per epoch): round 5's run B, the best of its CPU runs on dev.
 MIX = [
     ("train-tu.tsv.gz", 1),
@@ -52,14 +51,20 @@ DRY_RUN_SENTENCES = 12  # of each demo set
 
 def write_pairs_gz(path, pairs):
     with gzip.open(path, "wt", encoding="utf-8", compresslevel=9) as f:
-        f.writelines(f"{en}\t{it}\n" for en, it in pairs)
+        f.writelines(tsv_line(en, it) for en, it in pairs)
+
+
+def speaks_to_anyone(english):
+    """Whether the English says "you" to one person or several (`recipes.informal`'s patterns): Europarl's "you" is
+    the House."""
+    return bool(SPEAKS_TO_YOU.search(english) or SPEAKS_TO_SEVERAL.search(english))
 
 
 def europarl_pairs(path):
     """Europarl's pairs of at most EUROPARL_MAX_WORDS English words whose English does not address anyone: its "you"
     is the House, plural and formal, the register the app's visitors are not addressed in (run A of round 5)."""
     pairs, _ = read_tsv(path)
-    return [(en, it) for en, it in pairs if len(en.split()) <= EUROPARL_MAX_WORDS and not SPEAKS_TO_SOMEONE.search(en)]
+    return [(en, it) for en, it in pairs if len(en.split()) <= EUROPARL_MAX_WORDS and not speaks_to_anyone(en)]
 
 
 def prepare(data, out, limit=0):
