@@ -18,6 +18,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import pytest
+from test_layering import BELOW
 
 ROOT = Path(__file__).resolve().parent.parent
 if __name__ == "__main__":  # run as a script (--write): the project's packages importable, as under pytest
@@ -411,7 +412,7 @@ def test_api_md_names_every_training_config():
     assert re.findall(r"`(\w+)`", listed) == list(CONFIGS)
 
 
-PACKAGES = ["transformer", "inputs", "interpretability", "modeldir", "serving", "deploy", "training", "webapp", "bench"]
+PACKAGES = [package for package in BELOW if package != "app"]  # the project's folders of modules
 
 
 def package_rows(text):
