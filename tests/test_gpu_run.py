@@ -40,7 +40,7 @@ def test_the_bundle_holds_the_mix_and_europarl_without_you_or_long_sentences(dat
 
 def test_a_dry_run_trains_scores_packs_and_joins_a_model_that_opens(data, tmp_path):
     gpu_run.prepare(data, tmp_path / "bundle")
-    gpu_run.train(tmp_path / "bundle", tmp_path / "out", minutes=0.1, work=tmp_path / "work", dry_run=True)
+    gpu_run.train(tmp_path / "bundle", tmp_path / "out", minutes=0.03, work=tmp_path / "work", dry_run=True)
     parts = sorted(p.name for p in (tmp_path / "out").iterdir())
     assert parts and all(name.startswith("model.tar.") for name in parts)
     assert all((tmp_path / "out" / name).stat().st_size <= gpu_run.PART_BYTES for name in parts)

@@ -24,9 +24,12 @@ import sys
 import tarfile
 from pathlib import Path
 
+from modeldir.directory import open_model
+
 from .cli import run_cli
 from .data import read_tsv
-from .demo_set import SETS
+from .demo_set import SETS, read_demo_set, score_demo_set
+from .evaluate import pairs_to_score, score, translate_all
 from .recipes.distill import tsv_line
 from .recipes.informal import SPEAKS_TO_SEVERAL, SPEAKS_TO_YOU, informal_english, keep_informal
 
@@ -46,7 +49,7 @@ SCORED = ["dev.tsv", "dev-news.tsv"]
 PART_BYTES = 15 * 2**20  # under the device tool's 16 MiB a file
 GPU_SETTINGS = ["max_tokens=32000", "lr=1.5e-3", "warmup_steps=1000", "eval_every=2000", "eval_limit=1000"]
 DRY_RUN_SETTINGS = ["max_tokens=400", "eval_every=10", "eval_limit=20"]
-DRY_RUN_SENTENCES = 12  # of each demo set
+DRY_RUN_SENTENCES = 12  # of each demo set scored
 
 
 def write_pairs_gz(path, pairs):
@@ -101,10 +104,20 @@ def run(command, log):
         subprocess.run([sys.executable, "-m", *command], cwd=ROOT, stdout=f, stderr=subprocess.STDOUT, check=True)
 
 
-def last_json(log):
-    """The last line of `log` that is a JSON object: what `training.evaluate` prints last."""
-    lines = [line for line in Path(log).read_text(encoding="utf-8").splitlines() if line.startswith("{")]
-    return json.loads(lines[-1])
+def scored(model, bundle, limit=None):
+    """`model` scored as the app runs it (greedy) on the bundle's dev sets and on the demo and held-out sets, in this
+    process (the model opened once, on the GPU where there is one); `limit`: the first few sentences of each demo set
+    (a dry run checks the step, not the score)."""
+    translator = open_model(model).translator
+    scores = {}
+    for name in SCORED:
+        result = score(translator, pairs_to_score(bundle / name), progress=False)
+        scores[name] = {key: result[key] for key in ("bleu", "chrf", "n", "beam", "seconds")}
+    for demo_set, tsv in SETS.items():
+        sentences = read_demo_set(tsv)[:limit]
+        english = [sentence.english for sentence in sentences]
+        scores[demo_set] = score_demo_set(sentences, translate_all(translator, english, progress=False))
+    return scores
 
 
 def train(bundle, out, minutes, work, dry_run=False):
@@ -140,18 +153,12 @@ def train(bundle, out, minutes, work, dry_run=False):
         log,
     )
     model = work / "run" / "model"
-    scores = {}
-    for name in SCORED:
-        run(["training.evaluate", "--model", str(model), "--data", str(bundle / name)], log)
-        scores[name] = last_json(log)
-    for demo_set, tsv in SETS.items():
-        if dry_run:  # a few sentences of each: the step, not the score, is what a dry run checks
-            lines = tsv.read_text(encoding="utf-8").splitlines(keepends=True)[:DRY_RUN_SENTENCES]
-            tsv = work / tsv.name
-            tsv.write_text("".join(lines), encoding="utf-8")
-        path = work / f"{demo_set}.json"
-        run(["training.demo_set", "--model", str(model), "--data", str(tsv), "--json", str(path)], log)
-        scores[demo_set] = json.loads(path.read_text(encoding="utf-8"))
+    scores = scored(model, bundle, DRY_RUN_SENTENCES if dry_run else None)
+    print(
+        ", ".join(f"{name} BLEU {scores[name]['bleu']}" for name in SCORED),
+        ", ".join(f"{name} {scores[name]['all']['right']}/{len(scores[name]['sentences'])} right" for name in SETS),
+        sep=", ",
+    )
     (model / "gpu_scores.json").write_text(json.dumps(scores, indent=1) + "\n", encoding="utf-8")
     shutil.copyfile(log, model / "gpu_train.log")
     pack(model, out)
