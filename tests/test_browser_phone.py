@@ -3,6 +3,8 @@ model map as wide as the screen, its labels readable, and where the map is wider
 sideways (and a box that does); Inside one head's strips and the positional-encoding table redrawn for the width,
 every label of them shown at 10 px or more."""
 
+from urllib.parse import quote
+
 import pytest
 
 from browser_helpers import WAIT, expect, new_page
@@ -88,5 +90,23 @@ def test_inside_one_head_and_the_positional_table_show_every_label_at_10_px_or_m
             11 * s.getBoundingClientRect().width / s.viewBox.baseVal.width)""")
         assert len(plots) == 2 and min(plots) >= 10, plots
         expect(page.locator("#positional-encoding .view-sentence")).to_contain_text("Sentence: “")
+    finally:
+        page.close()
+
+
+def test_a_long_sentences_walk_keeps_its_controls_on_one_phone_screen(browser):
+    """Forty tokens a side made the walk's two token groups 1,700 px tall on a phone, Previous and Next far below
+    them: each group now scrolls within about four rows, and a walk opened from a link shows its token in sight."""
+    long = ", ".join(["the red cat", "the small dog", "the big house", "the good book"] * 3) + "."
+    page = opened(browser, 390, 844, f"tab=map&text={quote(long)}&walk=encoder.30.1")
+    try:
+        bar = page.locator("#model-map .map-walk-bar")
+        expect(bar.locator(".map-walk-where")).to_contain_text("box 1 of", timeout=WAIT)
+        assert page.evaluate("document.querySelectorAll('.map-walk-bar input[name=map-walk-encoder]').length") > 30
+        assert bar.bounding_box()["height"] < 844
+        group, token = bar.locator("fieldset").first, bar.locator("input[name=map-walk-encoder]:checked")
+        expect(token).to_have_value("29")  # the link counts from 1, as the page shows the boxes
+        inside, outside = token.locator("xpath=..").bounding_box(), group.bounding_box()
+        assert outside["y"] <= inside["y"] and inside["y"] + inside["height"] <= outside["y"] + outside["height"]
     finally:
         page.close()

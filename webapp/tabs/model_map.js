@@ -707,6 +707,11 @@ export function mount({element, props, ask}) {
       aria-label="Previous box">◀ Previous</button> <button type="button" class="map-walk-next"
       aria-label="Next box">${on ? "Next ▶" : "Start ▶"}</button> <span class="map-walk-where" aria-live="polite">${
       on ? "" : "not started"}</span></p>`;
+    walkBar.querySelectorAll("fieldset").forEach((group) => {  // the chosen token in sight within its scrolling group
+      const label = group.querySelector("input:checked")?.closest("label");
+      if (label) group.scrollTop += label.getBoundingClientRect().top - group.getBoundingClientRect().top
+        - (group.clientHeight - label.offsetHeight) / 2;
+    });
   };
   const walkTo = (index) => {  // a box of the walk (the first press starts it at its first box)
     const start = performance.now();
