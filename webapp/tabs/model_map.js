@@ -864,8 +864,10 @@ export function mount({element, props, ask}) {
     state.token = state.step = 0;
     if (state.walk.on) state.open = null;  // a walk's box belongs to its token: a new sentence starts from the intro
     Object.assign(state.walk, {on: false, stack: "encoder", position: 0, index: 0});
-    if (!walkFromStore(walkOfTheUrl) && store.get("walk")) store.set({walk: null});
-    walkOfTheUrl = null;
+    if (payload) {  // the address's walk waits for the first sentence that comes (none may come before it)
+      if (!walkFromStore(walkOfTheUrl) && store.get("walk")) store.set({walk: null});
+      walkOfTheUrl = null;
+    }
     answered.clear();
     drawWalkBar();
     drawMap();
