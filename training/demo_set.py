@@ -117,6 +117,12 @@ def score_demo_set(sentences, translations):
     }
 
 
+def translate_and_score(translator, sentences, beam=1, batch_size=256):
+    """`score_demo_set` of `translator`'s translations of `sentences` (greedy, as the app runs, unless `beam`)."""
+    english = [sentence.english for sentence in sentences]
+    return score_demo_set(sentences, translate_all(translator, english, beam, batch_size, progress=False))
+
+
 def changes(before, after):
     """The sentences that `after` (a `score_demo_set` result) gets wrong and `before` right, and the other way round:
     {"right_to_wrong": [...], "wrong_to_right": [...]}, each item english, translation before and after."""
@@ -180,8 +186,7 @@ def main(argv=None):
     translators = [open_model(model, dtype=args.dtype).translator for model in (args.model, args.compare) if model]
 
     def scored(translator):
-        english = [s.english for s in sentences]
-        return score_demo_set(sentences, translate_all(translator, english, args.beam, args.batch_size, progress=False))
+        return translate_and_score(translator, sentences, args.beam, args.batch_size)
 
     result = scored(translators[0])
     summary = dict(model=args.model, data=str(data), beam=args.beam, dtype=args.dtype, **result)

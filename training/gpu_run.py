@@ -28,8 +28,8 @@ from modeldir.directory import open_model
 
 from .cli import run_cli
 from .data import read_tsv
-from .demo_set import SETS, read_demo_set, score_demo_set
-from .evaluate import pairs_to_score, score, translate_all
+from .demo_set import SETS, read_demo_set, translate_and_score
+from .evaluate import pairs_to_score, score
 from .recipes.distill import tsv_line
 from .recipes.informal import SPEAKS_TO_SEVERAL, SPEAKS_TO_YOU, informal_english, keep_informal
 
@@ -114,9 +114,7 @@ def scored(model, bundle, limit=None):
         result = score(translator, pairs_to_score(bundle / name), progress=False)
         scores[name] = {key: result[key] for key in ("bleu", "chrf", "n", "beam", "seconds")}
     for demo_set, tsv in SETS.items():
-        sentences = read_demo_set(tsv)[:limit]
-        english = [sentence.english for sentence in sentences]
-        scores[demo_set] = score_demo_set(sentences, translate_all(translator, english, progress=False))
+        scores[demo_set] = translate_and_score(translator, read_demo_set(tsv)[:limit])
     return scores
 
 
