@@ -149,10 +149,21 @@ def answers(url):
 
 
 def cpu_seconds(pid):
-    """User + system CPU seconds of process `pid` so far (all its threads)."""
+    """User + system CPU seconds of process `pid` so far (all its threads), and of its running child processes (the
+    app's decoding process: `serving.decoding_process`)."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return own + sum(map(cpu_seconds, child_processes(pid)))
+
+
+def child_processes(pid):
+    """The process ids of the running children of process `pid` (Linux: /proc/PID/task/*/children)."""
+    children = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            children += map(int, (task / "children").read_text().split())
+    return children
 
 
 def rss_mb(pid):

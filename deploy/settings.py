@@ -53,6 +53,18 @@ def _whole(environ, name, default, low):
     return _read(environ, name, default, int, lambda value: value >= low, f"a whole number >= {low}")
 
 
+def _switch(environ, name, default):
+    return _read(environ, name, default, {"1": True, "0": False}.get, lambda value: True, "1 or 0")
+
+
+def decodes_apart(environ, device, batch_size):
+    """Whether light batches are best decoded in a process of their own (`serving.decoding_process`): on a CPU that
+    decodes concurrent requests together, where a batch's Python and Gradio's event loop would share one interpreter
+    lock; not on a GPU, nor on a ZeroGPU Space (SPACES_ZERO_GPU), whose GPU is lent to the server's process."""
+    zero_gpu = environ.get("SPACES_ZERO_GPU", "").lower() in ("1", "t", "true")
+    return torch.device(device).type == "cpu" and batch_size > 1 and not zero_gpu
+
+
 def _seconds(environ, name, default):
     return _read(environ, name, default, float, lambda value: 0 < value < float("inf"), "a positive number of seconds")
 
@@ -73,6 +85,7 @@ class Settings:
     inspections_mb: int  # memory of the recent translations kept for the experiments (`webapp.served`)
     payloads_mb: int  # memory of the translations' payloads kept until their pages fetch them (gzip JSON)
     body_mb: int  # the largest request body accepted
+    decode_process: bool  # light batches decoded in a process of their own (serving.decoding_process)
 
     def serving(self):
         """The arguments of `webapp.served.ServedModel` these settings give."""
@@ -83,6 +96,8 @@ class Settings:
             heavy_waiting=self.heavy_waiting,
             inspections_bytes=self.inspections_mb * MEGABYTE,
             payloads_bytes=self.payloads_mb * MEGABYTE,
+            decode_process=self.decode_process,
+            threads=self.threads,
         )
 
     @classmethod
@@ -111,6 +126,7 @@ class Settings:
             inspections_mb=_whole(environ, "INSPECTIONS_MB", 32, 1),
             payloads_mb=_whole(environ, "PAYLOADS_MB", 8, 1),
             body_mb=_whole(environ, "MAX_BODY_MB", 1, 1),
+            decode_process=_switch(environ, "DECODE_PROCESS", decodes_apart(environ, device, batch_size)),
         )
 
 

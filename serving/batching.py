@@ -10,9 +10,11 @@ together into the next batch. A lone request is never delayed, and a batch runs 
 Face ZeroGPU Space, inside that request's GPU call). A heavy request, too, runs in its caller's thread.
 """
 
+import logging
 import threading
 
 from deploy.lane import no_deadline
+from serving.decoding_process import Gone, generate
 from transformer.tokenizer import decode
 
 
@@ -76,27 +78,30 @@ class Batcher:
                 self._changed.notify_all()
 
 
-def batched_decoder(translator, inspect, max_size=16, wrap=lambda fn: fn):
+def batched_decoder(translator, inspect, max_size=16, wrap=lambda fn: fn, decoding=None):
     """A `Batcher` of `(text, beam, sampling, inspected)` requests: the texts of concurrent calls decoded together
-    (one `translate_ids` per beam width in a batch), those sampled (`sampling`, a `decoding.Sampling`, beam 1) one by
-    one in the same run (each draws with its own seed). Each gets its translation (a string, as `translator.translate`
-    writes it) or, when `inspected`, `inspect(translator, text, beam, generated=..., sampling=...)` of its own output
-    in the same run (the app passes `interpretability.inspect`). `wrap` wraps the function that runs a batch (the app
-    passes `spaces.GPU`, for ZeroGPU Spaces)."""
+    (`decoding_process.generate`: one `translate_ids` per beam width in a batch, those sampled one by one in the same
+    run). Each gets its translation (a string, as `translator.translate` writes it) or, when `inspected`,
+    `inspect(translator, text, beam, generated=..., sampling=...)` of its own output in the same run (the app passes
+    `interpretability.inspect`). `decoding`: a `DecodingProcess` that generates in a process of its own (while it runs;
+    the batch is decoded here once it has gone); `wrap` wraps the function that runs a batch (the app passes
+    `spaces.GPU`, for ZeroGPU Spaces)."""
+
+    def generated_ids(requests):
+        if decoding is not None:
+            try:
+                return decoding(requests)
+            except Gone as e:
+                logging.getLogger(__name__).error("%s: decoding in the server's process from now on", e)
+        return generate(translator, requests)
 
     def run(requests):
-        generated, together = {}, [i for i, request in enumerate(requests) if request[2] is None]
-        for beam in dict.fromkeys(requests[i][1] for i in together):  # each beam width once, in order
-            same = [i for i in together if requests[i][1] == beam]
-            generated.update(zip(same, translator.translate_ids([requests[i][0] for i in same], beam=beam)))
-        for i, (text, beam, sampling, _) in enumerate(requests):
-            if sampling is not None:
-                generated[i] = translator.translate_ids([text], beam, sampling=sampling)[0]
+        generated = generated_ids([(text, beam, sampling) for text, beam, sampling, _ in requests])
         return [
-            inspect(translator, text, beam, generated=generated[i], sampling=sampling)
+            inspect(translator, text, beam, generated=ids, sampling=sampling)
             if inspected
-            else decode(translator.tokenizer, generated[i])
-            for i, (text, beam, sampling, inspected) in enumerate(requests)
+            else decode(translator.tokenizer, ids)
+            for (text, beam, sampling, inspected), ids in zip(requests, generated)
         ]
 
     return Batcher(wrap(run), max_size)

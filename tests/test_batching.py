@@ -3,17 +3,25 @@ answers
 identical to one-by-one translations and inspections; heavy work one at a time in order of arrival, within a budget
 that stops a model run between two steps."""
 
+import logging
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+import torch
 
+from app_helpers import ROOT
 from deploy.lane import Busy, DeadlineExceeded, Lane, deadline_at, stop_at_deadline
 from helpers import toy_pairs
 from interpretability import inspect
 from serving.batching import Batcher, batched_decoder
+from serving.decoding_process import DecodingProcess, Gone, generate
 from transformer import Sampling
 
 
@@ -110,9 +118,19 @@ def test_batched_inspections_equal_one_by_one_inspections(translator):
 SAMPLED = [None, Sampling(1.5, 0, 7), None]
 
 
-def test_translations_and_inspections_share_batches(translator):
+@pytest.fixture(scope="module")
+def decoding_process(tiny_model_dir):
+    """The tiny model's decoding process, as the app starts it on a CPU (float32, one thread)."""
+    process = DecodingProcess(tiny_model_dir, torch.float32)
+    yield process
+    process.close()
+
+
+@pytest.mark.parametrize("apart", [False, True], ids=["in-process", "decoding-process"])
+def test_translations_and_inspections_share_batches(translator, request, apart):
     """The API's lean requests (the translation only) and the page's (with the inspection), greedy and sampled, go
-    into the same batches; each gets what it would alone."""
+    into the same batches, generated here or in the decoding process; each gets what it would alone."""
+    decoding = request.getfixturevalue("decoding_process") if apart else None
     sentences = [en for en, _ in toy_pairs()[:12]]
     batches = []
 
@@ -125,7 +143,7 @@ def test_translations_and_inspections_share_batches(translator):
 
         return run_and_count
 
-    batcher = batched_decoder(translator, inspect, max_size=16, wrap=counted)
+    batcher = batched_decoder(translator, inspect, max_size=16, wrap=counted, decoding=decoding)
     with ThreadPoolExecutor(12) as pool:
         answers = list(pool.map(lambda i: batcher((sentences[i], 1, SAMPLED[i % 3], i % 2 == 0)), range(12)))
     assert max(batches) > 1
@@ -136,6 +154,51 @@ def test_translations_and_inspections_share_batches(translator):
         else:
             assert answer.translation == alone == inspect(translator, text, sampling=SAMPLED[i % 3]).translation
             assert answer.sampling == SAMPLED[i % 3]
+
+
+def test_the_decoding_process_says_a_failed_batch_and_serves_the_next(decoding_process, translator):
+    with pytest.raises(RuntimeError, match="the decoding process failed: ValueError"):
+        decoding_process([("I see the cat.", 0, None)])  # a beam of 0
+    requests = [("I see the cat.", 1, None), ("I see the dog.", 2, None)]
+    assert decoding_process(requests) == generate(translator, requests)
+
+
+def test_once_the_decoding_process_has_gone_batches_are_decoded_here(translator, tiny_model_dir, caplog):
+    """The server outlives its decoding process (killed, or out of memory): the batch it held, and every one after,
+    are decoded in the server's process, and the log says so once."""
+    server = subprocess.run(  # a server that starts a decoding process and exits without closing it
+        [sys.executable, "-c", SERVER_THAT_EXITS, str(tiny_model_dir)], cwd=ROOT, capture_output=True, text=True
+    )
+    assert server.returncode == 0, server.stderr
+    orphan = int(server.stdout)  # ends on its own, reading the end of its pipe
+    wait_until(lambda: ended(orphan))
+
+    process = DecodingProcess(tiny_model_dir, torch.float32)
+    batcher = batched_decoder(translator, inspect, decoding=process)
+    assert batcher(("I see the cat.", 1, None, False)) == translator.translate("I see the cat.")
+    os.kill(process.pid, signal.SIGKILL)
+    with caplog.at_level(logging.ERROR):
+        for text in ("I see the dog.", "I see the cat."):
+            assert batcher((text, 1, None, False)) == translator.translate(text)
+    assert caplog.text.count("the decoding process has gone (exit code -9)") >= 1
+    process.close()
+    with pytest.raises(Gone):
+        process([("I see the cat.", 1, None)])
+
+
+def ended(pid):
+    """Whether process `pid` has exited (gone, or a zombie that no one has waited for)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+SERVER_THAT_EXITS = (
+    "import sys, torch; from serving.decoding_process import DecodingProcess; "
+    "print(DecodingProcess(sys.argv[1], torch.float32).pid)"
+)
 
 
 def test_a_deadline_stops_a_model_run_between_steps(translator):

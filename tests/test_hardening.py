@@ -356,6 +356,7 @@ def test_the_page_keeps_no_state_and_an_experiment_names_its_sentence(translator
         ({"MAX_BODY_MB": "x" * 1000}, "MAX_BODY_MB must be a whole number >= 1, got 'xxxxxxxxxxxxx"),
         ({"MODEL_DEVICE": "tpu"}, "MODEL_DEVICE: device must be one of cpu, cuda"),
         ({"MAX_SESSIONS": "50"}, "MAX_SESSIONS must be a whole number >= 200, got '50'"),
+        ({"DECODE_PROCESS": "yes"}, "DECODE_PROCESS must be 1 or 0, got 'yes'"),
     ],
 )
 def test_a_wrong_setting_is_one_line_naming_it(environ, message):
@@ -369,6 +370,21 @@ def test_the_settings_default_to_the_documented_limits():
     assert (settings.batch_size, settings.heavy_slots, settings.heavy_budget, settings.heavy_waiting) == (16, 1, 30, 4)
     assert (settings.body_mb, settings.sessions, settings.inspections_mb) == (1, 256, 32)
     assert settings.payloads_mb == 8 and Settings.from_environment({"PAYLOADS_MB": "2"}).payloads_mb == 2
+
+
+@pytest.mark.parametrize(
+    "environ, apart",
+    [
+        ({"MODEL_DEVICE": "cpu"}, True),  # a CPU that batches: the batch's Python beside Gradio's, on another core
+        ({"MODEL_DEVICE": "cpu", "BATCH_SIZE": "1"}, False),
+        ({"MODEL_DEVICE": "cpu", "SPACES_ZERO_GPU": "true"}, False),  # ZeroGPU lends its GPU to the server's process
+        ({"MODEL_DEVICE": "cpu", "DECODE_PROCESS": "0"}, False),
+        ({"MODEL_DEVICE": "cpu", "BATCH_SIZE": "1", "DECODE_PROCESS": "1"}, True),
+    ],
+)
+def test_light_batches_are_decoded_apart_on_a_cpu_that_batches(environ, apart):
+    settings = Settings.from_environment(environ)
+    assert settings.decode_process is apart and settings.serving()["decode_process"] is apart
 
 
 def test_app_py_with_a_wrong_setting_says_one_line_and_exits_2():

@@ -28,6 +28,7 @@ from interpretability.attribution import float32_model, source_attribution
 from interpretability.inspection import LONG_INPUT_TOKENS
 from interpretability.kinds import head_grid
 from serving.batching import batched_decoder
+from serving.decoding_process import DecodingProcess
 
 HEAVY_WORK = "beam search, long inputs, heads switched off, attribution, /inspect"
 
@@ -97,7 +98,8 @@ class ServedModel:
     (a path or a Hub id), for the page's instructions; up to `batch_size` concurrent light translations are decoded
     together; `heavy_slots` heavy computations run at once, each within `heavy_budget` seconds, `heavy_waiting` more
     waiting for a turn; the inspections of recent translations kept up to `inspections_bytes`, their payloads (gzip
-    JSON, until their page fetches them) up to `payloads_bytes`; `wrap` wraps every model call."""
+    JSON, until their page fetches them) up to `payloads_bytes`; light batches decoded in a process of their own if
+    `decode_process` (`serving.decoding_process`, with `threads` torch threads); `wrap` wraps every model call."""
 
     def __init__(
         self,
@@ -111,6 +113,8 @@ class ServedModel:
         inspections_bytes=32 * 2**20,
         payloads_bytes=8 * 2**20,
         light_tokens=LONG_INPUT_TOKENS,
+        decode_process=False,
+        threads=1,
     ):
         translator = self.translator = directory.translator
         self.directory, self.source, self.batch_size = directory, source, batch_size
@@ -126,7 +130,9 @@ class ServedModel:
         self.lane = Lane(heavy_slots, heavy_waiting)
         self.recent = Recent(inspections_bytes, lambda made: inspection_bytes(made.inspection))
         self.payloads = Recent(payloads_bytes)
-        self._batcher = batched_decoder(translator, inspect, batch_size, wrap=wrap)
+        dtype = next(translator.model.parameters()).dtype
+        self.decoding = DecodingProcess(directory.path, dtype, threads) if decode_process else None
+        self._batcher = batched_decoder(translator, inspect, batch_size, wrap=wrap, decoding=self.decoding)
         self._inspect_alone = wrap(
             lambda translator, text, beam, sampling: inspect(translator, text, beam, sampling=sampling)
         )
@@ -214,8 +220,11 @@ class ServedModel:
 
     def close(self, timeout=5.0):
         """Refuse heavy work from now on and stop what runs at its next model step (`Lane.close`); whether it ended
-        within `timeout` seconds."""
-        return self.lane.close(timeout)
+        within `timeout` seconds. The decoding process, if any, ends too (a batch it held is decoded here)."""
+        ended = self.lane.close(timeout)
+        if self.decoding is not None:
+            self.decoding.close()
+        return ended
 
     def _with_heads(self, heads):
         return ablated(self.translator, heads) if heads else self.translator

@@ -1,0 +1,117 @@
+"""Light batches decoded in a process of their own. On a CPU server a batch's decoding is mostly Python (a small model
+runs one short tensor operation after another), and Python runs one thread at a time per process: at 16 clients the
+decoding and Gradio's event loop took turns on one of the two cores (docs/benchmarks.md, "Serving under load"). A
+second process that only decodes runs beside the event loop, on the other core.
+
+It is started with `subprocess` (`python -m serving.decoding_process`), not `multiprocessing`, whose "spawn" runs
+app.py again in the child to rebuild its main module. Requests and answers go through a pipe as pickles
+(`multiprocessing.connection`): a batch's `(text, beam, sampling)` requests in, their generated token ids out; the
+server keeps its own copy of the model for everything else (the attention maps, heavy work) and decodes a batch
+itself if this process has gone.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from multiprocessing.connection import Connection
+
+READY = "ready"
+
+
+class Gone(RuntimeError):
+    """The decoding process is not running (it crashed, was killed, or was closed)."""
+
+
+def generate(translator, requests):
+    """The generated token ids of each `(text, beam, sampling)` request, in order: the texts decoded greedily or with
+    the same beam width together (one `translate_ids` per width), those sampled one by one (each draws with its own
+    seed)."""
+    generated, together = {}, [i for i, request in enumerate(requests) if request[2] is None]
+    for beam in dict.fromkeys(requests[i][1] for i in together):  # each beam width once, in order
+        same = [i for i in together if requests[i][1] == beam]
+        generated.update(zip(same, translator.translate_ids([requests[i][0] for i in same], beam=beam)))
+    for i, (text, beam, sampling) in enumerate(requests):
+        if sampling is not None:
+            generated[i] = translator.translate_ids([text], beam, sampling=sampling)[0]
+    return [generated[i] for i in range(len(requests))]
+
+
+class DecodingProcess:
+    """`decoding(requests)` is `generate(translator, requests)` computed by a child process holding its own copy of
+    the model directory `path` in `dtype` (a torch dtype) on the CPU, with `threads` torch threads; one batch at a
+    time (thread-safe). `Gone` if the child has gone (it stays gone), `RuntimeError` with the child's error if a batch
+    failed there. `close()` ends it, as does the server's exit (the child reads end-of-file)."""
+
+    def __init__(self, path, dtype, threads=1, start_timeout=300.0):
+        ours, theirs = os.pipe(), os.pipe()  # (read, write) each: ours carries answers to us, theirs requests to it
+        dtype_name = str(dtype).removeprefix("torch.")  # a name of modeldir.loading.DTYPES
+        command = [sys.executable, "-m", __name__, str(theirs[0]), str(ours[1]), str(path), dtype_name, str(threads)]
+        self._process = subprocess.Popen(command, pass_fds=(theirs[0], ours[1]), stdin=subprocess.DEVNULL)
+        os.close(theirs[0])
+        os.close(ours[1])
+        self._requests = Connection(theirs[1], readable=False)
+        self._answers = Connection(ours[0], writable=False)
+        self._lock = threading.Lock()
+        if not self._answers.poll(start_timeout) or self._answers.recv() != READY:
+            self.close()
+            raise RuntimeError(f"the decoding process did not start within {start_timeout:g} s")
+
+    @property
+    def pid(self):
+        return self._process.pid
+
+    def __call__(self, requests):
+        with self._lock:
+            try:
+                self._requests.send(list(requests))
+                ok, value = self._answers.recv()
+            except (OSError, EOFError) as e:
+                raise Gone(f"the decoding process has gone (exit code {self._process.poll()})") from e
+        if not ok:
+            raise RuntimeError(f"the decoding process failed: {value}")
+        return value
+
+    def close(self, timeout=5.0):
+        for connection in (self._requests, self._answers):
+            connection.close()
+        try:
+            self._process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+
+
+def serve(requests, answers, path, dtype, threads):
+    """The child: open the model, say it is ready, then answer each batch until the server closes the pipe (Ctrl+C in
+    the server's terminal reaches this process too, and is left to the server)."""
+    import torch
+
+    from inputs.text import CheckedTranslator
+    from modeldir.loading import load_checked
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    torch.set_num_threads(threads)
+    translator = load_checked(CheckedTranslator, path, dtype, "cpu")
+    answers.send(READY)
+    while True:
+        try:
+            batch = requests.recv()
+        except EOFError:  # the server closed the pipe, or exited
+            return
+        try:
+            answers.send((True, generate(translator, batch)))
+        except Exception as e:  # said to the server, which raises it to the batch's callers
+            answers.send((False, f"{type(e).__name__}: {e}"))
+
+
+if __name__ == "__main__":
+    request_fd, answer_fd, model_path, model_dtype, model_threads = sys.argv[1:]
+    serve(
+        Connection(int(request_fd), writable=False),
+        Connection(int(answer_fd), readable=False),
+        model_path,
+        model_dtype,
+        int(model_threads),
+    )
