@@ -333,6 +333,35 @@ def bench_quotes():
             f"against a goal of {app['payload_goal_kB']:.0f} kB",
         ),
         ("docs/deployment.md", f"a 40-token sentence's: {payload['40 tokens']['kB_gzip']} kB"),
+        *serving_quotes(bench_result("app_throughput")),
+    ]
+
+
+def serving_quotes(run):
+    """The rows of docs/benchmarks.md's table of the saved light-client run (`bench.app_throughput`)."""
+    rows = {(mode, row["clients"]): row for mode in run["modes"] for row in run["modes"][mode]["rows"]}
+
+    def cells(mode, key, unit=""):
+        return " | ".join(f"{rows[(mode, clients)][key]}{unit}" for clients in (1, 4, 16))
+
+    top = rows[("batched", 16)]
+    speed = cells("batched", "sentences_per_s").rsplit(" | ", 1)[0]
+    cpu = cells("batched", "server_cpu_ms_per_request", " ms").rsplit(" | ", 1)[0]
+    return [
+        (
+            "docs/benchmarks.md",
+            f"| batched, decoded apart: sentences/s | {speed} | {top['sentences_per_s']} "
+            f"(**{top['speedup_vs_one_client']}×**) |",
+        ),
+        (
+            "docs/benchmarks.md",
+            f"| batched, decoded apart: server CPU per request | {cpu} | **{top['server_cpu_ms_per_request']} ms** |",
+        ),
+        (
+            "docs/benchmarks.md",
+            f"| each alone: server CPU per request | {cells('unbatched', 'server_cpu_ms_per_request', ' ms')} |",
+        ),
+        ("docs/benchmarks.md", f"commit {run['machine']['commit']}; the server's CPU includes the decoding"),
     ]
 
 
