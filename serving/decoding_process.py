@@ -40,14 +40,14 @@ def generate(translator, requests):
 
 class DecodingProcess:
     """`decoding(requests)` is `generate(translator, requests)` computed by a child process holding its own copy of
-    the model directory `path` in `dtype` (a torch dtype) on the CPU, with `threads` torch threads; one batch at a
-    time (thread-safe). `Gone` if the child has gone (it stays gone), `RuntimeError` with the child's error if a batch
-    failed there. `close()` ends it, as does the server's exit (the child reads end-of-file)."""
+    the model directory `path` in `dtype` (a name of `modeldir.loading.DTYPES`) on the CPU, with `threads` torch
+    threads; one batch at a time (thread-safe). `Gone` if the child has gone (it stays gone), `RuntimeError` with the
+    child's error if a batch failed there. `close()` ends it, as does the server's exit (the child reads
+    end-of-file)."""
 
     def __init__(self, path, dtype, threads=1, start_timeout=300.0):
         ours, theirs = os.pipe(), os.pipe()  # (read, write) each: ours carries answers to us, theirs requests to it
-        dtype_name = str(dtype).removeprefix("torch.")  # a name of modeldir.loading.DTYPES
-        command = [sys.executable, "-m", __name__, str(theirs[0]), str(ours[1]), str(path), dtype_name, str(threads)]
+        command = [sys.executable, "-m", __name__, str(theirs[0]), str(ours[1]), str(path), dtype, str(threads)]
         self._process = subprocess.Popen(command, pass_fds=(theirs[0], ours[1]), stdin=subprocess.DEVNULL)
         os.close(theirs[0])
         os.close(ours[1])

@@ -14,7 +14,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-import torch
 
 from app_helpers import ROOT
 from deploy.lane import Busy, DeadlineExceeded, Lane, deadline_at, stop_at_deadline
@@ -121,7 +120,7 @@ SAMPLED = [None, Sampling(1.5, 0, 7), None]
 @pytest.fixture(scope="module")
 def decoding_process(tiny_model_dir):
     """The tiny model's decoding process, as the app starts it on a CPU (float32, one thread)."""
-    process = DecodingProcess(tiny_model_dir, torch.float32)
+    process = DecodingProcess(tiny_model_dir, "float32")
     yield process
     process.close()
 
@@ -173,7 +172,7 @@ def test_once_the_decoding_process_has_gone_batches_are_decoded_here(translator,
     orphan = int(server.stdout)  # ends on its own, reading the end of its pipe
     wait_until(lambda: ended(orphan))
 
-    process = DecodingProcess(tiny_model_dir, torch.float32)
+    process = DecodingProcess(tiny_model_dir, "float32")
     batcher = batched_decoder(translator, inspect, decoding=process)
     assert batcher(("I see the cat.", 1, None, False)) == translator.translate("I see the cat.")
     os.kill(process.pid, signal.SIGKILL)
@@ -196,8 +195,8 @@ def ended(pid):
 
 
 SERVER_THAT_EXITS = (
-    "import sys, torch; from serving.decoding_process import DecodingProcess; "
-    "print(DecodingProcess(sys.argv[1], torch.float32).pid)"
+    "import sys; from serving.decoding_process import DecodingProcess; "
+    'print(DecodingProcess(sys.argv[1], "float32").pid)'
 )
 
 

@@ -130,7 +130,7 @@ class ServedModel:
         self.lane = Lane(heavy_slots, heavy_waiting)
         self.recent = Recent(inspections_bytes, lambda made: inspection_bytes(made.inspection))
         self.payloads = Recent(payloads_bytes)
-        dtype = next(translator.model.parameters()).dtype
+        dtype = str(next(translator.model.parameters()).dtype).removeprefix("torch.")  # as modeldir.loading.DTYPES
         self.decoding = DecodingProcess(directory.path, dtype, threads) if decode_process else None
         self._batcher = batched_decoder(translator, inspect, batch_size, wrap=wrap, decoding=self.decoding)
         self._inspect_alone = wrap(
