@@ -83,12 +83,12 @@ def batched_decoder(translator, inspect, max_size=16, wrap=lambda fn: fn, decodi
     (`decoding_process.generate`: one `translate_ids` per beam width in a batch, those sampled one by one in the same
     run). Each gets its translation (a string, as `translator.translate` writes it) or, when `inspected`,
     `inspect(translator, text, beam, generated=..., sampling=...)` of its own output in the same run (the app passes
-    `interpretability.inspect`). `decoding`: a `DecodingProcess` that generates in a process of its own (while it runs;
-    the batch is decoded here once it has gone); `wrap` wraps the function that runs a batch (the app passes
-    `spaces.GPU`, for ZeroGPU Spaces)."""
+    `interpretability.inspect`). `decoding`: a `DecodingProcess` that generates in a process of its own once it is ready
+    (the batch is decoded here before, and once it has gone); `wrap` wraps the function that runs a batch (the app
+    passes `spaces.GPU`, for ZeroGPU Spaces)."""
 
     def generated_ids(requests):
-        if decoding is not None:
+        if decoding is not None and decoding.ready():
             try:
                 return decoding(requests)
             except Gone as e:

@@ -39,13 +39,13 @@ def generate(translator, requests):
 
 
 class DecodingProcess:
-    """`decoding(requests)` is `generate(translator, requests)` computed by a child process holding its own copy of
-    the model directory `path` in `dtype` (a name of `modeldir.loading.DTYPES`) on the CPU, with `threads` torch
-    threads; one batch at a time (thread-safe). `Gone` if the child has gone (it stays gone), `RuntimeError` with the
-    child's error if a batch failed there. `close()` ends it, as does the server's exit (the child reads
+    """`decoding(requests)` is `generate(translator, requests)` computed by a child process holding its own copy of the
+    model directory `path` in `dtype` (a name of `modeldir.loading.DTYPES`) on the CPU, with `threads` torch threads;
+    one batch at a time (thread-safe), once `ready`. `Gone` if the child has gone (it stays gone), `RuntimeError` with
+    the child's error if a batch failed there. `close()` ends it, as does the server's exit (the child reads
     end-of-file)."""
 
-    def __init__(self, path, dtype, threads=1, start_timeout=300.0):
+    def __init__(self, path, dtype, threads=1):
         ours, theirs = os.pipe(), os.pipe()  # (read, write) each: ours carries answers to us, theirs requests to it
         command = [sys.executable, "-m", __name__, str(theirs[0]), str(ours[1]), str(path), dtype, str(threads)]
         self._process = subprocess.Popen(command, pass_fds=(theirs[0], ours[1]), stdin=subprocess.DEVNULL)
@@ -54,20 +54,36 @@ class DecodingProcess:
         self._requests = Connection(theirs[1], readable=False)
         self._answers = Connection(ours[0], writable=False)
         self._lock = threading.Lock()
-        if not self._answers.poll(start_timeout) or self._answers.recv() != READY:
-            self.close()
-            raise RuntimeError(f"the decoding process did not start within {start_timeout:g} s")
+        self._ready = False  # the child has opened its model, and has not gone since
 
     @property
     def pid(self):
         return self._process.pid
 
-    def __call__(self, requests):
+    def ready(self, timeout=0.0):
+        """Whether the child has opened its model, waiting up to `timeout` seconds for it: the server starts it and
+        goes on (it opens the model while Gradio builds the page), decoding its batches itself until then. False for
+        good once the child has gone."""
         with self._lock:
+            return self._started(timeout)
+
+    def _started(self, timeout):
+        if not self._ready:
+            try:
+                self._ready = self._answers.poll(timeout) and self._answers.recv() == READY
+            except (OSError, EOFError):  # gone before it was ready, or closed
+                pass
+        return self._ready
+
+    def __call__(self, requests, start_timeout=300.0):
+        with self._lock:
+            if not self._started(start_timeout):
+                raise Gone(f"the decoding process did not start (exit code {self._process.poll()})")
             try:
                 self._requests.send(list(requests))
                 ok, value = self._answers.recv()
             except (OSError, EOFError) as e:
+                self._ready = False
                 raise Gone(f"the decoding process has gone (exit code {self._process.poll()})") from e
         if not ok:
             raise RuntimeError(f"the decoding process failed: {value}")

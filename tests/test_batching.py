@@ -121,6 +121,7 @@ SAMPLED = [None, Sampling(1.5, 0, 7), None]
 def decoding_process(tiny_model_dir):
     """The tiny model's decoding process, as the app starts it on a CPU (float32, one thread)."""
     process = DecodingProcess(tiny_model_dir, "float32")
+    assert process.ready(timeout=120)
     yield process
     process.close()
 
@@ -174,12 +175,14 @@ def test_once_the_decoding_process_has_gone_batches_are_decoded_here(translator,
 
     process = DecodingProcess(tiny_model_dir, "float32")
     batcher = batched_decoder(translator, inspect, decoding=process)
+    assert process.ready(timeout=120)
     assert batcher(("I see the cat.", 1, None, False)) == translator.translate("I see the cat.")
     os.kill(process.pid, signal.SIGKILL)
     with caplog.at_level(logging.ERROR):
         for text in ("I see the dog.", "I see the cat."):
             assert batcher((text, 1, None, False)) == translator.translate(text)
     assert caplog.text.count("the decoding process has gone (exit code -9)") >= 1
+    assert not process.ready()
     process.close()
     with pytest.raises(Gone):
         process([("I see the cat.", 1, None)])
