@@ -13,6 +13,9 @@ if not Path(CHROMIUM).exists():
     pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)", allow_module_level=True)
 expect = sync_api.expect
 WAIT = 60_000  # ms: a loaded CI machine answers slowly, which is not what is tested here
+# ms a test waits before saying the page asked the server nothing: a view asks at once, in the click's own task (a
+# request that a server's answer would trigger is waited for by the test before).
+NO_REQUEST_MS = 300
 
 
 TEST_HOOKS = "globalThis.translatorTestHooks = true"  # the page shows what it drew (webapp/store.js: exposeForTests)
@@ -104,7 +107,7 @@ def page_point(canvas, x, y):
     return left + x * shown, top + y * shown
 
 
-def no_error_shown(page, wait_ms=1500):
+def no_error_shown(page, wait_ms=800):
     """No error pop-up now, nor within `wait_ms` (a late answer's error would land then)."""
     page.wait_for_timeout(wait_ms)
     expect(page.locator(".toast-body")).to_have_count(0)

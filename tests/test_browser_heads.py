@@ -5,7 +5,7 @@ drawn in the page; a new translation clears it there."""
 
 import math
 
-from browser_helpers import WAIT, expect, joins, server_requests, translate
+from browser_helpers import NO_REQUEST_MS, WAIT, expect, joins, server_requests, translate
 from interpretability import inspect
 from interpretability.ablation import ablated
 from interpretability.diagnostics import head_diagnostics
@@ -55,7 +55,7 @@ def test_kind_and_measure_are_answered_in_the_page_with_the_librarys_numbers(pag
                         assert abs(float(shown) - value) <= 0.0051, (kind, measure, shown, value)
             assert labels == stats[kind].labels
         expect(page.locator("#head-diagnostics caption")).to_contain_text(f": {MEASURES['alignment']}, per head")
-    page.wait_for_timeout(500)
+    page.wait_for_timeout(NO_REQUEST_MS)
     assert requests == []
 
 

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from browser_helpers import WAIT, expect, new_page, no_error_shown, open_tab, translate
+from browser_helpers import NO_REQUEST_MS, WAIT, expect, new_page, no_error_shown, open_tab, translate
 from interpretability import head_details, inspect
 
 VIEW = "#inside-head .inside-head"
@@ -64,7 +64,7 @@ def test_one_request_opens_the_tab_and_a_query_click_is_drawn_in_the_page(page, 
     requests = Requests(page)
     open_tab(page, "Inside one head")
     drawn(page, inspection.target_tokens[0])  # cross-attention: the queries are the Italian tokens
-    page.wait_for_timeout(800)
+    page.wait_for_timeout(NO_REQUEST_MS)
     assert len(requests.head()) == 1, [r.url for r in requests.all]
     assert len(requests.joins()) <= 2  # this tab's, and the tab bar's own select event (webapp/events.py)
     queries = page.locator(f'{VIEW} fieldset[data-name="ih-query"] label')
@@ -85,7 +85,7 @@ def test_one_request_opens_the_tab_and_a_query_click_is_drawn_in_the_page(page, 
         assert keys == inspection.source_tokens
     queries.nth(1).click()  # a real click on a token
     drawn(page, inspection.target_tokens[1])
-    page.wait_for_timeout(800)
+    page.wait_for_timeout(NO_REQUEST_MS)
     assert requests.all == [], [r.url for r in requests.all]
 
 
@@ -165,7 +165,7 @@ def test_a_translation_while_another_tab_is_shown_asks_nothing_of_this_tab(page,
     requests = Requests(page)
     other = "they love the city."
     translate(page, other, translator.translate(other))
-    page.wait_for_timeout(1500)
+    page.wait_for_timeout(NO_REQUEST_MS)
     assert requests.head() == [] and requests.joins()  # the translation's own request, none of this tab
     open_tab(page, "Inside one head")
     tokens = inspect(translator, other).target_tokens

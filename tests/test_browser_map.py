@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from browser_helpers import WAIT, expect, no_error_shown, open_tab, translate
+from browser_helpers import NO_REQUEST_MS, WAIT, expect, no_error_shown, open_tab, translate
 from interpretability import inspect
 from transformer import model as transformer_model
 
@@ -132,7 +132,7 @@ def test_embedding_norm_and_feed_forward_boxes_show_the_models_numbers(shown, re
     asked = len(requests)
     assert asked == 5  # one per box and layer shown: embedding; a norm in layers 1, 2; the feed-forward in 1, 3
     open_box(shown, "encoder-embedding")  # opened before for this translation: drawn with no request
-    shown.wait_for_timeout(500)
+    shown.wait_for_timeout(NO_REQUEST_MS)
     assert len(requests) == asked
 
 

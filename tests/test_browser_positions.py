@@ -9,7 +9,7 @@ import httpx
 import numpy as np
 import pytest
 
-from browser_helpers import WAIT, expect, new_page, open_tab, server_requests, translate
+from browser_helpers import NO_REQUEST_MS, WAIT, expect, new_page, open_tab, server_requests, translate
 from interpretability import embedding_norms, inspect, positional_encoding
 
 VIEW = "#positional-encoding .positions-view"
@@ -77,12 +77,12 @@ def test_opening_the_tab_fetches_the_table_once_and_draws_the_models_values(brow
         requests = server_requests(page)
         page.goto(browser.app_url)
         expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
-        page.wait_for_timeout(1000)
+        page.wait_for_timeout(NO_REQUEST_MS)
         assert set(server_functions(requests)) <= {TRANSLATION_FETCH}  # the table not asked before the tab is shown
         open_positions(page)
         open_tab(page, "Attention")  # and reopened: not asked again
         open_tab(page, "Positional encoding")
-        page.wait_for_timeout(500)
+        page.wait_for_timeout(NO_REQUEST_MS)
         assert [name for name in server_functions(requests) if name != TRANSLATION_FETCH] == ["positional_table"]
 
         P, D = pe.shape

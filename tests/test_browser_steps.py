@@ -9,7 +9,16 @@ import statistics
 import numpy as np
 import pytest
 
-from browser_helpers import WAIT, choose_decoding, expect, joins, no_error_shown, server_requests, translate
+from browser_helpers import (
+    NO_REQUEST_MS,
+    WAIT,
+    choose_decoding,
+    expect,
+    joins,
+    no_error_shown,
+    server_requests,
+    translate,
+)
 from interpretability import beam_trace, inspect
 from interpretability.attribution import source_attribution
 from transformer import Sampling
@@ -76,7 +85,7 @@ def test_previous_next_and_the_slider_are_answered_in_the_page(page, deep_transl
     page.keyboard.press("End")
     assert_step_shown(page, inspection, decoding_steps(inspection))  # the last: </s> chosen
     expect(page.locator("#step-beam")).to_be_hidden()  # greedy: no beam
-    page.wait_for_timeout(500)
+    page.wait_for_timeout(NO_REQUEST_MS)
     assert requests == []
 
 
@@ -221,12 +230,12 @@ def test_opening_the_attribution_asks_once_and_steps_redraw_in_the_page(page, de
         rho = expected.agreement[step - 1]
         if not np.isnan(rho):
             expect(figure.locator("figcaption")).to_contain_text(f"(Spearman ρ) {rho:+.2f}")
-    page.wait_for_timeout(500)
+    page.wait_for_timeout(NO_REQUEST_MS)
     assert requests == []
     page.locator('#step-view input[name="attribution-method"][value="integrated_gradients"]').check()
     expect(figure).to_have_attribute("data-method", "integrated_gradients", timeout=WAIT)
     assert len(joins(requests)) == 1
     page.locator('#step-view input[name="attribution-method"][value="gradient_x_input"]').check()
     expect(figure).to_have_attribute("data-method", "gradient_x_input")  # computed before: drawn from the page
-    page.wait_for_timeout(500)
+    page.wait_for_timeout(NO_REQUEST_MS)
     assert len(joins(requests)) == 1
