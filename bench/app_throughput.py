@@ -288,7 +288,8 @@ def idle_cpu(pid, seconds=3.0):
 
 
 def measure_mode(args, batch_size, sentences, warmup, null_model=False):
-    """(rows, answers per client count, idle CPU) of one app."""
+    """(rows, answers per client count, idle CPU, resident memory in MB of the server and of its decoding process
+    after the load) of one app."""
     rows, answers_by_n = [], {}
     with running_app(
         args.app_dir, args.model, batch_size, args.threads, args.dtype, args.startup_timeout, null_model
@@ -305,7 +306,8 @@ def measure_mode(args, batch_size, sentences, warmup, null_model=False):
                 f"{row['client_cpu_ms_per_request']:.1f}, p50 {row['latency_p50_ms']:.0f} ms",
                 flush=True,
             )
-    return rows, answers_by_n, idle
+        memory = {"server": round(rss_mb(pid)), "decoding_process": round(sum(map(rss_mb, child_processes(pid))))}
+    return rows, answers_by_n, idle, memory
 
 
 def model_alone(args, sentences):
@@ -399,8 +401,13 @@ def main(argv=None):
                 "starting app.py ...",
                 flush=True,
             )
-            rows, answers[mode], idle = measure_mode(args, batch_size, sentences, warmup, null_model)
-            result["modes"][mode] = {"batch_size": batch_size, "idle_server_cpu_ms_per_s": idle, "rows": rows}
+            rows, answers[mode], idle, memory = measure_mode(args, batch_size, sentences, warmup, null_model)
+            result["modes"][mode] = {
+                "batch_size": batch_size,
+                "idle_server_cpu_ms_per_s": idle,
+                "resident_mb": memory,
+                "rows": rows,
+            }
         if args.sessions:
             print(f"sessions: {args.sessions} page sessions, then {args.sessions} API calls, twice ...", flush=True)
             result["sessions"] = measure_sessions(args, sentences, args.sessions)
