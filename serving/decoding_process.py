@@ -45,7 +45,7 @@ class DecodingProcess:
     the child's error if a batch failed there. `close()` ends it, as does the server's exit (the child reads
     end-of-file)."""
 
-    def __init__(self, path, dtype, threads=1):
+    def __init__(self, path, dtype, threads=1, batch_timeout=60.0):
         ours, theirs = os.pipe(), os.pipe()  # (read, write) each: ours carries answers to us, theirs requests to it
         command = [sys.executable, "-m", __name__, str(theirs[0]), str(ours[1]), str(path), dtype, str(threads)]
         self._process = subprocess.Popen(command, pass_fds=(theirs[0], ours[1]), stdin=subprocess.DEVNULL)
@@ -55,6 +55,7 @@ class DecodingProcess:
         self._answers = Connection(ours[0], writable=False)
         self._lock = threading.Lock()
         self._ready = False  # the child has opened its model, and has not gone since
+        self.batch_timeout = batch_timeout  # seconds a batch may take before the child is taken for stuck, and stopped
 
     @property
     def pid(self):
@@ -81,10 +82,13 @@ class DecodingProcess:
                 raise Gone(f"the decoding process did not start (exit code {self._process.poll()})")
             try:
                 self._requests.send(list(requests))
+                if not self._answers.poll(self.batch_timeout):
+                    self._process.kill()
+                    raise EOFError(f"no answer within {self.batch_timeout:g} s: stopped")
                 ok, value = self._answers.recv()
             except (OSError, EOFError) as e:
                 self._ready = False
-                raise Gone(f"the decoding process has gone (exit code {self._process.poll()})") from e
+                raise Gone(f"the decoding process has gone ({e or 'its pipe closed'})") from e
         if not ok:
             raise RuntimeError(f"the decoding process failed: {value}")
         return value
