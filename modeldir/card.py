@@ -34,7 +34,7 @@ from .files import (
     scores,
     write_atomic,
 )
-from .loading import WEIGHTS_SHA256, read_config
+from .loading import WEIGHTS_SHA256, dtype_name, read_config
 
 UNKNOWN = "?"
 # The trained weights' licence: share-alike, as the training data that asks for it (OLDI Seed, MT-GenEval, CoCoA-MT,
@@ -443,7 +443,7 @@ def write_model_card(model_dir, repo_id=None):
 
 def architecture_markdown(translator):
     rows = architecture_rows(translator.model.cfg, translator.model.num_parameters())
-    rows.append(("runs in", str(next(translator.model.parameters()).dtype).removeprefix("torch.")))
+    rows.append(("runs in", dtype_name(translator.model)))
     return "\n".join(["### Architecture", *table(("part", "size"), rows)])
 
 

@@ -30,6 +30,11 @@ REQUIRED_FILES = (WEIGHTS, CONFIG, TOKENIZER)
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
+def dtype_name(model):
+    """The name in DTYPES of the precision `model`'s weights are in."""
+    return str(next(model.parameters()).dtype).removeprefix("torch.")
+
+
 class ModelLoadError(ValueError):
     """A model directory whose files are missing or do not fit together."""
 

@@ -82,13 +82,16 @@ class DecodingProcess:
                 raise Gone(f"the decoding process did not start (exit code {self._process.poll()})")
             try:
                 self._requests.send(list(requests))
-                if not self._answers.poll(self.batch_timeout):
-                    self._process.kill()
-                    raise EOFError(f"no answer within {self.batch_timeout:g} s: stopped")
-                ok, value = self._answers.recv()
+                answered = self._answers.poll(self.batch_timeout)
+                if answered:
+                    ok, value = self._answers.recv()
             except (OSError, EOFError) as e:
                 self._ready = False
-                raise Gone(f"the decoding process has gone ({e or 'its pipe closed'})") from e
+                raise Gone("the decoding process has gone (its pipe closed)") from e
+            if not answered:
+                self._process.kill()
+                self._ready = False
+                raise Gone(f"the decoding process has gone (no answer within {self.batch_timeout:g} s: stopped)")
         if not ok:
             raise RuntimeError(f"the decoding process failed: {value}")
         return value

@@ -27,6 +27,7 @@ from interpretability.ablation import ablated
 from interpretability.attribution import float32_model, source_attribution
 from interpretability.inspection import LONG_INPUT_TOKENS
 from interpretability.kinds import head_grid
+from modeldir.loading import dtype_name
 from serving.batching import batched_decoder
 from serving.decoding_process import DecodingProcess
 
@@ -130,8 +131,9 @@ class ServedModel:
         self.lane = Lane(heavy_slots, heavy_waiting)
         self.recent = Recent(inspections_bytes, lambda made: inspection_bytes(made.inspection))
         self.payloads = Recent(payloads_bytes)
-        dtype = str(next(translator.model.parameters()).dtype).removeprefix("torch.")  # as modeldir.loading.DTYPES
-        self.decoding = DecodingProcess(directory.path, dtype, threads) if decode_process else None
+        self.decoding = None
+        if decode_process:
+            self.decoding = DecodingProcess(directory.path, dtype_name(translator.model), threads)
         self._batcher = batched_decoder(translator, inspect, batch_size, wrap=wrap, decoding=self.decoding)
         self._inspect_alone = wrap(
             lambda translator, text, beam, sampling: inspect(translator, text, beam, sampling=sampling)
