@@ -4,6 +4,8 @@ identical to one-by-one translations and inspections; heavy work one at a time i
 that stops a model run between two steps."""
 
 import logging
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -175,11 +177,12 @@ def test_once_the_decoding_process_has_gone_batches_are_decoded_here(translator,
     batcher = batched_decoder(translator, inspect, decoding=process)
     assert process.ready(timeout=120)
     assert batcher(("I see the cat.", 1, None, False)) == translator.translate("I see the cat.")
-    process.batch_timeout = 0  # stuck, as far as the server can tell: stopped
+    os.kill(process.pid, signal.SIGSTOP)  # stuck: it answers nothing, however long the server waits
+    process.batch_timeout = 0.2
     with caplog.at_level(logging.ERROR):
         for text in ("I see the dog.", "I see the cat."):
             assert batcher((text, 1, None, False)) == translator.translate(text)
-    assert caplog.text.count("no answer within 0 s: stopped): decoding in the server's process from now on") == 1
+    assert caplog.text.count("no answer within 0.2 s: stopped): decoding in the server's process from now on") == 1
     wait_until(lambda: ended(process.pid))
     assert not process.ready()
     process.close()
