@@ -165,7 +165,8 @@ def main(argv=None):
         "device": torch.cuda.get_device_name() if device.type == "cuda" else "cpu",
         "model": str(args.model),
     }
-    with running_app(ROOT, args.model, env={"MODEL_DEVICE": device.type}) as (url, pid):
+    # DECODE_PROCESS=0: the dry run serves as the GPU does (batches decoded in the server's process), not as a CPU
+    with running_app(ROOT, args.model, env={"MODEL_DEVICE": device.type, "DECODE_PROCESS": "0"}) as (url, pid):
         result["agreement"] = agreement(url, args.model, sentences, args.tie)
         result["greedy_p50_ms"] = latency(url, sentences, "greedy", 4, sizes["latency_calls"])
         result["beam4_p50_ms"] = latency(url, sentences, "beam", 4, sizes["latency_calls"])

@@ -51,21 +51,27 @@ def open_app(browser, url, width=1400, height=1000, tab="attention"):
 
 
 class ReusedTab:
-    """The `page` fixture's pages (conftest.py): one Chromium tab, navigated afresh to the app for each test. A new
+    """The browser tests' pages (conftest.py: `page`, `tab`): one Chromium tab, navigated afresh for each test. A new
     tab costs Chromium 2.1 s of CPU until its first translation is shown (a renderer process started, Gradio's scripts
     compiled), a navigation 0.8 s. What a test leaves on the tab is cleared: its routes, its size; the listeners it
-    added see later tests' events, harmlessly. A test that changes the tab otherwise opens a new one (`open_app`)."""
+    added see later tests' events, harmlessly. A navigation is a fresh page as a link opened in a new tab is (the page
+    keeps nothing in the browser's storage; a reload, not a navigation, may restore form fields), so a test that
+    opens a link opens it here. A test that changes the tab otherwise (its network slowed) opens a new one."""
 
     def __init__(self, browser, url):
         self.browser, self.url, self.tab = browser, url, None
 
-    def open_app(self, width=1400, height=1000):
+    def blank(self, width=1400, height=1000):
+        """The tab, cleared and `width` x `height`, for the test to navigate."""
         if self.tab is None or self.tab.is_closed():
             self.tab = new_page(self.browser, width, height)
         else:
             self.tab.unroute_all(behavior="ignoreErrors")
             self.tab.set_viewport_size({"width": width, "height": height})
-        return load_app(self.tab, self.url)
+        return self.tab
+
+    def open_app(self, width=1400, height=1000, tab="attention"):
+        return load_app(self.blank(width, height), self.url, tab)
 
 
 def title(page, elem_id):

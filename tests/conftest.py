@@ -154,7 +154,7 @@ def browser(chromium, deep_model_dir):
     started once for the session: each test opens pages of its own."""
     from app_helpers import start_app
 
-    with start_app(deep_model_dir, MODEL_DTYPE="float32") as app:
+    with start_app(deep_model_dir, MODEL_DTYPE="float32", DECODE_PROCESS="0") as app:  # its process: test_batching
         chromium.app_url = app.url
         yield chromium
 
@@ -164,6 +164,13 @@ def reused_tab(browser):
     from browser_helpers import ReusedTab
 
     return ReusedTab(browser, browser.app_url)
+
+
+@pytest.fixture
+def tab(reused_tab):
+    """`tab(width=1400, height=1000)`: the one tab the tests reuse (browser_helpers.ReusedTab), sized, for a test that
+    opens its own link."""
+    return reused_tab.blank
 
 
 @pytest.fixture

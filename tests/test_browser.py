@@ -18,7 +18,6 @@ from browser_helpers import (
     choose,
     choose_decoding,
     expect,
-    new_page,
     option,
     page_point,
     title,
@@ -152,29 +151,26 @@ def test_lines_typed_with_shift_enter_are_translated_as_one_text(page, translato
     assert not [t for t in english.all_inner_texts() if "0x0A" in t]
 
 
-def test_on_a_projector_the_first_view_is_on_the_first_screen(browser, translator, tmp_path):
+def test_on_a_projector_the_first_view_is_on_the_first_screen(tab, browser, translator, tmp_path):
     """At 1024×768, after Translate, the tab bar and the top of the attention heatmap are on the first screen, without
     scrolling (the decoding settings folded, one row of examples)."""
-    page = new_page(browser, 1024, 768)
-    try:
-        page.goto(at_tab(browser.app_url, "attention"))
-        expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
-        sentence = "we love the dog."
-        translate(page, sentence, translator.translate(sentence))
-        expect(title(page, "attention-heatmap")).to_contain_text("cross-attention", timeout=WAIT)
-        page.evaluate("window.scrollTo(0, 0)")
-        examples = page.locator("#actions .example")
-        assert len({round(box["y"]) for box in (examples.nth(i).bounding_box() for i in range(examples.count()))}) == 1
-        tabs = page.get_by_role("tab", name="Attention", exact=True).bounding_box()
-        heatmap = page.locator("#attention-heatmap").bounding_box()
-        assert tabs["y"] + tabs["height"] < 768 and heatmap["y"] < 768 - 60, (tabs, heatmap)  # its title and cells
-        page.screenshot(path=tmp_path / "projector.png")
-        example = "The cat is sleeping."  # an example clicked: put in the box and translated
-        examples.filter(has_text=example).click()
-        expect(page.locator("#english textarea")).to_have_value(example)
-        expect(page.locator("#italian textarea")).to_have_value(translator.translate(example), timeout=WAIT)
-    finally:
-        page.close()
+    page = tab(1024, 768)
+    page.goto(at_tab(browser.app_url, "attention"))
+    expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
+    sentence = "we love the dog."
+    translate(page, sentence, translator.translate(sentence))
+    expect(title(page, "attention-heatmap")).to_contain_text("cross-attention", timeout=WAIT)
+    page.evaluate("window.scrollTo(0, 0)")
+    examples = page.locator("#actions .example")
+    assert len({round(box["y"]) for box in (examples.nth(i).bounding_box() for i in range(examples.count()))}) == 1
+    tabs = page.get_by_role("tab", name="Attention", exact=True).bounding_box()
+    heatmap = page.locator("#attention-heatmap").bounding_box()
+    assert tabs["y"] + tabs["height"] < 768 and heatmap["y"] < 768 - 60, (tabs, heatmap)  # its title and cells
+    page.screenshot(path=tmp_path / "projector.png")
+    example = "The cat is sleeping."  # an example clicked: put in the box and translated
+    examples.filter(has_text=example).click()
+    expect(page.locator("#english textarea")).to_have_value(example)
+    expect(page.locator("#italian textarea")).to_have_value(translator.translate(example), timeout=WAIT)
 
 
 CONTRAST = """(selector) => {  // WCAG contrast of each visible element's text with what is behind it

@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from browser_helpers import WAIT, expect, new_page, open_app, translate
+from browser_helpers import WAIT, expect, open_app, translate
 from interpretability import head_details, inspect
 from webapp.texts import PAYLOAD_MISSING
 from webapp.tokens import output_tokens
@@ -140,45 +140,39 @@ OFF_SCREEN = """() => { const width = document.documentElement.clientWidth, out 
 
 
 @pytest.mark.parametrize("width, height", [(390, 844), (1024, 768)])
-def test_every_tab_is_in_the_tab_bar_and_every_control_on_the_screen(browser, width, height):
+def test_every_tab_is_in_the_tab_bar_and_every_control_on_the_screen(reused_tab, width, height):
     """A phone and a projector: every tab in the tab bar (no menu of hidden ones), each one click or one arrow key
     from the one before; in every tab, no control, label or figure beyond the screen's edge; the page no wider than
     the screen."""
-    page = open_app(browser, browser.app_url, width, height, tab=TABS[0])
-    try:
-        expect(page.get_by_role("button", name="More tabs")).to_have_count(0)
-        for tab in TABS:
-            expect(page.locator(f"#tab-{tab}-button")).to_be_visible()
-        page.locator(f"#tab-{TABS[0]}-button").focus()
-        for tab in TABS[1:]:
-            page.keyboard.press("ArrowRight")
-            expect(page.locator(f"#tab-{tab}-button")).to_have_attribute("aria-selected", "true")
-        for tab in TABS:
-            page.locator(f"#tab-{tab}-button").click()
-            expect(page.locator(f"#tab-{tab}-button")).to_have_attribute("aria-selected", "true")
-            page.wait_for_timeout(300)
-            assert page.evaluate(OFF_SCREEN) == [], tab
-        assert page.evaluate("document.documentElement.scrollWidth") <= width
-    finally:
-        page.close()
+    page = reused_tab.open_app(width, height, tab=TABS[0])
+    expect(page.get_by_role("button", name="More tabs")).to_have_count(0)
+    for tab in TABS:
+        expect(page.locator(f"#tab-{tab}-button")).to_be_visible()
+    page.locator(f"#tab-{TABS[0]}-button").focus()
+    for tab in TABS[1:]:
+        page.keyboard.press("ArrowRight")
+        expect(page.locator(f"#tab-{tab}-button")).to_have_attribute("aria-selected", "true")
+    for tab in TABS:
+        page.locator(f"#tab-{tab}-button").click()
+        expect(page.locator(f"#tab-{tab}-button")).to_have_attribute("aria-selected", "true")
+        page.wait_for_timeout(300)
+        assert page.evaluate(OFF_SCREEN) == [], tab
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
 
 
-def test_on_a_phone_the_step_strip_of_a_long_sentence_has_readable_labels_apart(browser, deep_translator):
+def test_on_a_phone_the_step_strip_of_a_long_sentence_has_readable_labels_apart(reused_tab, deep_translator):
     """390 px, a 14-token sentence: the step view's cross-attention strip's English labels are at least 10 px as
     shown, and no two overlap (upright where slanted ones would)."""
-    page = open_app(browser, browser.app_url, 390, 844)
-    try:
-        translate(page, LONG, deep_translator.translate(LONG))
-        page.locator("#tab-steps-button").click()
-        canvas = page.locator("#step-attention canvas")
-        expect(canvas).to_be_visible(timeout=WAIT)
-        labels, shown, drawn = canvas.evaluate("e => [e.__labels, e.getBoundingClientRect().width, e.__size[0]]")
-        scale = shown / drawn
-        assert labels["px"] * scale >= 10
-        apart = labels["cell"] * (1 if labels["angle"] == 90 else 2**-0.5)  # between two labels' baselines
-        assert apart >= labels["px"]
-    finally:
-        page.close()
+    page = reused_tab.open_app(390, 844)
+    translate(page, LONG, deep_translator.translate(LONG))
+    page.locator("#tab-steps-button").click()
+    canvas = page.locator("#step-attention canvas")
+    expect(canvas).to_be_visible(timeout=WAIT)
+    labels, shown, drawn = canvas.evaluate("e => [e.__labels, e.getBoundingClientRect().width, e.__size[0]]")
+    scale = shown / drawn
+    assert labels["px"] * scale >= 10
+    apart = labels["cell"] * (1 if labels["angle"] == 90 else 2**-0.5)  # between two labels' baselines
+    assert apart >= labels["px"]
 
 
 def test_the_colour_scale_is_0_to_1_by_default_and_the_figure_says_which(page):
@@ -226,12 +220,9 @@ def test_the_url_keeps_the_sentence_and_the_tab_for_a_reload_back_and_a_shared_l
     page.go_back()  # the sentence before
     expect(page.locator("#italian textarea")).to_have_value(deep_translator.translate(SHORT), timeout=WAIT)
     names_the_sentence(page, SHORT, deep_translator.translate(SHORT))
-    shared = new_page(browser)  # a link sent to a student: the same sentence, tab and head
-    try:
-        shared.goto(f"{browser.app_url}?text=I+see+the+cat.&tab=attention&view=encoder.2.1")
-        expect(shared.locator("#italian textarea")).to_have_value(deep_translator.translate(OTHER), timeout=WAIT)
-        expect(shared.locator("#attention-heatmap .attn-title")).to_have_text(
-            "Encoder self-attention · layer 2 · head 1", timeout=WAIT
-        )
-    finally:
-        shared.close()
+    shared = page  # a link sent to a student, opened: the same sentence, tab and head
+    shared.goto(f"{browser.app_url}?text=I+see+the+cat.&tab=attention&view=encoder.2.1")
+    expect(shared.locator("#italian textarea")).to_have_value(deep_translator.translate(OTHER), timeout=WAIT)
+    expect(shared.locator("#attention-heatmap .attn-title")).to_have_text(
+        "Encoder self-attention · layer 2 · head 1", timeout=WAIT
+    )

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from browser_helpers import NO_REQUEST_MS, WAIT, expect, new_page, no_error_shown, open_tab, translate
+from browser_helpers import NO_REQUEST_MS, WAIT, expect, no_error_shown, open_tab, translate
 from interpretability import head_details, inspect
 
 VIEW = "#inside-head .inside-head"
@@ -196,41 +196,38 @@ TEXT_BOXES = """() => {
 
 
 @pytest.mark.parametrize("width", [1024, 390])
-def test_no_number_overlaps_another_nor_a_label_and_nothing_is_cut(browser, width):
+def test_no_number_overlaps_another_nor_a_label_and_nothing_is_cut(tab, browser, width):
     """At 1024 px and on a phone (390 px), decoder self-attention (negative scores, hidden keys): no piece of text of
     the view (numbers, token labels, panel titles, captions, controls) overlaps another; the view is no wider than
     the page, and what is wider than the screen (the table, the strips) scrolls sideways in its own box, whole."""
-    page = new_page(browser, width, 900)
-    try:
-        page.goto(browser.app_url)
-        expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
-        open_tab(page, "Inside one head")
-        drawn(page)
-        choose(page, "ih-kind", "decoder")
-        choose(page, "ih-query", "3")
-        expect(page.locator(f"{VIEW} .ih-title")).to_contain_text("Decoder self-attention", timeout=WAIT)
-        page.wait_for_timeout(300)
-        boxes = page.evaluate(TEXT_BOXES)
-        assert len(boxes) > 50
-        for i, (a, *ra) in enumerate(boxes):
-            for b, *rb in boxes[i + 1 :]:
-                overlap = min(ra[2], rb[2]) - max(ra[0], rb[0]), min(ra[3], rb[3]) - max(ra[1], rb[1])
-                assert overlap[0] <= 1 or overlap[1] <= 1, (a, ra, b, rb)
-        view = page.locator(VIEW).evaluate("""(v) => { const r = v.getBoundingClientRect();
-            return [r.left, r.right, v.scrollWidth, v.clientWidth]; }""")
-        assert view[1] <= width and view[2] <= view[3] + 1, view
-        scrolls = page.evaluate("""() => [...document.querySelectorAll('#inside-head .ih-scroll')].map((s) => {
-            const r = s.getBoundingClientRect();
-            return [getComputedStyle(s).overflowX, r.left, r.right, s.scrollWidth, s.clientWidth]; })""")
-        for overflow, left, right, scroll_width, client_width in scrolls:
-            assert right <= width and (scroll_width <= client_width + 1 or overflow in ("auto", "scroll"))
-        for text, left, top, right, bottom, scroll in boxes:
-            if scroll is None:  # outside the sideways-scrolling boxes: on the screen
-                assert view[0] - 1 <= left and right <= view[1] + 1, (text, left, right, view)
-        titles = page.locator(f"{VIEW} .ih-panel h4")
-        expect(titles).to_have_count(4)
-        for i in range(4):
-            assert titles.nth(i).evaluate("(h) => h.scrollWidth <= h.clientWidth + 1")
-        assert re.search(r"layer \d · head \d", page.locator(f"{VIEW} .ih-title").inner_text())
-    finally:
-        page.close()
+    page = tab(width, 900)
+    page.goto(browser.app_url)
+    expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
+    open_tab(page, "Inside one head")
+    drawn(page)
+    choose(page, "ih-kind", "decoder")
+    choose(page, "ih-query", "3")
+    expect(page.locator(f"{VIEW} .ih-title")).to_contain_text("Decoder self-attention", timeout=WAIT)
+    page.wait_for_timeout(300)
+    boxes = page.evaluate(TEXT_BOXES)
+    assert len(boxes) > 50
+    for i, (a, *ra) in enumerate(boxes):
+        for b, *rb in boxes[i + 1 :]:
+            overlap = min(ra[2], rb[2]) - max(ra[0], rb[0]), min(ra[3], rb[3]) - max(ra[1], rb[1])
+            assert overlap[0] <= 1 or overlap[1] <= 1, (a, ra, b, rb)
+    view = page.locator(VIEW).evaluate("""(v) => { const r = v.getBoundingClientRect();
+        return [r.left, r.right, v.scrollWidth, v.clientWidth]; }""")
+    assert view[1] <= width and view[2] <= view[3] + 1, view
+    scrolls = page.evaluate("""() => [...document.querySelectorAll('#inside-head .ih-scroll')].map((s) => {
+        const r = s.getBoundingClientRect();
+        return [getComputedStyle(s).overflowX, r.left, r.right, s.scrollWidth, s.clientWidth]; })""")
+    for overflow, left, right, scroll_width, client_width in scrolls:
+        assert right <= width and (scroll_width <= client_width + 1 or overflow in ("auto", "scroll"))
+    for text, left, top, right, bottom, scroll in boxes:
+        if scroll is None:  # outside the sideways-scrolling boxes: on the screen
+            assert view[0] - 1 <= left and right <= view[1] + 1, (text, left, right, view)
+    titles = page.locator(f"{VIEW} .ih-panel h4")
+    expect(titles).to_have_count(4)
+    for i in range(4):
+        assert titles.nth(i).evaluate("(h) => h.scrollWidth <= h.clientWidth + 1")
+    assert re.search(r"layer \d · head \d", page.locator(f"{VIEW} .ih-title").inner_text())

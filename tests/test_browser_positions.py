@@ -9,7 +9,7 @@ import httpx
 import numpy as np
 import pytest
 
-from browser_helpers import NO_REQUEST_MS, WAIT, expect, new_page, open_tab, server_requests, translate
+from browser_helpers import NO_REQUEST_MS, WAIT, expect, open_tab, server_requests, translate
 from interpretability import embedding_norms, inspect, positional_encoding
 
 VIEW = "#positional-encoding .positions-view"
@@ -38,18 +38,27 @@ def open_positions(page):
 
 
 def sweep(page, selector, readout, points=12):
-    """Move the mouse over a grid of points of the canvas `selector`; the readouts shown, each once."""
+    """The readouts shown, each once, as the pointer crosses a grid of points of the canvas `selector`: the mouse
+    moves are dispatched in the page, each to the element under that point (what a real pointer would be over), in
+    one round trip for the whole grid."""
     canvas = page.locator(f"{VIEW} {selector}")
     canvas.scroll_into_view_if_needed()
-    box = canvas.bounding_box()
-    seen = []
-    for fx in np.linspace(0.02, 0.98, points):
-        for fy in np.linspace(0.02, 0.98, points):
-            page.mouse.move(box["x"] + fx * box["width"], box["y"] + fy * box["height"])
-            text = page.locator(f"{VIEW} {readout}").inner_text()
-            if text and text not in seen:
-                seen.append(text)
-    return seen
+    return canvas.evaluate(
+        """(canvas, [readout, points]) => {
+            const box = canvas.getBoundingClientRect(), shown = document.querySelector(readout), seen = [];
+            const at = (k) => 0.02 + (0.96 * k) / (points - 1);
+            for (let a = 0; a < points; a++) {
+                for (let b = 0; b < points; b++) {
+                    const [x, y] = [box.x + at(a) * box.width, box.y + at(b) * box.height];
+                    document.elementFromPoint(x, y).dispatchEvent(
+                        new MouseEvent("mousemove", {clientX: x, clientY: y, bubbles: true}));
+                    if (shown.innerText && !seen.includes(shown.innerText)) seen.push(shown.innerText);
+                }
+            }
+            return seen;
+        }""",
+        [f"{VIEW} {readout}", points],
+    )
 
 
 def this_tabs_events(app_url):
@@ -71,50 +80,45 @@ def this_tabs_events(app_url):
     }
 
 
-def test_opening_the_tab_fetches_the_table_once_and_draws_the_models_values(browser, translator, pe):
-    page = new_page(browser)
-    try:
-        requests = server_requests(page)
-        page.goto(browser.app_url)
-        expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
-        page.wait_for_timeout(NO_REQUEST_MS)
-        assert set(server_functions(requests)) <= {TRANSLATION_FETCH}  # the table not asked before the tab is shown
-        open_positions(page)
-        open_tab(page, "Attention")  # and reopened: not asked again
-        open_tab(page, "Positional encoding")
-        page.wait_for_timeout(NO_REQUEST_MS)
-        assert [name for name in server_functions(requests) if name != TRANSLATION_FETCH] == ["positional_table"]
+def test_opening_the_tab_fetches_the_table_once_and_draws_the_models_values(tab, browser, translator, pe):
+    page = tab()
+    requests = server_requests(page)
+    page.goto(browser.app_url)
+    expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
+    page.wait_for_timeout(NO_REQUEST_MS)
+    assert set(server_functions(requests)) <= {TRANSLATION_FETCH}  # the table not asked before the tab is shown
+    open_positions(page)
+    open_tab(page, "Attention")  # and reopened: not asked again
+    open_tab(page, "Positional encoding")
+    page.wait_for_timeout(NO_REQUEST_MS)
+    assert [name for name in server_functions(requests) if name != TRANSLATION_FETCH] == ["positional_table"]
 
-        P, D = pe.shape
-        expect(page.locator(f"{VIEW} .pos-table-title")).to_have_text(
-            f"Positional encoding PE (max_len {P} × d_model {D})"
-        )
-        tokens = inspect(translator, page.locator("#english textarea").input_value()).source_tokens
-        expect(page.locator(f"{VIEW} .pos-table-note")).to_contain_text(f"Your sentence uses the {len(tokens)} rows")
-        read = [
-            re.fullmatch(r"position (\d+), dimension (\d+) \((sin|cos)\): (-?[\d.]+)", t)
-            for t in sweep(page, ".pos-table", ".pos-table-readout")
-        ]
-        assert len(read) >= 50 and all(read)
-        for match in read:
-            i, j, value = int(match[1]), int(match[2]), float(match[4])
-            assert match[3] == ("cos" if j % 2 else "sin")
-            assert abs(value - pe[i, j]) <= 1.01e-4, (i, j, value, pe[i, j])  # 4 decimals
-        assert len({m[1] for m in read}) > 5 and len({m[2] for m in read}) > 5  # rows and columns all over
+    P, D = pe.shape
+    expect(page.locator(f"{VIEW} .pos-table-title")).to_have_text(f"Positional encoding PE (max_len {P} × d_model {D})")
+    tokens = inspect(translator, page.locator("#english textarea").input_value()).source_tokens
+    expect(page.locator(f"{VIEW} .pos-table-note")).to_contain_text(f"Your sentence uses the {len(tokens)} rows")
+    read = [
+        re.fullmatch(r"position (\d+), dimension (\d+) \((sin|cos)\): (-?[\d.]+)", t)
+        for t in sweep(page, ".pos-table", ".pos-table-readout")
+    ]
+    assert len(read) >= 50 and all(read)
+    for match in read:
+        i, j, value = int(match[1]), int(match[2]), float(match[4])
+        assert match[3] == ("cos" if j % 2 else "sin")
+        assert abs(value - pe[i, j]) <= 1.01e-4, (i, j, value, pe[i, j])  # 4 decimals
+    assert len({m[1] for m in read}) > 5 and len({m[2] for m in read}) > 5  # rows and columns all over
 
-        unit = pe[: len(tokens)] / np.linalg.norm(pe[: len(tokens)], axis=1, keepdims=True)
-        cosine = unit @ unit.T
-        read = [
-            re.fullmatch(r"cos\(PE\((\d+) (.+)\), PE\((\d+) (.+)\)\) = (-?[\d.]+)", t)
-            for t in sweep(page, ".pos-similarity", ".pos-similarity-readout", points=10)
-        ]
-        assert len(read) >= 10 and all(read)
-        for match in read:
-            i, j = int(match[1]), int(match[3])
-            assert (match[2], match[4]) == (tokens[i], tokens[j])
-            assert abs(float(match[5]) - cosine[i, j]) <= 6e-4
-    finally:
-        page.close()
+    unit = pe[: len(tokens)] / np.linalg.norm(pe[: len(tokens)], axis=1, keepdims=True)
+    cosine = unit @ unit.T
+    read = [
+        re.fullmatch(r"cos\(PE\((\d+) (.+)\), PE\((\d+) (.+)\)\) = (-?[\d.]+)", t)
+        for t in sweep(page, ".pos-similarity", ".pos-similarity-readout", points=10)
+    ]
+    assert len(read) >= 10 and all(read)
+    for match in read:
+        i, j = int(match[1]), int(match[3])
+        assert (match[2], match[4]) == (tokens[i], tokens[j])
+        assert abs(float(match[5]) - cosine[i, j]) <= 6e-4
 
 
 def test_dims_and_a_new_sentence_are_drawn_in_the_page_with_no_request_of_this_tab(page, browser, translator, pe):

@@ -1,12 +1,12 @@
 """Every view shareable, in a real browser (webapp/page.js keeps the store's view settings in the URL): the colour
 scale, heatmap or lines, Inside one head's kind, layer, head and query token, and the model map's open box are each
-written to the address, and restored by a reload and by the link opened in another page (a link pasted); what the
+written to the address, and restored by a reload and by the link opened afresh (a link pasted); what the
 address holds that is none of a view's choices is left out of the page and of the URL, never shown."""
 
 import re
 from urllib.parse import parse_qs, urlparse
 
-from browser_helpers import WAIT, expect, new_page
+from browser_helpers import WAIT, expect
 
 HEAD = "#inside-head .inside-head"
 MAP = "#model-map .model-map"
@@ -20,28 +20,25 @@ def translated(page):
     expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
 
 
-def restored(page, browser, check):
-    """`check(p)` holds once the translation is shown, on `page` reloaded and on its URL opened in a new page."""
+def restored(page, check):
+    """`check(p)` holds once the translation is shown, on `page` reloaded and on its URL opened afresh (a link pasted:
+    a navigation, which restores no form field as a reload may; browser_helpers.ReusedTab)."""
     url = page.url
     page.reload()
     translated(page)
     check(page)
-    pasted = new_page(browser)
-    try:
-        pasted.goto(url)
-        translated(pasted)
-        check(pasted)
-    finally:
-        pasted.close()
+    page.goto(url)
+    translated(page)
+    check(page)
 
 
-def test_the_colour_scale_is_kept(page, browser):
+def test_the_colour_scale_is_kept(page):
     page.locator("#scale label").filter(has_text="0–max").click()
     expect(page).to_have_url(re.compile(r"[?&]scale=own(&|$)"))
-    restored(page, browser, lambda p: expect(p.locator("#attention-heatmap")).to_have_attribute("data-scale", "own"))
+    restored(page, lambda p: expect(p.locator("#attention-heatmap")).to_have_attribute("data-scale", "own"))
 
 
-def test_heatmap_or_lines_is_kept(page, browser):
+def test_heatmap_or_lines_is_kept(page):
     page.locator("#style label").filter(has_text="lines").click()
     expect(page).to_have_url(re.compile(r"[?&]style=lines(&|$)"))
 
@@ -49,32 +46,29 @@ def test_heatmap_or_lines_is_kept(page, browser):
         expect(p.locator("#attention-heatmap")).to_have_attribute("data-view", "lines")
         expect(p.locator("#attention-heatmap canvas")).to_have_attribute("aria-label", re.compile(": lines,"))
 
-    restored(page, browser, lines)
+    restored(page, lines)
     page.locator("#style label").filter(has_text="heatmap").click()  # the default: left out of the URL
     expect(page).not_to_have_url(re.compile(r"style="))
 
 
-def test_a_link_to_another_tab_keeps_them_for_the_attention_tab_opened_later(browser):
+def test_a_link_to_another_tab_keeps_them_for_the_attention_tab_opened_later(tab, browser):
     """The Attention view drawn only when its tab is first opened, after the page read the URL: it takes the scale
     and the lines from the store rather than writing its defaults over them (a link with scale=own opened at 0–1)."""
-    page = new_page(browser)
-    try:
-        page.goto(f"{browser.app_url}?tab=map&scale=own&style=lines&view=encoder.2.1")
-        translated(page)
-        page.locator("#tab-attention-button").click()
-        figure = page.locator("#attention-heatmap")
-        for name, value in [("scale", "own"), ("view", "lines"), ("kind", "encoder"), ("layer", "2"), ("head", "1")]:
-            expect(figure).to_have_attribute(f"data-{name}", value, timeout=WAIT)
-        assert {name: query(page)[name] for name in ("scale", "style", "view")} == {
-            "scale": ["own"],
-            "style": ["lines"],
-            "view": ["encoder.2.1"],
-        }
-    finally:
-        page.close()
+    page = tab()
+    page.goto(f"{browser.app_url}?tab=map&scale=own&style=lines&view=encoder.2.1")
+    translated(page)
+    page.locator("#tab-attention-button").click()
+    figure = page.locator("#attention-heatmap")
+    for name, value in [("scale", "own"), ("view", "lines"), ("kind", "encoder"), ("layer", "2"), ("head", "1")]:
+        expect(figure).to_have_attribute(f"data-{name}", value, timeout=WAIT)
+    assert {name: query(page)[name] for name in ("scale", "style", "view")} == {
+        "scale": ["own"],
+        "style": ["lines"],
+        "view": ["encoder.2.1"],
+    }
 
 
-def test_inside_one_heads_kind_layer_head_and_query_token_are_kept(page, browser):
+def test_inside_one_heads_kind_layer_head_and_query_token_are_kept(page):
     page.locator("#tab-head-button").click()
     expect(page.locator(HEAD)).to_have_attribute("data-state", "drawn", timeout=WAIT)
     for name, value in [("ih-kind", "decoder"), ("ih-layer", "2"), ("ih-head", "2"), ("ih-query", "1")]:
@@ -91,10 +85,10 @@ def test_inside_one_heads_kind_layer_head_and_query_token_are_kept(page, browser
         expect(p.locator(f"{HEAD} .ih-title")).to_have_text(title)
         expect(p.locator(f'{HEAD} input[name="ih-query"][value="1"]')).to_be_checked()
 
-    restored(page, browser, same_head)
+    restored(page, same_head)
 
 
-def test_the_open_map_box_is_kept(page, browser):
+def test_the_open_map_box_is_kept(page):
     page.locator("#tab-map-button").click()
     page.locator(f'{MAP} [data-box="decoder-feed-forward"]').click()
     expect(page.locator(MAP)).to_have_attribute("data-state", "drawn", timeout=WAIT)
@@ -105,10 +99,10 @@ def test_the_open_map_box_is_kept(page, browser):
         expect(p.locator(MAP)).to_have_attribute("data-state", "drawn", timeout=WAIT)
         expect(p.locator(f'{MAP} [data-box="decoder-feed-forward"]')).to_have_class(re.compile(r"\bopen\b"))
 
-    restored(page, browser, same_box)
+    restored(page, same_box)
 
 
-def test_the_walks_token_and_box_are_kept(page, browser):
+def test_the_walks_token_and_box_are_kept(page):
     page.locator("#tab-map-button").click()
     page.locator(f'{MAP} input[name="map-walk-encoder"][value="2"]').click()
     for _ in range(3):
@@ -121,32 +115,29 @@ def test_the_walks_token_and_box_are_kept(page, browser):
         expect(p.locator(MAP)).to_have_attribute("data-walk", "encoder:2:3", timeout=WAIT)
         expect(p.locator(f"{MAP} .map-walk-where")).to_have_text(re.compile(r"^box 4 of \d+$"))
 
-    restored(page, browser, same_walk)
+    restored(page, same_walk)
     page.locator(f'{MAP} [data-box="decoder-feed-forward"]').click()  # a box opened: the walk left, the URL says so
     expect(page).to_have_url(re.compile(r"[?&]box=decoder-feed-forward(&|$)"))
     expect(page).not_to_have_url(re.compile(r"walk="))
 
 
-def test_what_is_none_of_a_views_choices_is_left_out_never_shown(browser):
+def test_what_is_none_of_a_views_choices_is_left_out_never_shown(tab, browser):
     """Values of the right form but no choice of the view (no such box), or of no form it reads (markup, a kind it
     lacks, a query token 0): the views show their defaults, nothing of them reaches the page, and the URL drops them."""
-    page = new_page(browser)
-    try:
-        page.goto(
-            f"{browser.app_url}?tab=attention&scale=%3Cimg%20src=x%20onerror=alert(1)%3E&style=bars"
-            "&inside=cross.1.1.0&box=constructor&view=%3Cb%3E.1.1&walk=encoder.0.1"
-        )
-        translated(page)
-        figure = page.locator("#attention-heatmap")
-        expect(figure).to_have_attribute("data-scale", "fixed")
-        expect(figure).to_have_attribute("data-view", "heatmap")
-        expect(figure).to_have_attribute("data-kind", "cross")
-        page.locator("#tab-map-button").click()
-        expect(page.locator(f"{MAP} .map-svg .box").first).to_be_visible(timeout=WAIT)
-        expect(page).to_have_url(re.compile(r"tab=map"))
-        kept = query(page)
-        assert not {"scale", "style", "inside", "box", "walk"} & set(kept), kept
-        assert page.locator(MAP).get_attribute("data-walk") is None
-        assert page.locator('img[src="x"]').count() == 0
-    finally:
-        page.close()
+    page = tab()
+    page.goto(
+        f"{browser.app_url}?tab=attention&scale=%3Cimg%20src=x%20onerror=alert(1)%3E&style=bars"
+        "&inside=cross.1.1.0&box=constructor&view=%3Cb%3E.1.1&walk=encoder.0.1"
+    )
+    translated(page)
+    figure = page.locator("#attention-heatmap")
+    expect(figure).to_have_attribute("data-scale", "fixed")
+    expect(figure).to_have_attribute("data-view", "heatmap")
+    expect(figure).to_have_attribute("data-kind", "cross")
+    page.locator("#tab-map-button").click()
+    expect(page.locator(f"{MAP} .map-svg .box").first).to_be_visible(timeout=WAIT)
+    expect(page).to_have_url(re.compile(r"tab=map"))
+    kept = query(page)
+    assert not {"scale", "style", "inside", "box", "walk"} & set(kept), kept
+    assert page.locator(MAP).get_attribute("data-walk") is None
+    assert page.locator('img[src="x"]').count() == 0
