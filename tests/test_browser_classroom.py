@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from browser_helpers import WAIT, expect, open_app, translate
+from browser_helpers import WAIT, expect, translate
 from interpretability import head_details, inspect
 from webapp.texts import PAYLOAD_MISSING
 from webapp.tokens import output_tokens
@@ -39,16 +39,18 @@ def names_the_sentence(page, english, italian):
         )
 
 
-def test_a_translate_pressed_while_one_runs_wins(browser, deep_translator):
+def slowed(latency_ms):
+    """Chromium's network conditions (DevTools' Network.emulateNetworkConditions) with `latency_ms` a request."""
+    return {"offline": False, "latency": latency_ms, "downloadThroughput": -1, "uploadThroughput": -1}
+
+
+def test_a_translate_pressed_while_one_runs_wins(page, deep_translator):
     """Translate, then at once another sentence and Enter: the page ends on the second, in the Italian box, the
     chips, the store's translation and every view (Gradio's default dropped the second press). The network slowed
     (400 ms a request, as over a phone network) so that the second press lands while the first runs."""
-    page = open_app(browser, browser.app_url)  # its own tab: the network is slowed for it alone
+    network = page.context.new_cdp_session(page)
+    network.send("Network.emulateNetworkConditions", slowed(400))
     try:
-        page.context.new_cdp_session(page).send(
-            "Network.emulateNetworkConditions",
-            {"offline": False, "latency": 400, "downloadThroughput": -1, "uploadThroughput": -1},
-        )
         box = page.locator("#english textarea")
         box.fill(LONG)
         page.locator("#translate").click()
@@ -66,7 +68,8 @@ def test_a_translate_pressed_while_one_runs_wins(browser, deep_translator):
             timeout=WAIT,
         )
     finally:
-        page.close()
+        network.send("Network.emulateNetworkConditions", slowed(0))  # the tab is the next test's
+        network.detach()
 
 
 def test_a_payload_that_does_not_come_is_said_and_no_view_shows_the_sentence_before(page, deep_translator):
