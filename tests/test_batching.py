@@ -190,6 +190,15 @@ def test_once_the_decoding_process_has_gone_batches_are_decoded_here(translator,
         process([("I see the cat.", 1, None)])
 
 
+def test_closed_while_it_opens_its_model_the_decoding_process_ends_quietly(tiny_model_dir, capfd):
+    """A server stopped right after it started (a Space restarting): the decoding process, still opening its model,
+    is stopped, and writes no traceback of a broken pipe to the server's log."""
+    process = DecodingProcess(tiny_model_dir, "float32")
+    process.close()  # returns once the process has ended
+    assert ended(process.pid)
+    assert "Error" not in capfd.readouterr().err
+
+
 def ended(pid):
     """Whether process `pid` has exited (gone, or a zombie that no one has waited for)."""
     try:
