@@ -42,9 +42,10 @@ def rounded(array):
     )
 
 
-def probe(translator, sentence):
-    """What the model makes of one probe sentence now: its tokens, greedy translation and cross-attention."""
-    seen = inspect(translator, sentence)
+def probe(translator, sentence, generated=None):
+    """What the model makes of one probe sentence now: its tokens, greedy translation and cross-attention.
+    `generated`: that translation's token ids, when decoded in one batch with the other probes."""
+    seen = inspect(translator, sentence, generated=generated)
     return {
         "source_tokens": seen.source_tokens,
         "target_tokens": seen.target_tokens,
@@ -101,7 +102,9 @@ class History:
         losses = [loss for _, loss, _ in self.data["curve"] if loss is not None]
         train_loss = losses[-1] if losses and step else None
         start = time.time()
-        probes = [probe(translator, sentence) for sentence in self.data["probes"]]
+        sentences = self.data["probes"]
+        generated = translator.translate_ids(sentences)  # together: an early model writes to its length cap, slowly
+        probes = [probe(translator, sentence, ids) for sentence, ids in zip(sentences, generated)]
         seconds = time.time() - start
         self.data["snapshots"].append(
             {
