@@ -37,12 +37,17 @@ def at_tab(url, tab):
     return f"{url}?tab={tab}"
 
 
+def translated(page):
+    """`page`, once it shows a translation: the sentence it translates on load, or a link's."""
+    expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
+    return page
+
+
 def load_app(page, url, tab="attention"):
     """`page` navigated afresh to the app at `url` with the tab `tab` open (the Attention tab, which the browser tests
     were written for, not the model map the page opens first), after the sentence it translates on load."""
     page.goto(at_tab(url, tab))
-    expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
-    return page
+    return translated(page)
 
 
 def open_app(browser, url, width=1400, height=1000, tab="attention"):

@@ -154,7 +154,7 @@ def browser(chromium, deep_model_dir):
     started once for the session: each test opens pages of its own."""
     from app_helpers import start_app
 
-    with start_app(deep_model_dir, MODEL_DTYPE="float32", DECODE_PROCESS="0") as app:  # its process: test_batching
+    with start_app(deep_model_dir, MODEL_DTYPE="float32", DECODE_PROCESS="0") as app:  # that process: test_batching.py
         chromium.app_url = app.url
         yield chromium
 

@@ -14,7 +14,6 @@ import pytest
 
 from browser_helpers import (
     WAIT,
-    at_tab,
     choose,
     choose_decoding,
     expect,
@@ -151,12 +150,10 @@ def test_lines_typed_with_shift_enter_are_translated_as_one_text(page, translato
     assert not [t for t in english.all_inner_texts() if "0x0A" in t]
 
 
-def test_on_a_projector_the_first_view_is_on_the_first_screen(tab, browser, translator, tmp_path):
+def test_on_a_projector_the_first_view_is_on_the_first_screen(reused_tab, translator, tmp_path):
     """At 1024×768, after Translate, the tab bar and the top of the attention heatmap are on the first screen, without
     scrolling (the decoding settings folded, one row of examples)."""
-    page = tab(1024, 768)
-    page.goto(at_tab(browser.app_url, "attention"))
-    expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
+    page = reused_tab.open_app(1024, 768)
     sentence = "we love the dog."
     translate(page, sentence, translator.translate(sentence))
     expect(title(page, "attention-heatmap")).to_contain_text("cross-attention", timeout=WAIT)

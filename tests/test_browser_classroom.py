@@ -223,9 +223,8 @@ def test_the_url_keeps_the_sentence_and_the_tab_for_a_reload_back_and_a_shared_l
     page.go_back()  # the sentence before
     expect(page.locator("#italian textarea")).to_have_value(deep_translator.translate(SHORT), timeout=WAIT)
     names_the_sentence(page, SHORT, deep_translator.translate(SHORT))
-    shared = page  # a link sent to a student, opened: the same sentence, tab and head
-    shared.goto(f"{browser.app_url}?text=I+see+the+cat.&tab=attention&view=encoder.2.1")
-    expect(shared.locator("#italian textarea")).to_have_value(deep_translator.translate(OTHER), timeout=WAIT)
-    expect(shared.locator("#attention-heatmap .attn-title")).to_have_text(
+    page.goto(f"{browser.app_url}?text=I+see+the+cat.&tab=attention&view=encoder.2.1")  # a link sent to a student
+    expect(page.locator("#italian textarea")).to_have_value(deep_translator.translate(OTHER), timeout=WAIT)
+    expect(page.locator("#attention-heatmap .attn-title")).to_have_text(
         "Encoder self-attention · layer 2 · head 1", timeout=WAIT
     )

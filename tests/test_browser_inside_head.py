@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from browser_helpers import NO_REQUEST_MS, WAIT, expect, no_error_shown, open_tab, translate
+from browser_helpers import NO_REQUEST_MS, WAIT, expect, no_error_shown, open_tab, translate, translated
 from interpretability import head_details, inspect
 
 VIEW = "#inside-head .inside-head"
@@ -202,7 +202,7 @@ def test_no_number_overlaps_another_nor_a_label_and_nothing_is_cut(tab, browser,
     the page, and what is wider than the screen (the table, the strips) scrolls sideways in its own box, whole."""
     page = tab(width, 900)
     page.goto(browser.app_url)
-    expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
+    translated(page)
     open_tab(page, "Inside one head")
     drawn(page)
     choose(page, "ih-kind", "decoder")

@@ -7,7 +7,7 @@ from urllib.parse import quote
 
 import pytest
 
-from browser_helpers import WAIT, expect
+from browser_helpers import WAIT, expect, translated
 
 SIZES = [(390, 844), (1024, 768)]
 HEAD = "#inside-head .inside-head"
@@ -22,8 +22,7 @@ def opened(tab, url, width, height, query):
     """The reused tab (conftest.py: `tab`), `width` x `height`, at the app's link with `query`, once translated."""
     page = tab(width, height)
     page.goto(f"{url}?{query}")
-    expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
-    return page
+    return translated(page)
 
 
 @pytest.mark.parametrize("width, height", SIZES)

@@ -9,7 +9,7 @@ import httpx
 import numpy as np
 import pytest
 
-from browser_helpers import NO_REQUEST_MS, WAIT, expect, open_tab, server_requests, translate
+from browser_helpers import NO_REQUEST_MS, WAIT, expect, open_tab, server_requests, translate, translated
 from interpretability import embedding_norms, inspect, positional_encoding
 
 VIEW = "#positional-encoding .positions-view"
@@ -84,7 +84,7 @@ def test_opening_the_tab_fetches_the_table_once_and_draws_the_models_values(tab,
     page = tab()
     requests = server_requests(page)
     page.goto(browser.app_url)
-    expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
+    translated(page)
     page.wait_for_timeout(NO_REQUEST_MS)
     assert set(server_functions(requests)) <= {TRANSLATION_FETCH}  # the table not asked before the tab is shown
     open_positions(page)

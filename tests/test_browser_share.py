@@ -6,7 +6,7 @@ address holds that is none of a view's choices is left out of the page and of th
 import re
 from urllib.parse import parse_qs, urlparse
 
-from browser_helpers import WAIT, expect
+from browser_helpers import WAIT, expect, translated
 
 HEAD = "#inside-head .inside-head"
 MAP = "#model-map .model-map"
@@ -14,10 +14,6 @@ MAP = "#model-map .model-map"
 
 def query(page):
     return parse_qs(urlparse(page.url).query)
-
-
-def translated(page):
-    expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)
 
 
 def restored(page, check):

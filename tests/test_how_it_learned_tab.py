@@ -47,7 +47,7 @@ def test_without_any_history_the_tab_offers_none():
 
 
 def test_the_page_gets_the_history_once_and_draws_every_control_itself(tab, browser, deep_model_dir):
-    from browser_helpers import WAIT, expect, page_point, server_requests  # here: skips without Chromium
+    from browser_helpers import WAIT, expect, page_point, server_requests, translated  # here: skips without Chromium
 
     history = open_model(deep_model_dir).history  # the model of the browser tests' app (conftest.py: browser)
     last = history["snapshots"][-1]
@@ -57,7 +57,7 @@ def test_the_page_gets_the_history_once_and_draws_every_control_itself(tab, brow
     view = page.locator("#how-it-learned .learn")
     expect(view).to_have_attribute("data-ready", "true", timeout=WAIT)
     assert view.get_attribute("data-step") == str(last["step"])  # the last snapshot first
-    expect(page.locator("#status")).to_contain_text("Translated in", timeout=WAIT)  # the example on load
+    translated(page)  # the example on load
     page.wait_for_timeout(1000)  # and the views it draws
     requests = server_requests(page)
     slider = page.locator("#how-it-learned .learn-step")
