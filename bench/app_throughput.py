@@ -131,7 +131,7 @@ def running_app(app_dir, model, batch_size=16, threads=0, dtype=None, startup_ti
                 if app.poll() is not None or time.monotonic() > deadline:
                     log.seek(0)
                     raise SystemExit(f"app.py did not start (BATCH_SIZE={batch_size}):\n{log.read()[-3000:]}")
-                time.sleep(0.5)
+                time.sleep(0.1)
             yield url, app.pid
         finally:
             app.terminate()

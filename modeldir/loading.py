@@ -112,8 +112,9 @@ def check_model_dir(model_dir):
             stored = {name: tuple(f.get_slice(name).get_shape()) for name in f.keys()}
     except Exception as e:
         raise ModelLoadError(f"{model_dir / WEIGHTS}: cannot read weights: {e}") from e
-    with torch.device("meta"):  # the parameters' shapes, without their memory
-        shapes = {k: tuple(v.shape) for k, v in Transformer(cfg).state_dict().items()}
+    # Built on the CPU, not under torch.device("meta"): the meta device's random init imports torch._dynamo, which
+    # costs every load far more than the CPU's init (docs/benchmarks.md, "The app's start").
+    shapes = {k: tuple(v.shape) for k, v in Transformer(cfg).state_dict().items()}
     expected = {k: shape for k, shape in shapes.items() if k not in tied_weight_names(cfg)}
     missing, unexpected = sorted(set(expected) - set(stored)), sorted(set(stored) - set(expected))
     if missing or unexpected:

@@ -6,6 +6,8 @@ import html
 import json
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -55,6 +57,24 @@ def test_the_shipped_weights_are_those_their_metrics_record():
 
     shipped = Path(__file__).resolve().parent.parent / "assets" / "model"
     assert json.loads((shipped / METRICS).read_text(encoding="utf-8"))[WEIGHTS_SHA256] == weights_sha256(shipped)
+
+
+def test_opening_a_model_leaves_torch_dynamo_unimported(tiny_model_dir):
+    """Every process that serves or scores a model opens one (the app, its decoding process, each command-line
+    tool): torch._dynamo, which a meta-device model's random init imports, would add a second to each start."""
+    opened = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import sys; from modeldir.directory import open_model; open_model({str(tiny_model_dir)!r});"
+            " print('torch._dynamo' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=os.path.dirname(os.path.dirname(__file__)),
+    )
+    assert opened.stdout.strip() == "False"
 
 
 def test_notes_are_read_from_the_model_directory(tiny_model_dir, tmp_path):

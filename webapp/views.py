@@ -66,13 +66,13 @@ def answer(asked, value):
     return {"asked": asked["asked"], "answer": value}
 
 
-def gzipped_json(value, compresslevel=6):
+def gzipped_json(value):
     """`value` as JSON (numpy arrays as lists), gzip-compressed: how the page's data is kept and sent."""
     try:
         plain = orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)
     except TypeError:  # a lone surrogate (a client may send "\ud800"), which UTF-8 cannot hold: written escaped
         plain = json.dumps(value, default=lambda array: array.tolist()).encode("ascii")
-    return gzip.compress(plain, compresslevel=compresslevel, mtime=0)
+    return gzip.compress(plain, compresslevel=6, mtime=0)
 
 
 def json_answer(compressed, accept_encoding, plain=None):
@@ -105,8 +105,9 @@ def server_function(name, answer):
 def prepared_json(name, value):
     """A server function `name` that answers `value` as JSON encoded once, here, whatever the page passes: Gradio would
     encode the returned value again at every call, on its event loop (the training history, megabytes of JSON: seconds
-    during which the server answers no one)."""
-    compressed = gzipped_json(value, compresslevel=9)
+    during which the server answers no one). At gzip's level 6, as every payload: level 9 saves little of the bytes and
+    costs seconds of the app's start (docs/benchmarks.md, "The app's start")."""
+    compressed = gzipped_json(value)
     plain = gzip.decompress(compressed)
     return server_function(name, lambda data, accept_encoding: json_answer(compressed, accept_encoding, plain))
 
