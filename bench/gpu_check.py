@@ -135,6 +135,8 @@ def trainer(data, config, steps, device, pairs, peak_matrix):
             "--max-steps",
             str(steps),
             "--no-progress",
+            "--set",
+            f"eval_limit={len(pairs)}",  # the run's own dev score is not what is measured: a few sentences of it
         ]
         subprocess.run(command, cwd=ROOT, check=True, capture_output=True, text=True, timeout=300)
         rows = list(csv.DictReader(open(Path(out) / "metrics.csv", encoding="utf-8")))

@@ -3,8 +3,11 @@ schedule, the real training script (resume, DDP, bad input) and the evaluation C
 
 import csv
 import json
+import os
 import random
 import shutil
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -422,25 +425,38 @@ def succeeding(*args):
     return proc.stdout
 
 
+def two_processes(*args):
+    """`python ARGS` as two processes of one run, started as torchrun starts them (RANK, WORLD_SIZE and the rest of
+    its environment) but without its launcher, a third Python and torch start; stdout of both, or the test fails.
+    One stint of test_ddp_training... goes through torchrun itself."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "2"}
+    env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()))
+    ranks = [
+        subprocess.Popen(
+            [sys.executable, *map(str, args)],
+            cwd=REPO,
+            env={**env, "RANK": str(rank), "LOCAL_RANK": str(rank)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for rank in (0, 1)
+    ]
+    outputs = [rank.communicate(timeout=300) for rank in ranks]
+    for rank, (stdout, stderr) in zip(ranks, outputs):
+        assert rank.returncode == 0, f"exit {rank.returncode}\n{stdout[-3000:]}\n{stderr[-3000:]}"
+    return "".join(stdout for stdout, _ in outputs)
+
+
 def test_ddp_training_on_two_cpu_processes_resumes_exactly_and_exports_a_loadable_model(
     small_corpus, dropout_config, tmp_path
 ):
-    """A one-process run's checkpoint (step 4) resumed by two processes warns and goes on, to step 8 straight, or
-    stopped at step 6 and resumed: the same weights (each process gets back its own random state)."""
+    """A one-process run's checkpoint (step 4) resumed by two processes (torchrun) warns and goes on, to step 8
+    straight, or stopped at step 6 and resumed: the same weights (each process gets back its own random state)."""
     train, dev = small_corpus
 
     def args(out, steps, *extra):
         return train_args(train, dev, out, "--max-steps", str(steps), *extra, config=dropout_config)
-
-    def torchrun(out, steps):
-        return succeeding(
-            "torch.distributed.run",
-            "--nproc_per_node=2",
-            f"--master_port={free_port()}",
-            "-m",
-            "training.train",
-            *args(out, steps, "--resume"),
-        )
 
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
     train_main(args(straight, 4))
@@ -448,10 +464,11 @@ def test_ddp_training_on_two_cpu_processes_resumes_exactly_and_exports_a_loadabl
     checkpoint["state"]["best_bleu"] = -1.0  # forgotten: the two-process stints export the model (any BLEU beats it)
     torch.save(checkpoint, straight / "checkpoint.pt")
     shutil.copytree(straight, resumed)
-    assert "written by 1 process(es), this run has 2" in torchrun(straight, 8)
+    torchrun = ["torch.distributed.run", "--nproc_per_node=2", f"--master_port={free_port()}", "-m", "training.train"]
+    assert "written by 1 process(es), this run has 2" in succeeding(*torchrun, *args(straight, 8, "--resume"))
     assert len(torch.load(straight / "checkpoint.pt", weights_only=False)["rng"]) == 2
-    torchrun(resumed, 6)
-    torchrun(resumed, 8)
+    two_processes("-m", "training.train", *args(resumed, 6, "--resume"))
+    two_processes("-m", "training.train", *args(resumed, 8, "--resume"))
     assert assert_same_run(straight, resumed, stopped_at=6)["state"]["step"] == 8
     directory = open_model(resumed / "model")
     assert isinstance(directory.translator.translate("I see the cat."), str)
@@ -484,14 +501,7 @@ def test_bpe_dropout_gives_every_process_the_same_epoch(tmp_path):
     """BPE-dropout takes no seed: each of two processes drawing its own segmentations would cut other batches."""
     script = tmp_path / "epoch.py"
     script.write_text(EPOCH_PER_PROCESS, encoding="utf-8")
-    succeeding(
-        "torch.distributed.run",
-        "--nproc_per_node=2",
-        f"--master_port={free_port()}",
-        script,
-        REPO / "assets" / "model" / "tokenizer.json",
-        tmp_path / "epoch",
-    )
+    two_processes(script, REPO / "assets" / "model" / "tokenizer.json", tmp_path / "epoch")
     rank0, rank1 = (json.loads((tmp_path / f"epoch.{rank}").read_text(encoding="utf-8")) for rank in (0, 1))
     (plain, resegmented), (_, resegmented_too) = rank0, rank1
     assert resegmented == resegmented_too and resegmented != plain

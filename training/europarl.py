@@ -18,12 +18,11 @@ stage direction, a length mismatch. `prepare_data` then removes repeated pairs a
 set, dev or the demo sets, like every other file. Pairs stay in session order.
 """
 
+import functools
 import json
 import re
 import unicodedata
 from pathlib import Path
-
-from sacremoses import MosesDetokenizer
 
 from .data_sources import Source, github
 from .doc_pairs import LENGTH_RATIO
@@ -65,7 +64,16 @@ AFTER_DETOKENISER = {  # language -> (pattern, replacement) applied in order to 
         (re.compile(r"(?<=\d) º"), "º"),
     ),
 }
-DETOKENISERS = {language: MosesDetokenizer(lang=language) for language in LANGUAGES}
+
+
+@functools.cache
+def detokeniser(language):
+    """The Moses detokeniser of `language`, made on first use: sacremoses takes a while to import, and only a rebuild
+    of Europarl needs it, not every command that imports prepare_data."""
+    from sacremoses import MosesDetokenizer
+
+    return MosesDetokenizer(lang=language)
+
 
 # The release lost each dash of a parenthesis with the letter before it: "recommend - and it is ... idea - that" is
 # "recommen. and it is ... ide. that". In the tokenised text a real full stop stands apart from its word, so a word of
@@ -144,7 +152,7 @@ def detokenised(line, language):
     text = " ".join(unicodedata.normalize("NFC", line).replace(SOFT_HYPHEN, "").split())
     for pattern, replacement in JOINS[language]:
         text = pattern.sub(replacement, text)
-    text = DETOKENISERS[language].detokenize(text.split())
+    text = detokeniser(language).detokenize(text.split())
     for pattern, replacement in AFTER_DETOKENISER[language]:
         text = pattern.sub(replacement, text)
     return text
