@@ -334,7 +334,17 @@ def bench_quotes():
         ),
         ("docs/deployment.md", f"a 40-token sentence's: {payload['40 tokens']['kB_gzip']} kB"),
         *serving_quotes(bench_result("app_throughput")),
+        *(start_quote(name, bold) for name, bold in (("app_start-before", False), ("app_start", True))),
+        ("README.md", f"it answers about {bench_result('app_start')['page_answers_s']:.0f} s after it starts"),
     ]
+
+
+def start_quote(name, bold):
+    """docs/benchmarks.md's row of the saved `bench.app_start` run NAME: seconds to the page, to a translation, CPU."""
+    run = bench_result(name)
+    cell = "**{} s**" if bold else "{} s"
+    seconds = " | ".join(cell.format(run[key]) for key in ("page_answers_s", "first_translation_s", "cpu_s"))
+    return "docs/benchmarks.md", f"`bench/results/{name}.json`) | {seconds} |"
 
 
 def serving_quotes(run):
