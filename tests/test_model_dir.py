@@ -13,6 +13,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from helpers import REPO
 from modeldir.directory import open_model, save_model_dir
 from modeldir.files import (
     HEAD_IMPORTANCE,
@@ -61,7 +62,7 @@ def test_the_shipped_weights_are_those_their_metrics_record():
 
 def test_opening_a_model_leaves_torch_dynamo_unimported(tiny_model_dir):
     """Every process that serves or scores a model opens one (the app, its decoding process, each command-line
-    tool): torch._dynamo, which a meta-device model's random init imports, would add a second to each start."""
+    tool): torch._dynamo, which a meta-device model's random init imports, would slow every one of those starts."""
     opened = subprocess.run(
         [
             sys.executable,
@@ -72,7 +73,7 @@ def test_opening_a_model_leaves_torch_dynamo_unimported(tiny_model_dir):
         capture_output=True,
         text=True,
         check=True,
-        cwd=os.path.dirname(os.path.dirname(__file__)),
+        cwd=REPO,
     )
     assert opened.stdout.strip() == "False"
 
