@@ -121,13 +121,18 @@ def shipped():
     return Translator.load(ROOT / "assets" / "model")
 
 
-@pytest.fixture
-def page(chromium):
-    from browser_helpers import new_page
+@pytest.fixture(scope="module")
+def notebook_tab(chromium):
+    """One tab for the module's tests (browser_helpers.ReusedTab, with no app): each sets its own content (`frames`),
+    a new document as a notebook's output is."""
+    from browser_helpers import ReusedTab
 
-    page = new_page(chromium)
-    yield page
-    page.close()
+    return ReusedTab(chromium, url=None)
+
+
+@pytest.fixture
+def page(notebook_tab):
+    return notebook_tab.blank()
 
 
 def frames(page, *views):
