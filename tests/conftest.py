@@ -3,6 +3,7 @@ training script (a few seconds on CPU). Tests import plain helpers from `helpers
 
 import json
 import os
+import sys
 
 import pytest
 
@@ -12,11 +13,12 @@ from helpers import toy_pairs, write_tsv
 def pytest_configure(config):
     """The test models are tiny: one torch thread is as fast as several, and far faster when another process
     (a long training run) keeps the cores busy, where idle-spinning thread pools slow the suite down ~5x. So too in
-    the processes the tests start (the app, `python -m ...` commands, the notebook's kernel: 4x faster)."""
-    import torch
-
-    torch.set_num_threads(1)
+    the processes the tests start (the app, `python -m ...` commands, the notebook's kernel: 4x faster). Set in the
+    environment, which torch reads when it starts, so that pytest-xdist's controller, which runs no test, does not
+    import torch just to set it."""
     os.environ["OMP_NUM_THREADS"] = "1"
+    if "torch" in sys.modules:  # imported before this hook (by a plugin): too late for the variable
+        sys.modules["torch"].set_num_threads(1)
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
