@@ -8,6 +8,7 @@ import random
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 import torch
@@ -427,25 +428,32 @@ def succeeding(*args):
 
 def two_processes(*args):
     """`python ARGS` as two processes of one run, started as torchrun starts them (RANK, WORLD_SIZE and the rest of
-    its environment) but without its launcher, a third Python and torch start; stdout of both, or the test fails.
-    One stint of test_ddp_training... goes through torchrun itself."""
+    its environment) but without its launcher, a third Python and torch start; the test fails unless both succeed.
+    One stint of test_ddp_training... goes through torchrun itself. Each writes to a file, not a pipe: a process
+    blocked on a full pipe would hold the other at their next collective."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "2"}
     env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()))
+    logs = [tempfile.TemporaryFile("w+") for _ in range(2)]
     ranks = [
         subprocess.Popen(
             [sys.executable, *map(str, args)],
             cwd=REPO,
             env={**env, "RANK": str(rank), "LOCAL_RANK": str(rank)},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
-        for rank in (0, 1)
+        for rank, log in enumerate(logs)
     ]
-    outputs = [rank.communicate(timeout=300) for rank in ranks]
-    for rank, (stdout, stderr) in zip(ranks, outputs):
-        assert rank.returncode == 0, f"exit {rank.returncode}\n{stdout[-3000:]}\n{stderr[-3000:]}"
-    return "".join(stdout for stdout, _ in outputs)
+    try:
+        for process, log in zip(ranks, logs):
+            process.wait(timeout=300)
+            log.seek(0)
+            assert process.returncode == 0, f"exit {process.returncode}\n{log.read()[-3000:]}"
+    finally:  # as torchrun does: one process failed, the other (waiting for it) is stopped
+        for process, log in zip(ranks, logs):
+            process.kill()
+            process.wait()
+            log.close()
 
 
 def test_ddp_training_on_two_cpu_processes_resumes_exactly_and_exports_a_loadable_model(
