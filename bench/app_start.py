@@ -4,7 +4,7 @@ server and its decoding process) spent by then. Each of `--runs` starts is a fre
 
     python -m bench.app_start [--model DIR] [--runs 3] [--save app_start]
 
-(about 15 s a run on 2 idle cores with the shipped model.) The last line of the output is a JSON summary.
+The last line of the output is a JSON summary.
 """
 
 import argparse

@@ -6,8 +6,7 @@ file; then, over all manuals, the file's lines not rebuilt and the rebuilt pairs
     python -m bench.docs_rebuild --against D/train-docs.tsv --show 20
 
 The twelve Debian packages are read from CACHE/debian as `prepare_data --docs` leaves them (downloaded with
-`apt-get download` where missing, about 115 MB; about 40 s in all once they are there). The last line of the output
-is a JSON summary; docs/data.md quotes it.
+`apt-get download` where missing). The last line of the output is a JSON summary; docs/data.md quotes it.
 """
 
 import argparse

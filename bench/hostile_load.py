@@ -229,7 +229,7 @@ def burst(url, n_heavy, budget, places, timeout):
     }
 
 
-WARM_UP_SESSIONS = 5  # the first long sentences' one-time cost (the allocator's pools, the kernels' buffers): ~55 MB
+WARM_UP_SESSIONS = 5  # the first long sentences' one-time cost (the allocator's pools, the kernels' buffers)
 
 
 def sessions(url, pid, n, timeout):

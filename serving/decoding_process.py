@@ -144,4 +144,4 @@ if __name__ == "__main__":
         model_dtype,
         int(model_threads),
     )
-    os._exit(0)  # the server closed the pipe: nothing is left to flush, so no interpreter teardown (0.6 s of torch's)
+    os._exit(0)  # the server closed the pipe: nothing is left to flush, so no interpreter teardown (torch's is slow)

@@ -164,6 +164,29 @@ def test_code_points_to_docs_and_sections_that_exist():
     assert not vague, f"point to a doc and section as docs/NAME.md#anchor, not to the README by name: {vague}"
 
 
+MEASURED = re.compile(
+    r"(?:\babout|~|\broughly|\btakes?|\btook)\s?\d[\d.,]*\s?(?:ms|s|seconds|minutes|min|[kMG]i?B)\b"
+)  # "about 15 s a run", "~55 MB": what a bench measures, quoted where no test keeps it true
+
+
+def measurements_in(text):
+    return [m.group(0) for m in MEASURED.finditer(text)]
+
+
+def test_code_quotes_no_measurements():
+    """Timings and sizes live in bench/results/ and the docs that quote them (checked above), not in code's text."""
+    found = [f"{s.relative_to(ROOT)}: {m!r}" for s in SOURCES for m in measurements_in(s.read_text(encoding="utf-8"))]
+    assert not found, f"measurements in docstrings or comments (move them to a bench result): {found}"
+
+
+def test_a_measurement_in_code_is_found():
+    assert measurements_in("(about 15 s a run) ~55 MB; it took 3 minutes; at most 60 MB; 5 s after it") == [
+        "about 15 s",
+        "~55 MB",
+        "took 3 minutes",
+    ]
+
+
 COMMAND = re.compile(r"python -m ([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*)\b(?!\.[A-Z])")  # not bench.NAME
 
 

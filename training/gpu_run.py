@@ -3,7 +3,7 @@
 A lent GPU machine comes rarely, for minutes, bare, with no network; it takes the working tree (at most 64 MiB, with
 the folders named in `carry`) and gives back at most 8 files of 16 MiB from $OUT. So the run is three steps:
 
-    python -m training.gpu_run prepare --data data/en-it --out .gpu      # here: the mix's files, gzip (about 40 MB)
+    python -m training.gpu_run prepare --data data/en-it --out .gpu      # here: the mix's files, gzipped
     python -m training.gpu_run train --bundle .gpu --out $OUT --minutes 7 # there (device run, carry [".gpu"])
     python -m training.gpu_run join --parts DIR --out runs/gpu            # here: DIR/model, its scores in DIR
 
