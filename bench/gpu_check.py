@@ -16,8 +16,6 @@ import argparse
 import csv
 import json
 import math
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,6 +27,7 @@ from bench.common import DATA_DIR, ROOT, default_path, percentile, read_pairs
 from bench.train_throughput import training_flops
 from modeldir.directory import open_model
 from training.configs import CONFIGS, model_config
+from training.train import main as train_main
 from transformer.tokenizer import BOS_ID
 
 # A few of each on the CPU (the trainer logs its rate every 20 steps), and the real run's counts on a GPU.
@@ -120,25 +119,23 @@ def trainer(data, config, steps, device, pairs, peak_matrix):
     """The trainer's target tokens per second over its last logged window (metrics.csv), and that rate's share of
     the card's bf16 peak (forward and backward FLOPs of the data's mean sentence lengths, `training_flops`)."""
     with tempfile.TemporaryDirectory() as out:
-        command = [
-            sys.executable,
-            "-m",
-            "training.train",
-            "--config",
-            config,
-            "--train",
-            data,
-            "--dev",
-            data,
-            "--out",
-            out,
-            "--max-steps",
-            str(steps),
-            "--no-progress",
-            "--set",
-            f"eval_limit={len(pairs)}",  # the run's own dev score is not what is measured: a few sentences of it
-        ]
-        subprocess.run(command, cwd=ROOT, check=True, capture_output=True, text=True, timeout=300)
+        train_main(
+            [
+                "--config",
+                config,
+                "--train",
+                data,
+                "--dev",
+                data,
+                "--out",
+                out,
+                "--max-steps",
+                str(steps),
+                "--no-progress",
+                "--set",
+                f"eval_limit={len(pairs)}",  # the run's own dev score is not what is measured: a few sentences of it
+            ]
+        )
         rows = list(csv.DictReader(open(Path(out) / "metrics.csv", encoding="utf-8")))
     tokens_per_s = float(next(row["tokens_per_s"] for row in reversed(rows) if row.get("tokens_per_s")))
     model, train = CONFIGS[config]

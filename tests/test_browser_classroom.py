@@ -1,7 +1,7 @@
 """What a classroom hit, in a real browser (tests/browser_helpers.py): a second Translate while one runs (the latest
 wins, every view names the sentence it draws), an experiment after the box was edited (it runs on the translation
-shown), input that is not English (warned about), a phone (390×844) and a projector (1024×768), the colour scale,
-the legends and axis names of the figures, a long sentence's step strip, and the URL (reload, back, a shared link
+shown), input that is not English (warned about), a phone (390×844) and a projector (1024×768), the legends of
+the figures, a long sentence's step strip, and the URL (reload, back, a shared link
 show the same view)."""
 
 import json
@@ -176,22 +176,6 @@ def test_on_a_phone_the_step_strip_of_a_long_sentence_has_readable_labels_apart(
     assert labels["px"] * scale >= 10
     apart = labels["cell"] * (1 if labels["angle"] == 90 else 2**-0.5)  # between two labels' baselines
     assert apart >= labels["px"]
-
-
-def test_the_colour_scale_is_0_to_1_by_default_and_the_figure_says_which(page):
-    figure, canvas = page.locator("#attention-heatmap"), page.locator("#attention-heatmap canvas")
-    expect(figure).to_have_attribute("data-scale", "fixed")
-    expect(canvas).to_have_attribute("aria-label", re.compile("query: .* key: "))
-    page.locator("#scale label").filter(has_text="0–max").click()
-    expect(figure).to_have_attribute("data-scale", "own")
-    assert parse_qs(urlparse(page.url).query)["scale"] == ["own"]
-
-
-def test_the_lines_view_names_the_query_and_the_key_side(page):
-    page.locator("#style label").filter(has_text="lines").click()
-    expect(page.locator("#attention-heatmap canvas")).to_have_attribute(
-        "aria-label", re.compile(r"query: Italian decoder input \(left\), key: English source token \(right\)")
-    )
 
 
 def test_inside_one_head_has_a_colour_key_for_its_strips(page):

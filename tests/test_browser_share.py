@@ -1,7 +1,8 @@
 """Every view shareable, in a real browser (webapp/page.js keeps the store's view settings in the URL): the colour
-scale, heatmap or lines, Inside one head's kind, layer, head and query token, and the model map's open box are each
-written to the address, and restored by a reload and by the link opened afresh (a link pasted); what the
-address holds that is none of a view's choices is left out of the page and of the URL, never shown."""
+scale (0–1 by default) and heatmap or lines, each said by the figure, Inside one head's kind, layer, head and query
+token, and the model map's open box are each written to the address, and restored by a reload and by the link opened
+afresh (a link pasted); what the address holds that is none of a view's choices is left out of the page and of the
+URL, never shown."""
 
 import re
 from urllib.parse import parse_qs, urlparse
@@ -28,21 +29,26 @@ def restored(page, check):
     check(page)
 
 
-def test_the_colour_scale_is_kept(page):
+def test_the_colour_scale_and_heatmap_or_lines_are_kept_and_the_figure_says_which(page):
+    """Both of the Attention view's choices at once, from their defaults (0–1, a heatmap), each said by the figure and
+    its canvas's label (the lines name the query and the key side); back at the default, a choice leaves the URL."""
+    figure, canvas = page.locator("#attention-heatmap"), page.locator("#attention-heatmap canvas")
+    expect(figure).to_have_attribute("data-scale", "fixed")
+    expect(canvas).to_have_attribute("aria-label", re.compile("query: .* key: "))
     page.locator("#scale label").filter(has_text="0–max").click()
-    expect(page).to_have_url(re.compile(r"[?&]scale=own(&|$)"))
-    restored(page, lambda p: expect(p.locator("#attention-heatmap")).to_have_attribute("data-scale", "own"))
-
-
-def test_heatmap_or_lines_is_kept(page):
     page.locator("#style label").filter(has_text="lines").click()
+    expect(page).to_have_url(re.compile(r"[?&]scale=own(&|$)"))
     expect(page).to_have_url(re.compile(r"[?&]style=lines(&|$)"))
 
-    def lines(p):
+    def own_scale_and_lines(p):
+        expect(p.locator("#attention-heatmap")).to_have_attribute("data-scale", "own")
         expect(p.locator("#attention-heatmap")).to_have_attribute("data-view", "lines")
-        expect(p.locator("#attention-heatmap canvas")).to_have_attribute("aria-label", re.compile(": lines,"))
+        expect(p.locator("#attention-heatmap canvas")).to_have_attribute(
+            "aria-label",
+            re.compile(r": lines, query: Italian decoder input \(left\), key: English source token \(right\)"),
+        )
 
-    restored(page, lines)
+    restored(page, own_scale_and_lines)
     page.locator("#style label").filter(has_text="heatmap").click()  # the default: left out of the URL
     expect(page).not_to_have_url(re.compile(r"style="))
 
