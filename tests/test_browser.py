@@ -250,11 +250,14 @@ def test_heads_to_switch_off_are_a_grid_one_row_per_layer(page):
     # measured once the importance view (a module, loaded as the tab opens) is drawn above the grid, not while it
     # pushes the grid down between two measurements
     expect(page.locator("#head-importance .importance-map canvas").first).to_be_visible(timeout=WAIT)
-    boxes = {
-        (layer, head): page.locator("#off-decoder").get_by_text(f"L{layer} H{head}", exact=True).bounding_box()
-        for layer in (1, 2, 3)
-        for head in (1, 2)
-    }
+    # every head's label measured in one script, so in one layout: measured one by one, they can straddle a reflow
+    # (seen once, in CI: a layer's two heads 491 px apart)
+    placed = page.locator("#off-decoder").evaluate(
+        """el => Object.fromEntries([...el.querySelectorAll("*")]
+            .filter((e) => e.children.length === 0 && /^L\\d+ H\\d+$/.test(e.textContent.trim()))
+            .map((e) => { const r = e.getBoundingClientRect(); return [e.textContent.trim(), {x: r.x, y: r.y}]; }))"""
+    )
+    boxes = {(layer, head): placed[f"L{layer} H{head}"] for layer in (1, 2, 3) for head in (1, 2)}
     for layer in (1, 2, 3):
         assert round(boxes[layer, 1]["y"]) == round(boxes[layer, 2]["y"])  # a layer's heads on one row
         assert boxes[layer, 1]["x"] < boxes[layer, 2]["x"]
