@@ -1,8 +1,7 @@
 """What a classroom hit, in a real browser (tests/browser_helpers.py): a second Translate while one runs (the latest
 wins, every view names the sentence it draws), an experiment after the box was edited (it runs on the translation
-shown), input that is not English (warned about), a phone (390×844) and a projector (1024×768), the legends of
-the figures, a long sentence's step strip, and the URL (reload, back, a shared link
-show the same view)."""
+shown), input that is not English (warned about), a phone (390×844) and a projector (1024×768), the legends of the
+figures, a long sentence's step strip, and the URL (reload, back, a shared link show the same view)."""
 
 import json
 import re
