@@ -4,6 +4,7 @@ person would. Importing this skips a module where Playwright or Chromium is miss
 
 import re
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 
@@ -32,9 +33,11 @@ def new_page(browser, width=1400, height=1000):
     return page
 
 
-def at_tab(url, tab):
-    """The app's `url` opened at the tab `tab` (its id: "attention", "steps"...; the page reads it from the URL)."""
-    return f"{url}?tab={tab}"
+def at_tab(url, tab, text=None):
+    """The app's `url` opened at the tab `tab` (its id: "attention", "steps"...; the page reads it from the URL), with
+    the sentence `text` translated on load where one is given (a shared link), else the box's own."""
+    query = {"tab": tab} if text is None else {"text": text, "tab": tab}
+    return f"{url}?{urlencode(query)}"
 
 
 def translated(page):
@@ -43,10 +46,11 @@ def translated(page):
     return page
 
 
-def load_app(page, url, tab="attention"):
+def load_app(page, url, tab="attention", text=None):
     """`page` navigated afresh to the app at `url` with the tab `tab` open (the Attention tab, which the browser tests
-    were written for, not the model map the page opens first), after the sentence it translates on load."""
-    page.goto(at_tab(url, tab))
+    were written for, not the model map the page opens first), after the sentence it translates on load (`text`, a
+    link's, where one is given: a test about one sentence opens its link, one translation per page, not two)."""
+    page.goto(at_tab(url, tab, text))
     return translated(page)
 
 
@@ -75,8 +79,14 @@ class ReusedTab:
             self.tab.set_viewport_size({"width": width, "height": height})
         return self.tab
 
-    def open_app(self, width=1400, height=1000, tab="attention"):
-        return load_app(self.blank(width, height), self.url, tab)
+    def open_app(self, width=1400, height=1000, tab="attention", text=None):
+        return load_app(self.blank(width, height), self.url, tab, text)
+
+    def open_sentence(self, text, italian, tab="attention"):
+        """The app opened at the link of the sentence `text` (1400 x 1000, `tab` open), once it shows `italian`."""
+        page = self.open_app(tab=tab, text=text)
+        expect(page.locator("#italian textarea")).to_have_value(italian, timeout=WAIT)
+        return page
 
 
 def title(page, elem_id):

@@ -24,6 +24,11 @@ TITLES = {
 def translated_on(page, translator, sentence=SENTENCE):
     """The page after `sentence` was translated, and the library's inspection of it."""
     translate(page, sentence, translator.translate(sentence))
+    return drawn_on(page, translator, sentence)
+
+
+def drawn_on(page, translator, sentence):
+    """(page, inspection): `page`, showing `sentence`'s translation, once its Attention view has drawn its maps."""
     inspection = inspect(translator, sentence)
     expect(page.locator("#attention-heatmap")).to_have_attribute("aria-label", re.compile("layer 1"), timeout=WAIT)
     page.wait_for_function(
@@ -35,8 +40,10 @@ def translated_on(page, translator, sentence=SENTENCE):
 
 
 @pytest.fixture
-def translated(page, deep_translator):
-    return translated_on(page, deep_translator)
+def translated(reused_tab, deep_translator):
+    """(page, inspection): the page opened at SENTENCE's link (its Attention tab), translated and drawn."""
+    page = reused_tab.open_sentence(SENTENCE, deep_translator.translate(SENTENCE))
+    return drawn_on(page, deep_translator, SENTENCE)
 
 
 def shown(page):

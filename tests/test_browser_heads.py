@@ -32,8 +32,8 @@ def shown_grid(page):
     return numbers, labels
 
 
-def test_kind_and_measure_are_answered_in_the_page_with_the_librarys_numbers(page, deep_translator):
-    translate(page, SENTENCE, deep_translator.translate(SENTENCE))
+def test_kind_and_measure_are_answered_in_the_page_with_the_librarys_numbers(reused_tab, deep_translator):
+    page = reused_tab.open_sentence(SENTENCE, deep_translator.translate(SENTENCE))
     stats = head_diagnostics(inspect(deep_translator, SENTENCE))
     open_heads(page)
     requests = server_requests(page)
@@ -74,8 +74,10 @@ def test_a_head_clicked_opens_it_in_the_attention_tab(page):
     expect(page.locator("#attention-heatmap .attn-title")).to_contain_text("Encoder self-attention · layer 2 · head 1")
 
 
-def test_switching_heads_off_shows_the_comparison_and_its_steps_then_a_translation_clears_it(page, deep_translator):
-    translate(page, SENTENCE, deep_translator.translate(SENTENCE))
+def test_switching_heads_off_shows_the_comparison_and_its_steps_then_a_translation_clears_it(
+    reused_tab, deep_translator
+):
+    page = reused_tab.open_sentence(SENTENCE, deep_translator.translate(SENTENCE))
     open_heads(page)
     result, steps = page.locator("#ablation-result"), page.locator("#ablation-steps")
     expect(result).to_contain_text("No heads switched off yet for this sentence. Tick one or more heads")

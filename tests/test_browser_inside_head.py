@@ -58,8 +58,8 @@ def shown_column(page, css):
     return [number(t) for t in page.locator(f"{VIEW} table.ih-table tbody td.{css}").all_inner_texts()]
 
 
-def test_one_request_opens_the_tab_and_a_query_click_is_drawn_in_the_page(page, translator):
-    translate(page, SENTENCE, translator.translate(SENTENCE))
+def test_one_request_opens_the_tab_and_a_query_click_is_drawn_in_the_page(reused_tab, translator):
+    page = reused_tab.open_sentence(SENTENCE, translator.translate(SENTENCE))
     inspection = inspect(translator, SENTENCE)
     requests = Requests(page)
     open_tab(page, "Inside one head")

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from browser_helpers import NO_REQUEST_MS, WAIT, expect, no_error_shown, open_tab, translate
+from browser_helpers import NO_REQUEST_MS, WAIT, expect, no_error_shown, open_tab
 from interpretability import inspect
 from transformer import model as transformer_model
 
@@ -30,10 +30,9 @@ def recorded(deep_translator):
 
 
 @pytest.fixture
-def shown(page, deep_translator, recorded):
-    """The page, SENTENCE translated, the map shown (the first tab of the bar)."""
-    translate(page, SENTENCE, deep_translator.translate(SENTENCE))
-    open_tab(page, "Model map")
+def shown(reused_tab, deep_translator, recorded):
+    """The page opened at SENTENCE's link on the map's tab: SENTENCE translated, the map shown."""
+    page = reused_tab.open_sentence(SENTENCE, deep_translator.translate(SENTENCE), tab="map")
     expect(page.locator(f"{VIEW} .map-svg .box").first).to_be_visible(timeout=WAIT)
     # the map drawn from this sentence's payload, not from the one the reused tab showed before
     expect(page.locator("#model-map .view-sentence")).to_contain_text(f"“{SENTENCE}”", timeout=WAIT)

@@ -65,8 +65,8 @@ def assert_step_shown(page, inspection, step):
     assert page.locator("#step-candidates .bar-row.chosen th").all_inner_texts() == [chosen]
 
 
-def test_previous_next_and_the_slider_are_answered_in_the_page(page, deep_translator):
-    translate(page, SENTENCE, deep_translator.translate(SENTENCE))
+def test_previous_next_and_the_slider_are_answered_in_the_page(reused_tab, deep_translator):
+    page = reused_tab.open_sentence(SENTENCE, deep_translator.translate(SENTENCE))
     inspection = inspect(deep_translator, SENTENCE)
     open_steps(page)
     requests = server_requests(page)
@@ -89,8 +89,8 @@ def test_previous_next_and_the_slider_are_answered_in_the_page(page, deep_transl
     assert requests == []
 
 
-def test_five_quick_next_clicks_land_on_step_six_within_50_ms_each(page, deep_translator):
-    translate(page, SENTENCE, deep_translator.translate(SENTENCE))
+def test_five_quick_next_clicks_land_on_step_six_within_50_ms_each(reused_tab, deep_translator):
+    page = reused_tab.open_sentence(SENTENCE, deep_translator.translate(SENTENCE))
     inspection = inspect(deep_translator, SENTENCE)
     open_steps(page)
     requests = server_requests(page)
@@ -114,11 +114,11 @@ def test_five_quick_next_clicks_land_on_step_six_within_50_ms_each(page, deep_tr
     assert requests == []
 
 
-def test_a_new_sentence_resets_the_step_and_clears_the_attribution(page, deep_translator):
+def test_a_new_sentence_resets_the_step_and_clears_the_attribution(reused_tab, deep_translator):
     """At step 6 of a long sentence, a shorter one translated: one request (the translation), no error pop-up, the
     panel at step 1 of the new sentence (never a step of the old one), the attribution of the old one gone."""
     short = next(s for s in ["we.", "the cat.", "I.", "cat.", "."] if decoding_steps(inspect(deep_translator, s)) < 6)
-    translate(page, SENTENCE, deep_translator.translate(SENTENCE))
+    page = reused_tab.open_sentence(SENTENCE, deep_translator.translate(SENTENCE))
     open_steps(page)
     for _ in range(5):
         page.locator("#step-view .step-next").click()
@@ -207,8 +207,8 @@ def test_sampling_shows_the_distribution_drawn_from_beside_temperature_one(page,
     assert requests == []
 
 
-def test_opening_the_attribution_asks_once_and_steps_redraw_in_the_page(page, deep_translator):
-    translate(page, SENTENCE, deep_translator.translate(SENTENCE))
+def test_opening_the_attribution_asks_once_and_steps_redraw_in_the_page(reused_tab, deep_translator):
+    page = reused_tab.open_sentence(SENTENCE, deep_translator.translate(SENTENCE))
     inspection = inspect(deep_translator, SENTENCE)
     open_steps(page)
     figure = page.locator("#attribution")
