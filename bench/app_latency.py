@@ -97,6 +97,7 @@ def event(**data):
 def server_cases(app, sentence):
     """(case, kind of goal, function) for every event the app answers on the server."""
     from webapp import translation
+    from webapp.payload import request_json
     from webapp.served import Recent
     from webapp.tabs import heads, inside_head, model_map, steps
 
@@ -108,7 +109,7 @@ def server_cases(app, sentence):
         "sampling": ("sampling", 4, 0.8, 10, 1),
     }
     heads_off = ([], [], ["cross L1 H1", "cross L2 H2"])  # ticked per kind: encoder, decoder, cross
-    shown = translation.request_json(sentence, 1, None)  # what the model map's boxes send: the greedy translation
+    shown = request_json(sentence, 1, None)  # what the model map's boxes send: the greedy translation
 
     def attribute(method):
         return lambda: steps.attribute(  # noqa: E731

@@ -9,8 +9,8 @@ import gradio as gr
 
 from web_helpers import mounted, served_translator, translator_in_each_precision  # noqa: F401
 from webapp.attention_kinds import ATTENTION_KINDS
+from webapp.page_script import MOUNT
 from webapp.tabs import attention
-from webapp.views import MOUNT
 
 SCRIPT = Path(attention.__file__).with_suffix(".js").read_text(encoding="utf-8")
 

@@ -56,7 +56,7 @@ def drawn_rows(page, canvas):
 
 
 def close_to(shown, expected, sent=None):
-    """Within the int16 rounding the vectors travel in (`model_map.packed_vectors`: 1/65,534 of the largest magnitude
+    """Within the int16 rounding the vectors travel in (`view_json.packed_vectors`: 1/65,534 of the largest magnitude
     of what was `sent`, by default `expected` itself)."""
     sent = expected if sent is None else sent
     return np.abs(shown - expected).max() <= np.abs(sent).max() / 65534 + 1e-5

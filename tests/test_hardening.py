@@ -40,6 +40,7 @@ from modeldir.directory import ModelDirectory, open_model
 from transformer import Sampling, Translator
 from webapp import api, translation
 from webapp.page_script import module_import
+from webapp.payload import request_json
 from webapp.served import Recent, ServedModel, inspection_bytes
 from webapp.tabs import heads
 from webapp.tabs.heads import parse_head_name
@@ -275,7 +276,7 @@ def test_heavy_page_events_are_refused_at_the_door_while_the_lane_is_full(transl
 
 def test_attribution_stops_at_the_budget_in_its_float32_copy(translator, tiny_model_dir):
     served = serve(translator, tiny_model_dir, heavy_budget=1e-9)
-    inspection = translation.shown_inspection(served, translation.request_json(SENTENCE, 1, None))  # light: no budget
+    inspection = translation.shown_inspection(served, request_json(SENTENCE, 1, None))  # light: no budget
     with pytest.raises(gr.Error, match="needed more than the 1e-09 s each heavy request may take"):
         served.attribute(inspection, "integrated_gradients")
 
@@ -337,7 +338,7 @@ def test_the_page_keeps_no_state_and_an_experiment_names_its_sentence(translator
     with gr.Blocks() as demo:
         translation.build(served, demo)
     assert not [block for block in demo.blocks.values() if isinstance(block, gr.State)]
-    shown = translation.request_json(SENTENCE, 2, None)  # what an experiment's request carries
+    shown = request_json(SENTENCE, 2, None)  # what an experiment's request carries
     first = translation.shown_inspection(served, shown)
     assert translation.shown_inspection(served, shown) is first  # made again only once forgotten
 

@@ -14,8 +14,8 @@ from interpretability import head_details, inspect
 from web_helpers import answered, mounted, question, served_translator  # noqa: F401 (fixture: served)
 from webapp import translation
 from webapp.attention_kinds import ATTENTION_KINDS, attention_maps
+from webapp.page_script import MOUNT
 from webapp.tabs import inside_head
-from webapp.views import MOUNT
 
 SENTENCE = "we want the water."
 

@@ -19,6 +19,7 @@ from modeldir.seen import WordCounts
 from web_helpers import answered, mounted, question, served_translator  # noqa: F401 (fixture: served)
 from webapp.payload import dequantized
 from webapp.tabs import model_map
+from webapp.view_json import CODE, code_panels
 
 ROOT = Path(__file__).resolve().parents[1]
 SENTENCE = "we want the water."
@@ -35,8 +36,8 @@ def ask(served, shown=SHOWN, **data):
 
 
 def test_each_code_panel_is_the_functions_lines_in_its_file_now():
-    panels = model_map.code_panels()
-    assert set(panels) == set(model_map.CODE)
+    panels = code_panels()
+    assert set(panels) == set(CODE)
     for box, sources in panels.items():
         for source in sources:
             lines = (ROOT / source["file"]).read_text(encoding="utf-8").splitlines()
@@ -51,11 +52,11 @@ def test_each_code_panel_is_the_functions_lines_in_its_file_now():
 def test_each_stacks_boxes_show_their_own_classes_code():
     """The decoder's "+" and final norm are DecoderLayer's and Decoder's, and the masked self-attention shows where
     its mask is made and applied."""
-    names = lambda box: [s["name"] for s in model_map.code_panels()[box]]  # noqa: E731
+    names = lambda box: [s["name"] for s in code_panels()[box]]  # noqa: E731
     assert names("encoder residual") == ["SublayerConnection", "EncoderLayer"]
     assert names("decoder residual") == ["SublayerConnection", "DecoderLayer"]
     assert names("encoder final-norm") == ["Encoder"] and names("decoder final-norm") == ["Decoder"]
-    masked = model_map.code_panels()["masked self-attention"]
+    masked = code_panels()["masked self-attention"]
     code = "\n".join(line for source in masked for line in source["lines"])
     assert "tgt_mask = causal_mask(" in code and "masked_fill(~mask" in code and "self_attention(h, h, tgt_mask" in code
 
@@ -142,4 +143,4 @@ def test_the_view_draws_from_its_setup_the_models_sizes_and_code(served):
     setup = view.props["setup"]
     assert setup["layers"] == {"encoder": served.cfg.n_encoder_layers, "decoder": served.cfg.n_decoder_layers}
     assert setup["d_k"] == served.cfg.d_model // served.cfg.n_heads and setup["d_ff"] == served.cfg.d_ff
-    assert setup["code"] == model_map.code_panels()
+    assert setup["code"] == code_panels()

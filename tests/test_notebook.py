@@ -28,7 +28,8 @@ LINK = re.compile(r"\[([^\]]+)\]\(\.\./((?:transformer|training)/[\w/]+\.py)\)")
 # What the test asks the notebook once it has run: its checkable values.
 REPORT = (
     "import json\nprint(json.dumps({'head_check_passed': head_check_passed, 'argmax_is_greedy': argmax_is_greedy, "
-    "'first_loss': first_loss, 'last_loss': last_loss, 'cells': len(In)}))"
+    "'first_loss': first_loss, 'last_loss': last_loss, 'cells': len(In), "
+    "'gradio_imported': 'gradio' in __import__('sys').modules}))"
 )
 
 
@@ -99,6 +100,7 @@ def test_the_notebook_runs_and_its_checks_hold(executed):
     assert report["head_check_passed"] is True  # one head by hand == the model's recorded weights (assert_close)
     assert report["argmax_is_greedy"] is True
     assert report["last_loss"] < 0.7 * report["first_loss"]  # the tiny run learnt
+    assert report["gradio_imported"] is False  # the views in a notebook import no web framework (webapp.view_json)
 
 
 def test_the_notebook_shows_the_apps_views(executed):

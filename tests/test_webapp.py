@@ -15,6 +15,7 @@ from transformer import Sampling
 from web_helpers import answered, changed_indices, chips, question, served_translator, translated  # noqa: F401 (fixture)
 from webapp import texts, translation
 from webapp.page_script import PAGE_SCRIPT
+from webapp.payload import decoding_label
 from webapp.tokens import output_tokens, token_chips
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,7 +29,7 @@ def test_status_counts_tokens_as_the_truncation_note_does_and_warns():
     assert "127 English → 9 Italian tokens (not counting `</s>`)" in status
     assert "longer than the model reads (127 tokens): only the beginning was translated" in status
     assert "far longer" not in status  # truncation says it already
-    status = translation.translation_status(0.5, translation.decoding_label(4), InputReport(8, 4, False, False), 3, 127)
+    status = translation.translation_status(0.5, decoding_label(4), InputReport(8, 4, False, False), 3, 127)
     assert "beam search (4 beams)" in status and "Warning: 4 of the 8 English tokens (50%)" in status
     assert "never learnt" not in translation.translation_status(0.5, "greedy", InputReport(8, 0, False, False), 3, 127)
     assert "far longer" in translation.translation_status(0.5, "greedy", InputReport(70, 0, True, False), 60, 127)
@@ -182,13 +183,10 @@ def test_output_tokens_end_the_sentence(translator):
 
 
 def test_decoding_label_names_each_decoding():
-    assert translation.decoding_label(1) == "greedy"
-    assert translation.decoding_label(4) == "beam search (4 beams)"
-    assert (
-        translation.decoding_label(1, Sampling(temperature=0.7, top_k=5, seed=3))
-        == "sampling (temperature 0.7, top-5, seed 3)"
-    )
-    assert translation.decoding_label(1, Sampling(temperature=2.0)) == "sampling (temperature 2, seed 0)"
+    assert decoding_label(1) == "greedy"
+    assert decoding_label(4) == "beam search (4 beams)"
+    assert decoding_label(1, Sampling(temperature=0.7, top_k=5, seed=3)) == "sampling (temperature 0.7, top-5, seed 3)"
+    assert decoding_label(1, Sampling(temperature=2.0)) == "sampling (temperature 2, seed 0)"
 
 
 def test_token_chips_mark_exactly_the_changed_indices():

@@ -1,7 +1,7 @@
 """The page's views in a notebook's output cell (Jupyter, JupyterLab, VS Code, Colab), as bertviz's `head_view` is
 called from a cell: `show_attention`, `show_head` and `show_map` translate a sentence with a `Translator` and return
 an object the notebook displays (`_repr_html_`), drawn by the same code as the app: the same payload
-(`translation.shown_payload`), the same modules (`store.js`, `views.js`, the tab's), read from their files.
+(`payload.shown_payload`), the same modules (`store.js`, `views.js`, the tab's), read from their files.
 
 Each view is a whole document in an `<iframe srcdoc>`: its modules written into one inline script
 (`page_script.bundle`: nothing to fetch, works offline, and an inline script is what every notebook front end runs)
@@ -15,27 +15,21 @@ app's, and no package may import one above it (tests/test_layering.py).
 
 import html
 import json
-import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from inputs.request import one_line
 from interpretability import head_details, inspect
 from interpretability.head_details import ALL_QUERIES
 from interpretability.internals import STACKS
 
 from .attention_kinds import ATTENTION_KINDS
-
-# Gradio's dependencies import tqdm.auto, which in a notebook without ipywidgets warns as it is imported that it
-# cannot draw progress bars as widgets (a TqdmWarning printed under the cell): these views draw none.
-with warnings.catch_warnings():
-    warnings.filterwarnings("ignore", message="IProgress not found")
-    from .page_script import bundle, bundled, view_css
+from .page_script import HERE, MOUNT, bundle, bundled, view_css
+from .payload import shown_payload
 from .style import CSS as PAGE_CSS
-from .tabs import attention, inside_head, model_map
-from .translation import one_line, shown_payload
-from .views import MOUNT
+from .view_json import attention_setup, box_json, code_panels, head_json, map_setup, walk_json
 
-HOST = Path(__file__).with_name("notebook.js")
+HOST = HERE / "notebook.js"
+TABS = HERE / "tabs"  # each view's module: tabs/attention.js, tabs/inside_head.js, tabs/model_map.js
 # What Gradio's theme gives the views in the app (its CSS variables, its radios), for a document of their own.
 BASE_CSS = """
 :root { --font-sans: system-ui, sans-serif; --font-mono: ui-monospace, Menlo, Consolas, monospace;
@@ -68,11 +62,10 @@ class NotebookView:
         )
 
 
-def view_document(title, module_file, setup):
-    """The page of the view whose module is beside `module_file` (the tab's `.js`), styled by its CSS
-    (`page_script.view_css`), mounted by `notebook.js` (`showView`) with `setup` (the payload, the view's own setup
-    (`props.setup`), the store and radio choices to start from, the answers its questions get)."""
-    script = Path(module_file).with_suffix(".js")
+def view_document(title, script, setup):
+    """The page of the view whose module is `script` (a tab's `.js`), styled by its CSS (`page_script.view_css`),
+    mounted by `notebook.js` (`showView`) with `setup` (the payload, the view's own setup (`props.setup`), the store
+    and radio choices to start from, the answers its questions get)."""
     data = json.dumps(setup).replace("</", "<\\/")  # no "</script>" inside the script
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
@@ -113,12 +106,12 @@ def show_attention(translator, sentence, kind="cross", layer=1, head="mean", bea
     depths = {name: payload["attention"][name]["shape"][0] for name in ATTENTION_KINDS}
     setup = {
         "payload": payload,
-        "view": attention.setup(depths, payload["attention"][kind]["shape"][1]),
+        "view": attention_setup(depths, payload["attention"][kind]["shape"][1]),
         "store": {"attention": {"kind": kind, "layer": layer, "head": head}},
         "clicks": [],
         "answers": {},
     }
-    return NotebookView("Attention", view_document("Attention", attention.__file__, setup), height=900)
+    return NotebookView("Attention", view_document("Attention", TABS / "attention.js", setup), height=900)
 
 
 def show_head(translator, sentence, kind="cross", layer=1, head=1, beam=1):
@@ -128,10 +121,7 @@ def show_head(translator, sentence, kind="cross", layer=1, head=1, beam=1):
     inspection, payload = translated(translator, sentence, beam)
     checked_head(payload, kind, layer, head)
     n_heads = payload["attention"][kind]["shape"][1]
-    found = [
-        inside_head.head_json(head_details(translator, inspection, kind, layer - 1, h, ALL_QUERIES))
-        for h in range(n_heads)
-    ]
+    found = [head_json(head_details(translator, inspection, kind, layer - 1, h, ALL_QUERIES)) for h in range(n_heads)]
     setup = {
         "payload": payload,
         "store": {},
@@ -144,7 +134,8 @@ def show_head(translator, sentence, kind="cross", layer=1, head=1, beam=1):
             }
         },
     }
-    return NotebookView("Inside one head", view_document("Inside one head", inside_head.__file__, setup), height=1200)
+    document = view_document("Inside one head", TABS / "inside_head.js", setup)
+    return NotebookView("Inside one head", document, height=1200)
 
 
 def show_map(translator, sentence, beam=1):
@@ -159,17 +150,17 @@ def show_map(translator, sentence, beam=1):
         boxes += [(name, "norm", i) for i in range(len(stack.norm_inputs))]
         boxes += [(name, "feed-forward", i) for i in range(len(stack.hidden))]
     found = [
-        {"box": box, "stack": name, "index": index, **model_map.box_json(internals, box, name, index)}
+        {"box": box, "stack": name, "index": index, **box_json(internals, box, name, index)}
         for name, box, index in boxes
     ]
     found += [
-        {"box": "walk", "stack": name, "index": i, **model_map.walk_json(translator, inspection, name, i)}
+        {"box": "walk", "stack": name, "index": i, **walk_json(translator, inspection, name, i)}
         for name in STACKS
         for i in range(len(internals.stack(name).tokens))
     ]
     setup = {
         "payload": payload,
-        "view": model_map.setup_json(translator.model.cfg, model_map.code_panels()),
+        "view": map_setup(translator.model.cfg, code_panels()),
         "store": {},
         "clicks": [],
         "answers": {
@@ -180,4 +171,4 @@ def show_map(translator, sentence, beam=1):
             }
         },
     }
-    return NotebookView("Model map", view_document("Model map", model_map.__file__, setup), height=800)
+    return NotebookView("Model map", view_document("Model map", TABS / "model_map.js", setup), height=800)

@@ -1,7 +1,8 @@
 """The page's JavaScript: ES modules, one `.js` file each (`store.js`, the store every view reads; `views.js`, what
 the views share and how each is mounted; `page.js`, the page's own plumbing; `translation.js`, the translation box;
-one module per tab in `tabs/`, exporting `mount`), served as they are (`gr.set_static_paths`, these files only) and
-loaded by the browser with `import()`, so that each module is fetched once and imports the others itself.
+one module per tab in `tabs/`, exporting `mount`), served as they are (`MODULES`: `webapp.views` lets Gradio serve
+these files only) and loaded by the browser with `import()`, so that each module is fetched once and imports the
+others itself. No Gradio here: a notebook's views (`webapp.notebook`) are built with it too.
 
 Gradio runs a component's `js_on_load`, an event's `js` and the page's `js` as code of its own, so each is one line
 here that imports a module and calls it (`view_loader`, `module_call`, `PAGE_SCRIPT`); every other line of the page's
@@ -16,11 +17,11 @@ import json
 import re
 from pathlib import Path
 
-import gradio as gr
-
 HERE = Path(__file__).parent.resolve()
 MODULES = sorted(HERE.rglob("*.js"))
-gr.set_static_paths(MODULES)
+# What is rendered of a view, in the page and in a notebook: an empty mount, into which the view's module draws its
+# own markup (each view's markup lives in its `.js`, none in Python strings, so no Gradio template rule applies to it).
+MOUNT = '<div class="view-mount"></div>'
 VIEWS = HERE / "views.js"
 # The one form of import the modules use (a list of names from a file beside or above), and of export (a declaration).
 IMPORT = re.compile(r'^import \{([^}]*)\} from "(\.{1,2}/[\w/]+\.js)";\n', re.MULTILINE)

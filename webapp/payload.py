@@ -192,3 +192,32 @@ def translation_payload(translator, inspection, decoding):
         "norms": {"embedding": rounded(embedding), "position": rounded(position)},
         "map": map_json(translator.tokenizer, inspection.internals),
     }
+
+
+def decoding_label(beam, sampling=None):
+    """Words for a decoding: greedy, beam search with its width, or sampling with its settings."""
+    if sampling is not None:
+        top_k = f", top-{sampling.top_k}" if sampling.top_k else ""
+        return f"sampling (temperature {sampling.temperature:g}{top_k}, seed {sampling.seed})"
+    return "greedy" if beam == 1 else f"beam search ({beam} beams)"
+
+
+def request_json(text, beam, sampling):
+    """What the page keeps of a translation's request (the payload's `request`): the sentence as translated and its
+    decoding settings, which every experiment sends back in place of the box's (SHOWN_TRANSLATION) and the URL keeps."""
+    return {
+        "text": text,
+        "decoding": "sampling" if sampling else "beam" if beam > 1 else "greedy",
+        "beam": beam,
+        "temperature": sampling.temperature if sampling else 1.0,
+        "top_k": sampling.top_k if sampling else 0,
+        "seed": sampling.seed if sampling else 0,
+    }
+
+
+def shown_payload(translator, inspection, text, beam, sampling):
+    """The payload the views draw (`translation_payload`) with the request it was made with (`request_json`): what
+    the translate event (`webapp.translation`) and a notebook's views (`webapp.notebook`) put in the store."""
+    payload = translation_payload(translator, inspection, decoding_label(beam, sampling))
+    payload["request"] = request_json(text, beam, sampling)
+    return payload

@@ -23,7 +23,7 @@ from transformer.tokenizer import EOS
 
 from .events import Refusal
 from .page_script import module_call
-from .payload import translation_payload
+from .payload import decoding_label, shown_payload
 from .texts import EMPTY_MESSAGE
 from .tokens import output_tokens, token_chips
 from .views import carrier, gzipped_json
@@ -82,14 +82,6 @@ def decoding_settings(decoding, beam, temperature, top_k, seed):
     return request.beam, request.sampling
 
 
-def decoding_label(beam, sampling=None):
-    """Words for a decoding: greedy, beam search with its width, or sampling with its settings."""
-    if sampling is not None:
-        top_k = f", top-{sampling.top_k}" if sampling.top_k else ""
-        return f"sampling (temperature {sampling.temperature:g}{top_k}, seed {sampling.seed})"
-    return "greedy" if beam == 1 else f"beam search ({beam} beams)"
-
-
 def translation_status(
     seconds,
     decoding,
@@ -146,27 +138,6 @@ def translation_status(
 REQUEST_SETTINGS = ("decoding", "beam", "temperature", "top_k", "seed")  # a request's settings, in the controls' order
 
 
-def request_json(text, beam, sampling):
-    """What the page keeps of a translation's request (the payload's `request`): the sentence as translated and its
-    decoding settings, which every experiment sends back in place of the box's (SHOWN_TRANSLATION) and the URL keeps."""
-    return {
-        "text": text,
-        "decoding": "sampling" if sampling else "beam" if beam > 1 else "greedy",
-        "beam": beam,
-        "temperature": sampling.temperature if sampling else 1.0,
-        "top_k": sampling.top_k if sampling else 0,
-        "seed": sampling.seed if sampling else 0,
-    }
-
-
-def shown_payload(translator, inspection, text, beam, sampling):
-    """The payload the views draw (`webapp.payload`) with the request it was made with (`request_json`): what the
-    translate event and a notebook's views (`webapp.notebook`) put in the store."""
-    payload = translation_payload(translator, inspection, decoding_label(beam, sampling))
-    payload["request"] = request_json(text, beam, sampling)
-    return payload
-
-
 def inspection_of(served, text, decoding, beam, temperature, top_k, seed):
     """The `Inspection` of the translation of `text` (its lines read as one) with the decoding controls' settings,
     None for an empty text. Every experiment (one head's numbers, attribution, heads switched off) asks it so: the
@@ -179,7 +150,7 @@ def inspection_of(served, text, decoding, beam, temperature, top_k, seed):
 
 def shown_inspection(served, shown):
     """`inspection_of` the translation an event names in its data rather than its inputs (`shown`: the payload's
-    `request`, `request_json`; the model map's boxes send it so); None when the page shows none."""
+    `request`, `payload.request_json`; the model map's boxes send it so); None when the page shows none."""
     if not isinstance(shown, dict):
         return None
     return inspection_of(served, *(shown.get(name) for name in ("text", *REQUEST_SETTINGS)))
@@ -197,7 +168,8 @@ def sent_payload(served, payload):
 
 def translate(served, text, decoding, beam, temperature, top_k, seed):
     """English -> Italian. Outputs: translation, status, token chips, and a reference to the payload every view is
-    drawn from (`sent_payload`; the payload: `webapp.payload`, with the request it was made with: `request_json`)."""
+    drawn from (`sent_payload`; the payload: `webapp.payload`, with the request it was made with:
+    `payload.request_json`)."""
     if not text or not text.strip():
         return "", EMPTY_MESSAGE, "", None
     request = page_request(text, decoding, beam, temperature, top_k, seed)

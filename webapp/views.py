@@ -20,12 +20,10 @@ import gradio as gr
 import orjson
 from starlette.responses import JSONResponse, Response
 
-from .page_script import view_css, view_loader
+from .page_script import MODULES, MOUNT, view_css, view_loader
 from .texts import PAYLOAD_MISSING
 
-# What Gradio renders of a view: an empty mount, into which the view's module draws its own markup (each view's
-# markup lives in its `.js`, none in Python strings, so no Gradio template rule applies to it).
-MOUNT = '<div class="view-mount"></div>'
+gr.set_static_paths(MODULES)  # the page's modules, served as they are (these files only)
 HERE = Path(__file__).parent
 
 

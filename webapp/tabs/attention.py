@@ -14,19 +14,13 @@ by the token produced at that step (what a beginner expects to line up with the 
 from pathlib import Path
 
 from ..attention_kinds import ATTENTION_KINDS
+from ..view_json import attention_setup
 from ..views import browser_view
-
-# The kind radio's order: cross-attention first, the kind a translator's alignment is read from.
-RADIO_ORDER = sorted(ATTENTION_KINDS, key=lambda kind: kind != "cross")
-
-
-def setup(depths, n_heads):
-    """What the view draws its controls from before a translation: each kind's depth (`depths`), its title in the
-    radio's order, and the number of heads."""
-    return {"depths": depths, "titles": {kind: ATTENTION_KINDS[kind].title for kind in RADIO_ORDER}, "heads": n_heads}
 
 
 def build(served):
     """The tab: one view drawn in the browser from each translation's payload (no Python event)."""
     depths = {kind: served.layers(kind) for kind in ATTENTION_KINDS}
-    return browser_view(Path(__file__).with_suffix(".js"), "attention-view", setup=setup(depths, served.cfg.n_heads))
+    return browser_view(
+        Path(__file__).with_suffix(".js"), "attention-view", setup=attention_setup(depths, served.cfg.n_heads)
+    )

@@ -19,8 +19,8 @@ from interpretability.head_details import ALL_QUERIES
 
 from ..attention_kinds import ATTENTION_KINDS, clamp_layer, whole_number
 from ..events import QUIET
-from ..payload import rounded
 from ..translation import SHOWN_TRANSLATION, inspection_of
+from ..view_json import head_json
 from ..views import answer, browser_view, question
 
 HELP = """One head, one query token, the model's real numbers for your sentence, in the order it computes them:
@@ -28,36 +28,6 @@ HELP = """One head, one query token, the model's real numbers for your sentence,
 softmax taken apart: the largest score subtracted, exp, their sum, exp ÷ sum = the weight; ③ the output as the
 weighted sum of the value rows; ④ where it goes next. Pick the kind, layer and head, then click a query token: the
 page redraws it at once."""
-
-
-def head_json(details):
-    """What the page draws one head from, for every query token (`details`: a `HeadQueries`): its kind, 1-based
-    layer and head, d_k, the query and key tokens, and per query its q, scores, scores ÷ √d_k, mask (1: hidden),
-    exp(scaled − max) (0 where hidden), weights, output, the concatenated heads' outputs, this head's share through
-    W_O and the sub-layer's output; k and v, one row per key."""
-    arrays = (
-        "q",
-        "k",
-        "v",
-        "scores",
-        "scaled",
-        "exps",
-        "weights",
-        "output",
-        "concat",
-        "contribution",
-        "attention_output",
-    )
-    return {
-        "kind": details.kind,
-        "layer": details.layer + 1,
-        "head": details.head + 1,
-        "d_k": details.d_k,
-        "query_tokens": details.query_tokens,
-        "key_tokens": details.key_tokens,
-        "masked": details.masked.astype(int).tolist(),
-        **{name: rounded(getattr(details, name)) for name in arrays},
-    }
 
 
 def chosen_head(served, kind, layer, head):
