@@ -1,11 +1,12 @@
 """Every view shareable, in a real browser (webapp/page.js keeps the store's view settings in the URL): the colour
 scale (0–1 by default) and heatmap or lines, each said by the figure, Inside one head's kind, layer, head and query
-token, and the model map's open box are each written to the address, and restored by a reload and by the link opened
-afresh (a link pasted); what the address holds that is none of a view's choices is left out of the page and of the
+token, and the model map's open box and walk are each written to the address, and restored by a reload and by the
+link opened afresh (a link pasted), whichever of the page's modules comes first; what the address holds that is none of a view's choices is left out of the page and of the
 URL, never shown."""
 
 import re
-from urllib.parse import parse_qs, urlparse
+import time
+from urllib.parse import parse_qs, urlencode, urlparse
 
 from browser_helpers import WAIT, expect, translated
 
@@ -121,6 +122,28 @@ def test_the_walks_token_and_box_are_kept(page):
     page.locator(f'{MAP} [data-box="decoder-feed-forward"]').click()  # a box opened: the walk left, the URL says so
     expect(page).to_have_url(re.compile(r"[?&]box=decoder-feed-forward(&|$)"))
     expect(page).not_to_have_url(re.compile(r"walk="))
+
+
+def test_a_links_walk_is_taken_up_when_the_address_is_read_after_the_map_is_mounted(tab, browser):
+    """The map, the first tab, is mounted as the page starts, and may be before page.js has put the address's view
+    settings in the store: here page.js comes a second late, and the sentence later still (each queued event held
+    back). The link's walk is taken up by the first sentence all the same; it was lost when the map read the walk as
+    it was mounted."""
+    page = tab()
+
+    def late(seconds):
+        def handle(route):
+            time.sleep(seconds)
+            route.continue_()
+
+        return handle
+
+    page.route(re.compile(r"/page\.js$"), late(1.0))
+    page.route(re.compile(r"/queue/join"), late(2.0))
+    page.goto(f"{browser.app_url}?{urlencode({'text': 'we want the water.', 'tab': 'map', 'walk': 'encoder.3.4'})}")
+    translated(page)
+    expect(page.locator(MAP)).to_have_attribute("data-walk", "encoder:2:3", timeout=WAIT)
+    expect(page).to_have_url(re.compile(r"[?&]walk=encoder\.3\.4(&|$)"))
 
 
 def test_what_is_none_of_a_views_choices_is_left_out_never_shown(tab, browser):

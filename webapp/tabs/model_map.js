@@ -856,7 +856,9 @@ export function mount({element, props, ask}) {
       drawPanel();
     }
   });
-  let walkOfTheUrl = store.get("walk");  // the first sentence's walk may come from the address the page opened
+  // The first sentence's walk may come from the address the page opened: read when that sentence comes, not when
+  // this view is mounted (the map, the first tab, may be mounted before page.js has put the address in the store).
+  let firstSentence = true;
   store.on("translation", (payload) => {
     state.payload = payload;
     nameSentence(root.parentElement, payload);
@@ -865,8 +867,8 @@ export function mount({element, props, ask}) {
     if (state.walk.on) state.open = null;  // a walk's box belongs to its token: a new sentence starts from the intro
     Object.assign(state.walk, {on: false, stack: "encoder", position: 0, index: 0});
     if (payload) {  // the address's walk waits for the first sentence that comes (none may come before it)
-      if (!walkFromStore(walkOfTheUrl) && store.get("walk")) store.set({walk: null});
-      walkOfTheUrl = null;
+      if (!walkFromStore(firstSentence ? store.get("walk") : null) && store.get("walk")) store.set({walk: null});
+      firstSentence = false;
     }
     answered.clear();
     drawWalkBar();
