@@ -1,8 +1,8 @@
 """Every view shareable, in a real browser (webapp/page.js keeps the store's view settings in the URL): the colour
 scale (0–1 by default) and heatmap or lines, each said by the figure, Inside one head's kind, layer, head and query
 token, and the model map's open box and walk are each written to the address, and restored by a reload and by the
-link opened afresh (a link pasted), whichever of the page's modules comes first; what the address holds that is none of a view's choices is left out of the page and of the
-URL, never shown."""
+link opened afresh (a link pasted), whichever of the page's modules comes first; what the address holds that is
+none of a view's choices is left out of the page and of the URL, never shown."""
 
 import re
 import time
