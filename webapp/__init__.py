@@ -5,9 +5,9 @@ tabs (the sentence, decoding controls, translation and status), whose translate 
 (every number the views draw) to the page; `views` (+ `views.js`) hands it to the views, which draw in the browser;
 `tabs/` holds one module per tab (its view's HTML, JavaScript, and the handlers of its experiments), `view_json` what
 the views are given besides the payload (their setup, the numbers their questions get: no Gradio, so a notebook's
-views, `notebook`, share it); `served` is the
-loaded model as the handlers call it; `settings` the app's environment, checked at start; `api` the HTTP API;
+views, `notebook`, share it); `served` is the loaded model as the handlers call it; `api` the HTTP API;
 `attention_kinds` and `tokens` are the kinds of attention and the tokens as the tabs name them; `events` says how events
 run and what the outside world reaches; `texts` and `style` are the page's prose and CSS, `page_script` how its
-JavaScript modules are served and loaded; `no_model` is the page shown when no model loads.
+JavaScript modules are served and loaded; `no_model` is the page shown when no model loads. (The app's settings, and
+all that makes it safe as a public Space, are in `deploy/`.)
 """

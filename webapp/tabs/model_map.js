@@ -867,7 +867,8 @@ export function mount({element, props, ask}) {
     if (state.walk.on) state.open = null;  // a walk's box belongs to its token: a new sentence starts from the intro
     Object.assign(state.walk, {on: false, stack: "encoder", position: 0, index: 0});
     if (payload) {  // the address's walk waits for the first sentence that comes (none may come before it)
-      if (!walkFromStore(firstSentence ? store.get("walk") : null) && store.get("walk")) store.set({walk: null});
+      const wanted = store.get("walk");
+      if (!walkFromStore(firstSentence ? wanted : null) && wanted) store.set({walk: null});
       firstSentence = false;
     }
     answered.clear();
