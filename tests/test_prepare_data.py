@@ -18,7 +18,7 @@ import pytest
 
 from bench import docs_rebuild
 from helpers import run_command, run_module, toy_pairs, write_tsv
-from training import data_sources, doc_pairs, europarl, pinned, prepare_data
+from training import cldr_names, data_sources, doc_pairs, europarl, pinned, prepare_data
 from training.pinned import DownloadError, SourceChanged
 from training.prepare_data import main
 from training.sentences import normalise
@@ -906,3 +906,49 @@ def test_session_files_of_different_lengths_are_refused(tmp_path):
     (tmp_path / "it.al").write_bytes(b"Uno .\n")
     with pytest.raises(ValueError, match="^en.al: 2 English lines but 1 Italian lines$"):
         europarl.europarl_pairs([(tmp_path / "en.al", tmp_path / "it.al")])
+
+
+# --- train-names.tsv: the names CLDR gives in English and Italian, read from the pinned babel package ---
+
+
+def test_names_step_writes_cldr_names_in_both_languages_without_test_sentences(network, tmp_path):
+    more_tests = tmp_path / "more-tests.tsv"
+    write_tsv(more_tests, [("Brazil", "Una frase di un altro test.")])
+    out = prepare(tmp_path, "out", "--names", "--exclude", more_tests)
+    names = read_pairs(out / "train-names.tsv")
+    for pair in [
+        ("Italy", "Italia"),
+        ("Southern Europe", "Europa meridionale"),
+        ("European Union", "Unione europea"),
+        ("Italian", "italiano"),
+        ("US dollars", "dollari statunitensi"),
+        ("British pound", "sterlina britannica"),
+        ("August", "agosto"),
+        ("Wednesday", "mercoledì"),
+    ]:
+        assert pair in names
+    assert "Brazil" not in {english for english, _ in names}  # a side of an --exclude test set
+    assert not {"Unknown Region", "Pseudo-Accents", "world"} & {english for english, _ in names}
+    assert not [pair for pair in names if any(re.fullmatch("[A-Z]{3}", side) for side in pair)]  # no bare code
+    assert len(names) == len(set(names)) and all(en.strip() and it.strip() for en, it in names)
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    entry = next(entry for entry in manifest["sources"] if entry["name"] == "cldr-names")
+    assert entry["licence"].startswith("Unicode License") and "CLDR" in entry["credit"]
+    assert entry["sha256"] == cldr_names.SHA256 and entry["package"] == f"babel {cldr_names.BABEL}"
+    assert set(entry["pairs"]) == {"territory", "language", "currency", "calendar"}
+    assert manifest["removed"]["names"]["test_overlap"] == 1
+    assert manifest["outputs"]["train-names.tsv"]["pairs"] == len(names)
+    again = prepare(tmp_path, "again", "--names", "--exclude", more_tests)
+    assert (again / "train-names.tsv").read_bytes() == (out / "train-names.tsv").read_bytes()
+    assert "train-names.tsv" not in os.listdir(prepare(tmp_path, "again"))  # without --names: removed
+
+
+def test_cldr_data_that_is_not_the_pinned_release_is_refused_before_anything_is_written(network, tmp_path, monkeypatch):
+    monkeypatch.setitem(cldr_names.SHA256, "locale-data/it.dat", "0" * 64)
+    with pytest.raises(
+        SourceChanged,
+        match=r"^babel \S+: locale-data/it.dat has sha256 [0-9a-f]{64}, not the 0{64} pinned in the code; "
+        r"install the pinned release: pip install babel==2\.17\.0$",
+    ):
+        prepare(tmp_path, "out", "--names")
+    assert not (tmp_path / "out").exists()

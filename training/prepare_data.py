@@ -3,6 +3,7 @@
     python -m training.prepare_data --out data/en-it
     python -m training.prepare_data --out data/en-it --docs          # also train-docs.tsv, from Debian packages
     python -m training.prepare_data --out data/en-it --europarl      # also train-europarl.tsv.gz (774 files, 232 MB)
+    python -m training.prepare_data --out data/en-it --names         # also train-names.tsv (CLDR, from babel)
     python -m training.prepare_data --out data/en-it --tatoeba ita-eng.zip --exclude more-tests.tsv
 
 Every source is a URL at a fixed commit (training/data_sources.py). A source is checked against the sha256 recorded
@@ -12,15 +13,17 @@ grows), gives a warning with the pair counts when it differs from the recorded o
 
 Writes OUT/test-tatoeba.tsv (the Tatoeba MT Challenge eng-ita test set v2020-07-28, as scored), OUT/dev-news.tsv (WMT
 newssyscomb2009), OUT/train.tsv (shuffled) and OUT/dev.tsv (the Tatoeba pairs), OUT/train-extra.tsv (OLDI Seed,
-MT-GenEval, CoCoA-MT), with --docs OUT/train-docs.tsv, with --europarl OUT/train-europarl.tsv.gz, and OUT/manifest.json:
+MT-GenEval, CoCoA-MT), with --docs OUT/train-docs.tsv, with --europarl OUT/train-europarl.tsv.gz, with --names
+OUT/train-names.tsv (the names of countries, languages, currencies, months and days), and OUT/manifest.json:
 each source's URL, sha256, licence and credit, each output's pair count and sha256 (and whether it is the project's
 file), what each filter removed. test-tatoeba.tsv and dev-news.tsv must be byte-identical to the files the scores are
 on, or nothing is written.
 
 Every pair whose English or Italian side occurs on either side of any public test set (the three Tatoeba releases,
 FLORES-200 devtest, newstest2009, newssyscomb2009, NTREX-128) or of an `--exclude` file is removed from train, dev,
-extra, docs and Europarl, ignoring case, spacing and Unicode composition; docs also loses every pair sharing a side
-with dev or the UD PUD treebanks, Europarl every pair sharing a side with dev or the demo sets (data/demo). The same
+extra, docs, Europarl and names, ignoring case, spacing and Unicode composition; docs also loses every pair sharing a
+side with dev or the UD PUD treebanks, Europarl and names every pair sharing a side with dev or the demo sets
+(data/demo). The same
 inputs and `--seed` give byte-identical files.
 """
 
@@ -31,7 +34,7 @@ import random
 import zipfile
 from pathlib import Path
 
-from . import data_sources
+from . import cldr_names, data_sources
 from .cli import command_line, positive_int, run_cli
 from .data import load_pairs
 from .doc_pairs import build_docs
@@ -41,7 +44,7 @@ from .sentences import clean, normalise
 
 NEWLINE = b"\n"
 TREEBANK_TEXT = "# text = "
-TRAIN, DEV, TEST, DEV_NEWS, EXTRA, DOCS, EUROPARL, MANIFEST = (
+TRAIN, DEV, TEST, DEV_NEWS, EXTRA, DOCS, EUROPARL, NAMES, MANIFEST = (
     "train.tsv",
     "dev.tsv",
     "test-tatoeba.tsv",
@@ -49,9 +52,10 @@ TRAIN, DEV, TEST, DEV_NEWS, EXTRA, DOCS, EUROPARL, MANIFEST = (
     "train-extra.tsv",
     "train-docs.tsv",
     "train-europarl.tsv.gz",
+    "train-names.tsv",
     "manifest.json",
 )
-OPTIONAL = {DOCS: "--docs", EUROPARL: "--europarl"}  # output -> the flag that builds it
+OPTIONAL = {DOCS: "--docs", EUROPARL: "--europarl", NAMES: "--names"}  # output -> the flag that builds it
 DEMO_DIR = Path(__file__).resolve().parent.parent / "data" / "demo"
 DEMO_SETS = ("demo.tsv", "heldout.tsv")  # in data/demo, with the columns english and italian
 EXCLUDED = {"licence": "not redistributed: only compared against"}
@@ -277,6 +281,23 @@ def build_europarl(args, lock, sides_to_avoid):
     return pairs, {**entry, "pairs": len(pairs)}, removed
 
 
+def build_names(sides_to_avoid):
+    """-> (CLDR's names, manifest entry, what was removed): without repeated pairs and pairs sharing a side with
+    `sides_to_avoid`."""
+    by_kind = cldr_names.name_pairs()
+    pairs, removed = filter_pairs([pair for pairs in by_kind.values() for pair in pairs], sides_to_avoid)
+    say_removed("names", removed)
+    entry = {
+        "name": "cldr-names",
+        "package": f"babel {cldr_names.BABEL}",
+        "sha256": cldr_names.SHA256,
+        "pairs": {kind: len(pairs) for kind, pairs in by_kind.items()},
+        "licence": cldr_names.LICENCE,
+        "credit": cldr_names.CREDIT,
+    }
+    return pairs, entry, removed
+
+
 def split_dev(pairs, dev_size, seed):
     """-> (train shuffled, dev in reading order). Dev takes whole English sentences (normalised; all their
     translations) in a seeded random order until it holds at least `dev_size` pairs, so it shares none with train."""
@@ -382,6 +403,12 @@ def parse_args(argv):
         "instead of downloading them (still checked by sha256); implies --europarl",
     )
     parser.add_argument(
+        "--names",
+        action="store_true",
+        help="also build train-names.tsv: the names of countries, languages, currencies, months and days in both "
+        f"languages, from the CLDR data of babel {cldr_names.BABEL} (no download)",
+    )
+    parser.add_argument(
         "--cache",
         metavar="DIR",
         type=Path,
@@ -443,6 +470,9 @@ def main(argv=None, sources=data_sources.PINNED):
             args, lock, sides_to_avoid | dev_sides | demo_sentences()
         )
         source_entries.append(europarl_entry)
+    if args.names:
+        files[NAMES], names_entry, removed["names"] = build_names(sides_to_avoid | dev_sides | demo_sentences())
+        source_entries.append(names_entry)
     test_set_files = {parallel.name: [parallel.english.name, parallel.italian.name] for parallel in sources.test_sets}
     sources_of = {TEST: test_set_files[sources.benchmark], DEV_NEWS: test_set_files[sources.dev_news]}
     contents, outputs = checked_outputs(files, sources.project_outputs, sources_of)
