@@ -1,8 +1,8 @@
 """train-names.tsv: the English and Italian names of countries and regions, languages, the currencies in use, months
 and days of the week, from the Unicode CLDR data that the `babel` package ships (Unicode License v3).
 
-Such names are what a sentence pair holds rarely and a visitor types often: the shipped model writes *Florence* for
-*Firenze* and *August* for *agosto*. CLDR has every one of them, checked by translators, in one consistent form, so
+Such names are what a sentence pair holds rarely and a visitor types often: the shipped model leaves *August* in
+English ("…fu firmato in August 1992."). CLDR has every one of them, checked by translators, in one consistent form, so
 they are built here rather than written by hand. The CLDR files read are pinned by sha256 (`SHA256`, those of babel
 `BABEL`, which requirements.txt pins), as every downloaded source is: another release may name things differently.
 """
@@ -24,13 +24,13 @@ SHA256 = {
 }
 LICENCE = "Unicode License v3 (the CLDR data babel ships)"
 CREDIT = "Unicode Common Locale Data Repository (CLDR), https://cldr.unicode.org, as shipped by babel " + BABEL
-NOT_PLACES = {"ZZ": "Unknown Region", "XA": "Pseudo-Accents", "XB": "Pseudo-Bidi", "001": "world"}
+NOT_PLACES = {"ZZ", "XA", "XB", "001"}  # Unknown Region, Pseudo-Accents, Pseudo-Bidi; "world", lower-case in English
 IN_USE_ON = date(2025, 1, 1)  # currencies: legal tender somewhere on this day (a fixed day: the same file every run)
 
 
 def territory_pairs(english, italian):
     """Countries, territories and the regions of the world ("Southern Europe"), ordered by their CLDR code."""
-    codes = sorted(set(english.territories) & set(italian.territories) - set(NOT_PLACES))
+    codes = sorted(set(english.territories) & set(italian.territories) - NOT_PLACES)
     return [(english.territories[code], italian.territories[code]) for code in codes]
 
 

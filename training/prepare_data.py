@@ -23,8 +23,7 @@ Every pair whose English or Italian side occurs on either side of any public tes
 FLORES-200 devtest, newstest2009, newssyscomb2009, NTREX-128) or of an `--exclude` file is removed from train, dev,
 extra, docs, Europarl and names, ignoring case, spacing and Unicode composition; docs also loses every pair sharing a
 side with dev or the UD PUD treebanks, Europarl and names every pair sharing a side with dev or the demo sets
-(data/demo). The same
-inputs and `--seed` give byte-identical files.
+(data/demo). The same inputs and `--seed` give byte-identical files.
 """
 
 import argparse
@@ -285,13 +284,13 @@ def build_names(sides_to_avoid):
     """-> (CLDR's names, manifest entry, what was removed): without repeated pairs and pairs sharing a side with
     `sides_to_avoid`."""
     by_kind = cldr_names.name_pairs()
-    pairs, removed = filter_pairs([pair for pairs in by_kind.values() for pair in pairs], sides_to_avoid)
+    pairs, removed = filter_pairs([pair for names in by_kind.values() for pair in names], sides_to_avoid)
     say_removed("names", removed)
     entry = {
         "name": "cldr-names",
         "package": f"babel {cldr_names.BABEL}",
         "sha256": cldr_names.SHA256,
-        "pairs": {kind: len(pairs) for kind, pairs in by_kind.items()},
+        "pairs": {kind: len(names) for kind, names in by_kind.items()},
         "licence": cldr_names.LICENCE,
         "credit": cldr_names.CREDIT,
     }
