@@ -7,11 +7,10 @@ they are built here rather than written by hand. The CLDR files read are pinned 
 `BABEL`, which requirements.txt pins), as every downloaded source is: another release may name things differently.
 """
 
-import hashlib
 from datetime import date
 from pathlib import Path
 
-from .pinned import SourceChanged
+from .pinned import SourceChanged, sha256
 
 BABEL = "2.17.0"
 # The CLDR files the names are read from, inside the babel package: the global data (currencies in use) and the
@@ -76,7 +75,7 @@ def calendar_pairs(english, italian):
 def checked_data(package_dir, version):
     """Refuse babel's CLDR files unless each has its pinned sha256."""
     for name, pinned in SHA256.items():
-        digest = hashlib.sha256(Path(package_dir, name).read_bytes()).hexdigest()
+        digest = sha256(Path(package_dir, name).read_bytes())
         if digest != pinned:
             raise SourceChanged(
                 f"babel {version}: {name} has sha256 {digest}, not the {pinned} pinned in the code; "
