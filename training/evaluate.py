@@ -69,20 +69,32 @@ def score(translator, pairs, beam=1, batch_size=256, progress=True):
 
 
 @torch.inference_mode()
-def reference_loss(translator, pairs, batch_size=256):
-    """Mean cross-entropy (nats) of each Italian reference token, EOS included, with the model fed the reference
-    (teacher forcing) and no label smoothing; references longer than the model takes are cut."""
+def reference_losses(translator, pairs, batch_size=256, progress=False):
+    """Each pair's teacher-forced cross-entropy (nats, no label smoothing) summed over its Italian reference tokens,
+    EOS included, and its number of tokens -> [(loss, tokens)] in the order of `pairs`. The model is fed the
+    reference; references longer than the model takes are cut. Pairs go through in order of length, so a batch
+    holds little padding."""
     model, tokenizer = translator.model, translator.tokenizer
     sources = [ids[: translator.max_source_tokens] for ids in encode_batch(tokenizer, [src for src, _ in pairs])]
     targets = [ids[: model.cfg.max_len - 1] for ids in encode_batch(tokenizer, [tgt for _, tgt in pairs])]
-    total, tokens = 0.0, 0
-    for i in range(0, len(pairs), batch_size):
-        batch = teacher_forced_batch(sources[i : i + batch_size], targets[i : i + batch_size])
+    order = sorted(range(len(pairs)), key=lambda i: (len(targets[i]), len(sources[i])))
+    out = [None] * len(pairs)
+    chunks = range(0, len(order), batch_size)
+    for i in tqdm(chunks, desc="reference loss", unit="batch", disable=not progress, leave=False):
+        rows = order[i : i + batch_size]
+        batch = teacher_forced_batch([sources[r] for r in rows], [targets[r] for r in rows])
         src, tgt_in, tgt_out = (ids.to(translator.device) for ids in batch)  # (B, S), (B, T), (B, T)
         logits = model(src, tgt_in).float()  # (B, T, V)
-        total += F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=PAD_ID, reduction="sum").item()
-        tokens += int((tgt_out != PAD_ID).sum())
-    return round(total / tokens, 4)
+        token_loss = F.cross_entropy(logits.transpose(1, 2), tgt_out, ignore_index=PAD_ID, reduction="none")  # (B, T)
+        for r, loss, tokens in zip(rows, token_loss.sum(1).tolist(), (tgt_out != PAD_ID).sum(1).tolist()):
+            out[r] = (loss, tokens)
+    return out
+
+
+def reference_loss(translator, pairs, batch_size=256):
+    """Mean cross-entropy (nats) of each Italian reference token of `pairs` (`reference_losses`)."""
+    losses = reference_losses(translator, pairs, batch_size)
+    return round(sum(loss for loss, _ in losses) / sum(tokens for _, tokens in losses), 4)
 
 
 def pairs_to_score(path, limit=None):
