@@ -10,10 +10,10 @@ from training.recipes.hardest import hardest, main
 
 
 def mixed_pairs():
-    """Toy pairs the tiny model learnt, every third one given another pair's Italian (a translation it would never
-    write) -> (pairs, indices of the mismatched ones)."""
+    """30 toy pairs the tiny model learnt, every third of the first 27 given another pair's Italian (a translation it
+    would never write) -> (pairs, indices of the 9 mismatched ones)."""
     pairs = toy_pairs()[:30]
-    mismatched = set(range(0, 27, 3))  # 9 of the 30
+    mismatched = set(range(0, 27, 3))
     return [(src, pairs[(i + 7) % len(pairs)][1] if i in mismatched else tgt) for i, (src, tgt) in enumerate(pairs)], (
         mismatched
     )
