@@ -147,6 +147,8 @@ def averaged_summary(run):
     if not weights:
         return ""
     steps = [m.group(1) for w in weights if (m := re.search(r"step-(\d+)", w))]
+    if len(weights) == 1:  # one file "averaged" is that checkpoint exported as a model
+        return f", then its checkpoint of step {int(steps[0]):,} exported" if steps else ""
     which = f" (steps {int(steps[0]):,} to {int(steps[-1]):,})" if len(steps) == len(weights) else ""
     return f", then {len(weights)} checkpoints averaged{which}"
 

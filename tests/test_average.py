@@ -9,6 +9,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from modeldir.directory import open_model
+from modeldir.seen import read_word_counts
 from training.recipes.average import average_weights, last_step, record_up_to
 from training.recipes.average import main as average_main
 from training.train import main as train_main
@@ -70,6 +71,8 @@ def test_the_averaged_model_holds_the_mean_and_translates(kept_run, tmp_path):
         torch.testing.assert_close(weights[name], (a[name] + b[name]) / 2, rtol=0, atol=1e-6)
     assert averaged.metrics["training"]["averaged"]["weights"] == [f.name for f in files]
     assert "scores" not in averaged.metrics
+    # The words the run saw go with it, so a run continued from the mean counts them too (app: "rarely seen").
+    assert read_word_counts(tmp_path / "avg").english == read_word_counts(kept_run / "model").english
     assert isinstance(averaged.translator.translate("I see the cat."), str)
     card = (tmp_path / "avg" / "README.md").read_text(encoding="utf-8")  # the card says which weights it holds
     assert ", then 2 checkpoints averaged (steps 40 to 60) |" in card
@@ -188,3 +191,19 @@ def test_only_the_runs_own_kept_weights_give_the_step_to_record_up_to(tmp_path):
     assert last_step(own, run) == 60
     assert last_step([*own, tmp_path / "other" / "weights" / "step-80.safetensors"], run) is None
     assert last_step([run / "weights" / "mean.safetensors"], run) is None
+
+
+def test_the_card_says_which_checkpoints_a_run_was_averaged_from():
+    """One step file "averaged" is that checkpoint exported, not an average; files that are not the run's step files
+    (a mean of other models) are counted without steps."""
+    from modeldir.card import averaged_summary
+
+    def run(*weights):
+        return {"averaged": {"weights": list(weights), "command": "python -m training.recipes.average ..."}}
+
+    assert averaged_summary(run("step-40.safetensors", "step-60.safetensors")) == (
+        ", then 2 checkpoints averaged (steps 40 to 60)"
+    )
+    assert averaged_summary(run("step-1200.safetensors")) == ", then its checkpoint of step 1,200 exported"
+    assert averaged_summary(run("model.safetensors", "model.safetensors")) == ", then 2 checkpoints averaged"
+    assert averaged_summary({}) == ""

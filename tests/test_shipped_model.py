@@ -64,8 +64,8 @@ SET_PHRASES = [
     "Can you repeat that, please?",
 ]
 
-# Issue 48's sentences that the shipped model (part 12) gets right greedy, as the app runs, and a number in words that
-# part 11 changed ("sei milioni"): a model shipped after it must keep them.
+# Issue 48's sentences that the shipped models (parts 12 and 13) get right greedy, as the app runs, and a number in
+# words that part 11 changed ("sei milioni"): a model shipped after them must keep them.
 GREEDY = {
     "Good night, see you tomorrow.": [("buona notte", "buonanotte"), "ci vediamo domani"],
     "Italy has about sixty million inhabitants.": ["sessanta milioni"],

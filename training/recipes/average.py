@@ -23,6 +23,7 @@ from safetensors.torch import load_file
 from modeldir.directory import open_model, save_model_dir
 from modeldir.files import METRICS, NOTES, SNAPSHOTS
 from modeldir.loading import DTYPES
+from modeldir.seen import WORD_COUNTS
 
 from ..cli import check_writable, command_line, run_cli
 from ..snapshots import History
@@ -107,7 +108,8 @@ def main(argv=None):
     carried = training is not best and (run_dir / SNAPSHOTS).is_file()
     if carried:
         History.resume(run_dir, step).save(out / SNAPSHOTS)
-    for name in (NOTES,) if carried else (NOTES, SNAPSHOTS):
+    # The words the run trained on: a run continuing this model (--init-from) adds its own to them.
+    for name in (NOTES, WORD_COUNTS) if carried else (NOTES, WORD_COUNTS, SNAPSHOTS):
         if (base.path / name).is_file():
             shutil.copyfile(base.path / name, out / name)
     print(f"averaged {len(args.weights)} checkpoints into {out} ({METRICS} records them)")
