@@ -8,6 +8,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
+from modeldir.card import averaged_summary
 from modeldir.directory import open_model
 from modeldir.seen import read_word_counts
 from training.recipes.average import average_weights, last_step, record_up_to
@@ -196,7 +197,6 @@ def test_only_the_runs_own_kept_weights_give_the_step_to_record_up_to(tmp_path):
 def test_the_card_says_which_checkpoints_a_run_was_averaged_from():
     """One step file "averaged" is that checkpoint exported, not an average; files that are not the run's step files
     (a mean of other models) are counted without steps."""
-    from modeldir.card import averaged_summary
 
     def run(*weights):
         return {"averaged": {"weights": list(weights), "command": "python -m training.recipes.average ..."}}
