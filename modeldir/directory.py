@@ -2,6 +2,7 @@
 API and the evaluation scripts load), with what its optional files say about the model (`ModelDirectory`)."""
 
 import logging
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +39,17 @@ from .loading import (
     weights_sha256,
 )
 from .seen import WORD_COUNTS, WordCounts, read_word_counts
+
+# What a directory records of how its weights were trained: a model made from another one's weights (averaged, grown)
+# keeps them, so that a run continuing it (--init-from) goes on from them.
+TRAINING_RECORDS = (NOTES, SNAPSHOTS, WORD_COUNTS)
+
+
+def copy_training_records(source_dir, model_dir, skip=()):
+    """Copy the TRAINING_RECORDS that `source_dir` has, but those in `skip`, into `model_dir`."""
+    for name in TRAINING_RECORDS:
+        if name not in skip and (Path(source_dir) / name).is_file():
+            shutil.copyfile(Path(source_dir) / name, Path(model_dir) / name)
 
 
 def save_model_dir(model, tokenizer, model_dir, dtype=torch.float16, metrics=None):

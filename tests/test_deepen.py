@@ -49,6 +49,7 @@ def test_the_command_writes_a_model_that_translates_the_same_and_trains_on(tiny_
     assert grown.metrics["training"]["grown"]["encoder_layers"] == [layers - 1, layers]
     assert grown.metrics["config"]["model"]["n_encoder_layers"] == layers and "scores" not in grown.metrics
     assert grown.history == old.history  # its training snapshots go on
+    assert grown.word_counts.english == old.word_counts.english  # and the words it was trained on
     assert f"then grown from {layers - 1} to {layers} encoder layers" in training_markdown(grown.metrics)
 
     config = tmp_path / "deep.json"

@@ -15,15 +15,13 @@ record and history go on to its last averaged checkpoint, so its card counts the
 
 import argparse
 import csv
-import shutil
 from pathlib import Path
 
 from safetensors.torch import load_file
 
-from modeldir.directory import open_model, save_model_dir
-from modeldir.files import METRICS, NOTES, SNAPSHOTS
+from modeldir.directory import copy_training_records, open_model, save_model_dir
+from modeldir.files import METRICS, SNAPSHOTS
 from modeldir.loading import DTYPES
-from modeldir.seen import WORD_COUNTS
 
 from ..cli import check_writable, command_line, run_cli
 from ..snapshots import History
@@ -108,10 +106,7 @@ def main(argv=None):
     carried = training is not best and (run_dir / SNAPSHOTS).is_file()
     if carried:
         History.resume(run_dir, step).save(out / SNAPSHOTS)
-    # The words the run trained on: a run continuing this model (--init-from) adds its own to them.
-    for name in (NOTES, WORD_COUNTS) if carried else (NOTES, WORD_COUNTS, SNAPSHOTS):
-        if (base.path / name).is_file():
-            shutil.copyfile(base.path / name, out / name)
+    copy_training_records(base.path, out, skip=(SNAPSHOTS,) if carried else ())
     print(f"averaged {len(args.weights)} checkpoints into {out} ({METRICS} records them)")
 
 

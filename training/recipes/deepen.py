@@ -20,14 +20,12 @@ history and training snapshots; its training record says how it grew.
 """
 
 import argparse
-import shutil
 from dataclasses import asdict, replace
 from pathlib import Path
 
 import torch
 
-from modeldir.directory import open_model, save_model_dir
-from modeldir.files import NOTES, SNAPSHOTS
+from modeldir.directory import copy_training_records, open_model, save_model_dir
 from modeldir.loading import DTYPES
 from transformer.model import Transformer
 
@@ -96,9 +94,7 @@ def main(argv=None):
     metrics.pop("scores", None)  # the old model's scores: this one is scored anew (it translates the same)
     out = Path(args.out)
     save_model_dir(model, base.translator.tokenizer, out, dtype=DTYPES[args.export_dtype], metrics=metrics)
-    for name in (NOTES, SNAPSHOTS):
-        if (base.path / name).is_file():
-            shutil.copyfile(base.path / name, out / name)
+    copy_training_records(base.path, out)
     print(
         f"grown from {old.cfg.n_encoder_layers} to {args.encoder_layers} encoder layers "
         f"({old.num_parameters():,} -> {model.num_parameters():,} parameters) into {out}"

@@ -2,10 +2,10 @@
 
 A model continued on its whole training mix sees each pair as often as every other, so what it already translates
 as the reference does (most of Tatoeba) takes nearly all of its steps, and a mistake it learnt from a teacher's
-distilled file stays: the shipped model gives "Buongiorno." for "Good morning." a probability of 0.002, while its
-training file holds the human pair. This scores every pair of a human-translated file by the model's teacher-forced
-cross-entropy per reference token (`training.evaluate.reference_losses`) and writes again the hardest `--share` of
-them, to be trained on beside the whole mix:
+distilled file stays: part 12 of the shipped model gave "Buongiorno." for "Good morning." a probability of 0.002,
+while its training file holds the human pair. This scores every pair of a human-translated file by the model's
+teacher-forced cross-entropy per reference token (`training.evaluate.reference_losses`) and writes again the hardest
+`--share` of them, to be trained on beside the whole mix:
 
     python -m training.recipes.hardest --model assets/model --data runs/train-tu.tsv --out runs/train-hard.tsv
 
