@@ -389,6 +389,44 @@ def test_model_settings_are_set_on_a_new_run_only(small_corpus, tmp_path):
             train_main(train_args(train, dev, tmp_path / "next", *extra, "--set", "model.d_model=64"))
 
 
+def test_anchor_decay_keeps_a_continued_run_near_the_model_it_continues(small_corpus, tiny_model_dir, tmp_path):
+    """anchor_decay pulls every weight back towards --init-from's after each step: a strong pull ends nearer the start
+    than no pull on the same batches, and a pull of the whole gap (lr * anchor_decay >= 1) ends exactly on it."""
+    train, dev = small_corpus
+    start = open_model(tiny_model_dir).translator.model.state_dict()
+
+    def distance_after(out, *settings):
+        train_main(
+            train_args(
+                train,
+                dev,
+                out,
+                "--init-from",
+                str(tiny_model_dir),
+                "--max-steps",
+                "12",
+                "--set",
+                "lr=3e-3",
+                "warmup_steps=1",
+                *settings,
+            )
+        )
+        weights = open_model(out / "model").translator.model.state_dict()
+        return sum(float((weights[name] - start[name]).square().sum()) for name in start) ** 0.5
+
+    free, pulled = distance_after(tmp_path / "free"), distance_after(tmp_path / "pulled", "anchor_decay=100")
+    assert 0 < pulled < 0.7 * free
+    assert distance_after(tmp_path / "held", "anchor_decay=1e9") == 0.0
+
+
+@pytest.mark.parametrize("extra", [["anchor_decay=-1"], ["anchor_decay=10"]])
+def test_anchor_decay_needs_the_model_it_pulls_towards(small_corpus, tmp_path, extra):
+    train, dev = small_corpus
+    with pytest.raises(ValueError, match="anchor_decay=.*needs --init-from"):
+        train_main(train_args(train, dev, tmp_path / "run", "--max-steps", "2", "--set", *extra))
+    assert not (tmp_path / "run").exists()
+
+
 def test_a_new_model_can_take_an_existing_tokenizer_instead_of_learning_one(small_corpus, tiny_model_dir, tmp_path):
     """--tokenizer: a model of another shape, trained from scratch on the vocabulary of an exported one (its history
     starts at step 0); refused with --init-from, whose tokenizer is its own, and for a missing or broken file, before

@@ -30,6 +30,9 @@ class TrainConfig:
     decay_steps: int = 0  # cosine only: step at which the learning rate reaches min_lr (0: at the --max-minutes budget)
     min_lr: float = 1e-5
     weight_decay: float = 0.01
+    # Each step pulls every weight towards the --init-from model's by lr * anchor_decay of the gap (L2-SP, decoupled
+    # like AdamW's decay): a continued run learns new data while staying near what it knew. 0: no pull.
+    anchor_decay: float = 0.0
     label_smoothing: float = 0.1
     clip_norm: float = 1.0
     eval_every: int = 1000  # steps between dev evaluations (and checkpoints)

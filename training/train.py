@@ -192,6 +192,25 @@ def train_step(model, optimizer, batch, lr, autocast, train_cfg):
     return loss.item(), n_tokens
 
 
+class Anchor:
+    """The weights a continued run is pulled back towards (`anchor_decay`): L2-SP (Li et al., 2018), the regulariser
+    that Barone et al. (2017) and Thompson et al. (2019) use so that fine-tuning an NMT model on a new domain does not
+    forget the old one. The pull is decoupled from the gradient, as AdamW's weight decay is: w += lr * strength *
+    (w_start - w) after each step."""
+
+    def __init__(self, model, start, strength):
+        self.strength = strength
+        self.pairs = [
+            (weight, s.detach().to(weight.device, copy=True))
+            for weight, s in zip(model.parameters(), start.parameters())
+        ]
+
+    @torch.no_grad()
+    def pull(self, lr):
+        for weight, start in self.pairs:
+            weight.lerp_(start, min(1.0, lr * self.strength))
+
+
 @dataclass
 class RunState:
     """Where training stands: saved in every checkpoint, so `--resume` continues exactly from here."""
@@ -281,6 +300,11 @@ def set_up_run(args, command):
         check_tokenizer(args.tokenizer)
     if args.init_from or args.tokenizer:
         train_cfg = replace(train_cfg, bpe_vocab_size=None)  # no BPE vocabulary is learnt: the tokenizer is given
+    if train_cfg.anchor_decay < 0 or (train_cfg.anchor_decay and not args.init_from):
+        raise ValueError(
+            f"anchor_decay={train_cfg.anchor_decay:g}: a run is pulled towards the model it continues, so anchor_decay "
+            "is a number >= 0, and above 0 it needs --init-from (on --resume too: the same model)"
+        )
     init = load_init_model(args, settings) if args.init_from else None
     return Run(args, Distributed(), out, settings, train_cfg, checkpoint, init, command)
 
@@ -669,6 +693,9 @@ def train(run, data, model, optimizer, state):
         state.lr_horizon_seconds = budget  # a resumed run keeps its first run's schedule
     start, seconds_at_start = time.time(), state.train_seconds
     bar, by_minutes, window = progress_bar(run, state), counts_minutes(run.args), LossWindow()
+    anchor = (
+        Anchor(model, run.init.translator.model, run.train_cfg.anchor_decay) if run.train_cfg.anchor_decay else None
+    )
     batcher, batches, n_batches = epoch_batches(run, data, state.epoch)
     if run.dist.main and state.step == 0:
         snapshot(run, data, model, state)  # what the model makes of the probes before it has learnt anything
@@ -682,6 +709,8 @@ def train(run, data, model, optimizer, state):
         loss, n_tokens = train_step(
             train_model, optimizer, [t.to(run.dist.device) for t in batch], lr, autocast, run.train_cfg
         )
+        if anchor:
+            anchor.pull(lr)
         state.step, state.batch_in_epoch = state.step + 1, state.batch_in_epoch + 1
         state.target_tokens += int(run.dist.all_reduce_sum(n_tokens))
         state.train_seconds = seconds_at_start + (time.time() - start)
