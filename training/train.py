@@ -201,8 +201,8 @@ class Anchor:
     def __init__(self, model, start, strength):
         self.strength = strength
         self.pairs = [
-            (weight, s.detach().to(weight.device, copy=True))
-            for weight, s in zip(model.parameters(), start.parameters())
+            (weight, initial.detach().to(weight.device, copy=True))
+            for weight, initial in zip(model.parameters(), start.parameters())
         ]
 
     @torch.no_grad()
