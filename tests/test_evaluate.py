@@ -1,13 +1,22 @@
 """`python -m training.evaluate`: typing variants, length buckets, score records, and arguments it rejects."""
 
 import json
+import random
 import shutil
 
 import pytest
 
 from helpers import toy_pairs, write_tsv
 from modeldir.files import read_metrics, scores
-from training.evaluate import LENGTH_BUCKETS, VARIANTS, length_bucket_name, main, scores_by_length, typed_as
+from training.evaluate import (
+    LENGTH_BUCKETS,
+    VARIANTS,
+    length_bucket_name,
+    main,
+    paired_bootstrap,
+    scores_by_length,
+    typed_as,
+)
 
 
 def test_typed_variants_of_an_english_sentence():
@@ -72,3 +81,28 @@ def test_the_loss_is_low_on_the_references_the_model_learnt_and_high_on_mismatch
         losses.append(json.loads(capsys.readouterr().out.strip().splitlines()[-1])["loss"])
     right, wrong = losses
     assert 0 < right and 3 * right < wrong  # nats per reference token
+
+
+def test_the_paired_bootstrap_tells_a_real_difference_from_one_sentences_worth():
+    """Half the sentences cut short is a difference no resample turns around; one sentence cut short is not."""
+    rng = random.Random(0)
+    words = "il la un gatto cane casa mare sole luna libro tavolo rosso verde grande vede mangia legge".split()
+    references = [" ".join(rng.choice(words) for _ in range(8)) for _ in range(200)]
+    cut = [" ".join(ref.split()[:4]) if i % 2 else ref for i, ref in enumerate(references)]
+    one_cut = [" ".join(ref.split()[:4]) if i == 1 else ref for i, ref in enumerate(references)]
+    better = paired_bootstrap(references, cut, references)
+    assert better["bleu"]["difference"] > 20 and better["bleu"]["p_value"] < 0.01 and better["chrf"]["p_value"] < 0.01
+    worse = paired_bootstrap(cut, references, references)
+    assert worse["bleu"]["difference"] == -better["bleu"]["difference"]
+    close = paired_bootstrap(one_cut, references, references)
+    assert -1 < close["bleu"]["difference"] < 0 and close["bleu"]["p_value"] > 0.05
+
+
+def test_compare_scores_the_other_model_on_the_same_pairs(tiny_model_dir, tmp_path, capsys):
+    data = write_tsv(tmp_path / "toy.tsv", toy_pairs()[:30])
+    main(["--model", str(tiny_model_dir), "--data", str(data), "--compare", str(tiny_model_dir), "--show", "0"])
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    compare = summary["compare"]
+    assert compare["model"] == str(tiny_model_dir) and compare["n"] == 30
+    assert (compare["bleu"], compare["chrf"]) == (summary["bleu"], summary["chrf"])
+    assert compare["paired_bootstrap"]["bleu"]["difference"] == 0 == compare["paired_bootstrap"]["chrf"]["difference"]

@@ -3,12 +3,15 @@
     python -m training.evaluate --model assets/model --data data/en-it/test-tatoeba.tsv [--beam 4]
     python -m training.evaluate --model assets/model --data data/en-it/test-tatoeba.tsv --limit 2000 --variants
     python -m training.evaluate --model assets/model --data data/en-it/test-tatoeba.tsv --by-length
+    python -m training.evaluate --model runs/x/model --data data/en-it/dev.tsv --compare assets/model
 
 `--variants` also scores the English as people type it: lower-cased without final punctuation, and in capitals
 (the Italian references unchanged). `--by-length` also scores the pairs by English length (1-5, 6-10, 11-20, 21+
 words). `--loss` also computes the model's teacher-forced cross-entropy per reference token (no label smoothing):
 the same loss on training pairs and on dev pairs says how far the model has learnt its training data by heart. The
 last line printed is one JSON object: bleu, chrf, n, beam, seconds, the variant and length scores, and the loss.
+`--compare OTHER` translates the set with another model too and says whether the two differ by more than the set's
+own sampling could make them: sacreBLEU's paired bootstrap resampling (Koehn, 2004), on BLEU and chrF.
 `--record NAME` stores every score in the model's metrics.json as records with data NAME and the command that
 produced them. `--dtype float16` runs the model as the app does; batched decoding is faster in float32 on
 CPUs without float16 arithmetic, one sentence at a time (`--batch-size 1`) in float16.
@@ -23,6 +26,8 @@ from pathlib import Path
 import sacrebleu
 import torch
 import torch.nn.functional as F
+from sacrebleu.metrics import BLEU, CHRF
+from sacrebleu.significance import PairedTest
 from tqdm import tqdm
 
 from modeldir.card import write_model_card
@@ -97,6 +102,27 @@ def reference_loss(translator, pairs, batch_size=256):
     return round(sum(loss for loss, _ in losses) / sum(tokens for _, tokens in losses), 4)
 
 
+def paired_bootstrap(hypotheses, other_hypotheses, references, resamples=1000):
+    """Whether two models' translations of one set differ by more than chance: sacreBLEU's paired bootstrap
+    resampling (Koehn, 2004; its fixed seed), which scores both on the same resampled sets of sentences ->
+    {"bleu"|"chrf": {"difference": this - other, "p_value", "ci95": half-width of this model's 95% interval}}. A
+    difference with a p-value above 0.05 is one that another sample of as many sentences could turn around."""
+    metrics = {"BLEU": BLEU(), "chrF2": CHRF()}
+    test = PairedTest(
+        [("other", other_hypotheses), ("this", hypotheses)], metrics, [references], test_type="bs", n_samples=resamples
+    )
+    _, results = test()
+    out = {}
+    for name, key in (("BLEU", "bleu"), ("chrF2", "chrf")):
+        other, this = results[name]
+        out[key] = {
+            "difference": round(this.score - other.score, 2),
+            "p_value": round(float(this.p_value), 4),
+            "ci95": round(float(this.ci), 2),
+        }
+    return out
+
+
 def pairs_to_score(path, limit=None):
     """The first `limit` pairs (all, without a limit) of a TSV file; malformed lines are skipped, and said so."""
     pairs, skipped = load_pairs(path)
@@ -153,6 +179,11 @@ def parse_args(argv):
     )
     parser.add_argument("--by-length", action="store_true", help="also score by English length (words)")
     parser.add_argument("--loss", action="store_true", help="also the teacher-forced loss per reference token")
+    parser.add_argument(
+        "--compare",
+        metavar="OTHER_MODEL",
+        help="also translate with OTHER_MODEL and test the difference (paired bootstrap)",
+    )
     parser.add_argument("--record", metavar="NAME", help="store the scores in the model's metrics.json as data NAME")
     parser.add_argument("--show", type=non_negative_int, default=3, help="print this many example translations")
     return parser.parse_args(argv)
@@ -195,6 +226,14 @@ def main(argv=None):
         records += [Score(**common, **scores, subset=name) for name, scores in summary["by_length"].items()]
     if args.loss:
         summary["loss"] = reference_loss(translator, pairs, args.batch_size)
+    if args.compare:
+        other = open_model(args.compare, dtype=args.dtype).translator
+        other_hypotheses = translate_all(other, [src for src, _ in pairs], args.beam, args.batch_size, desc="other")
+        summary["compare"] = {
+            "model": str(args.compare),
+            **corpus_scores(other_hypotheses, [tgt for _, tgt in pairs]),
+            "paired_bootstrap": paired_bootstrap(result["hypotheses"], other_hypotheses, [tgt for _, tgt in pairs]),
+        }
     if args.record:
         record(directory.path, records)
     print(json.dumps(summary))
