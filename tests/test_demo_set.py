@@ -20,6 +20,7 @@ from training.demo_set import (
     parse_required,
     read_demo_set,
     score_demo_set,
+    sign_test,
 )
 
 DEMO_DIR = SETS["demo"].parent
@@ -130,9 +131,18 @@ def test_the_command_scores_a_model_and_compares_it(tiny_model_dir, tmp_path, ca
     assert result["all"]["right"] == result["by_kind"]["toy"]["right"]
     assert len(result["sentences"]) == 13 and result["sentences"][-1]["missing"] == ["cane"]
     assert result["changes"] == {"right_to_wrong": [], "wrong_to_right": []}  # a model against itself
-    assert result["compare"]["all"] == result["all"]
+    assert result["compare"]["all"] == result["all"] and result["sign_test_p"] == 1.0
+    assert "sign test: 0 gained, 0 lost, p = 1 (two-sided)" in printed
     assert "[other] I see the cat." in printed and "missing: cane" in printed
     assert re.search(r"^other\s+0/1\s+right\s+0\.0%", printed, re.M)
+
+
+@pytest.mark.parametrize(
+    "gained, lost, p",
+    [(0, 0, 1.0), (2, 0, 0.5), (0, 3, 0.25), (3, 1, 0.625), (5, 5, 1.0), (10, 0, 2 / 1024), (9, 1, 22 / 1024)],
+)
+def test_the_sign_test_weighs_how_unevenly_the_changes_split(gained, lost, p):
+    assert sign_test(gained, lost) == pytest.approx(p)
 
 
 def test_a_malformed_demo_file_is_refused_with_its_line(tmp_path):

@@ -9,13 +9,15 @@ after another separated by ";", alternatives within one by "|" (`buongiorno|buon
 translation is *right* when every requirement has an alternative in it, matched as whole words (or whole phrases)
 after lower-casing both. Printed: the share right, chrF and BLEU (sacreBLEU) overall and per kind of sentence;
 `--show-wrong` lists the wrong ones with the words they miss; `--compare OTHER` scores the other model too and
-lists the sentences that went right -> wrong and wrong -> right from OTHER to MODEL. The demo set chooses models;
+lists the sentences that went right -> wrong and wrong -> right from OTHER to MODEL, with the sign test's p-value
+of that split (a handful of changed sentences proves little). The demo set chooses models;
 the held-out set, of the same kinds, only checks the choice. `--json` writes everything, per sentence included.
 """
 
 import argparse
 import csv
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,6 +136,13 @@ def changes(before, after):
     return out
 
 
+def sign_test(gained, lost):
+    """McNemar's exact test on the sentences that changed: the two-sided probability that fair coins split
+    `gained + lost` changes at least as unevenly as this (1.0 when none changed)."""
+    n = gained + lost
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(min(gained, lost) + 1)) / 2**n) if n else 1.0
+
+
 def score_line(name, result):
     return (
         f"{name:<10} {result['right']:>3}/{result['n']:<3} right {result['right_percent']:5.1f}%   "
@@ -203,6 +212,9 @@ def main(argv=None):
             print(f"\n{title} from {args.compare} to {args.model} ({len(rows)}):")
             for row in rows:
                 print(f"  {row['english']}\n      {row['before']}\n   -> {row['after']}")
+        gained, lost = len(summary["changes"]["wrong_to_right"]), len(summary["changes"]["right_to_wrong"])
+        summary["sign_test_p"] = round(sign_test(gained, lost), 4)
+        print(f"\nsign test: {gained} gained, {lost} lost, p = {summary['sign_test_p']:.3g} (two-sided)")
     if out:
         out.write_text(json.dumps(summary, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
