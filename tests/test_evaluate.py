@@ -106,3 +106,14 @@ def test_compare_scores_the_other_model_on_the_same_pairs(tiny_model_dir, tmp_pa
     assert compare["model"] == str(tiny_model_dir) and compare["n"] == 30
     assert (compare["bleu"], compare["chrf"]) == (summary["bleu"], summary["chrf"])
     assert compare["paired_bootstrap"]["bleu"]["difference"] == 0 == compare["paired_bootstrap"]["chrf"]["difference"]
+
+
+def test_a_wrong_compare_model_is_refused_before_anything_is_translated(tiny_model_dir, tmp_path, monkeypatch):
+    data = write_tsv(tmp_path / "toy.tsv", toy_pairs()[:5])
+
+    def no_decoding(*args, **kwargs):
+        raise AssertionError("translated before --compare was checked")
+
+    monkeypatch.setattr("training.evaluate.translate_all", no_decoding)
+    with pytest.raises(ValueError, match="no such model directory"):
+        main(["--model", str(tiny_model_dir), "--data", str(data), "--compare", str(tmp_path / "missing")])

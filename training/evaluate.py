@@ -194,6 +194,8 @@ def main(argv=None):
     if args.threads:
         torch.set_num_threads(args.threads)
     directory = open_model(args.model, dtype=args.dtype)
+    # The other model opened before any decoding: a wrong --compare is said at once, not after the first run.
+    other = open_model(args.compare, dtype=args.dtype).translator if args.compare else None
     if args.record:
         check_writable(directory.path, "--record")
     translator = directory.translator
@@ -226,8 +228,7 @@ def main(argv=None):
         records += [Score(**common, **scores, subset=name) for name, scores in summary["by_length"].items()]
     if args.loss:
         summary["loss"] = reference_loss(translator, pairs, args.batch_size)
-    if args.compare:
-        other = open_model(args.compare, dtype=args.dtype).translator
+    if other:
         other_hypotheses = translate_all(other, [src for src, _ in pairs], args.beam, args.batch_size, desc="other")
         summary["compare"] = {
             "model": str(args.compare),
