@@ -230,10 +230,11 @@ def main(argv=None):
         summary["loss"] = reference_loss(translator, pairs, args.batch_size)
     if other:
         other_hypotheses = translate_all(other, [src for src, _ in pairs], args.beam, args.batch_size, desc="other")
+        references = [tgt for _, tgt in pairs]
         summary["compare"] = {
             "model": str(args.compare),
-            **corpus_scores(other_hypotheses, [tgt for _, tgt in pairs]),
-            "paired_bootstrap": paired_bootstrap(result["hypotheses"], other_hypotheses, [tgt for _, tgt in pairs]),
+            **corpus_scores(other_hypotheses, references),
+            "paired_bootstrap": paired_bootstrap(result["hypotheses"], other_hypotheses, references),
         }
     if args.record:
         record(directory.path, records)

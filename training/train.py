@@ -200,8 +200,9 @@ class Anchor:
 
     def __init__(self, model, start, strength):
         self.strength = strength
+        # The --init-from model is never trained, so its own weights serve (copied only to another device).
         self.pairs = [
-            (weight, initial.detach().to(weight.device, copy=True))
+            (weight, initial.detach().to(weight.device))
             for weight, initial in zip(model.parameters(), start.parameters())
         ]
 
