@@ -427,6 +427,56 @@ def test_anchor_decay_needs_the_model_it_pulls_towards(small_corpus, tmp_path, e
     assert not (tmp_path / "run").exists()
 
 
+def test_train_only_changes_the_named_weights_and_leaves_the_rest_as_they_were(small_corpus, tiny_model_dir, tmp_path):
+    """train_only trains the weights under its prefixes alone: after a continued run every other weight is exactly the
+    --init-from model's, and the trained ones moved."""
+    train, dev = small_corpus
+    start = open_model(tiny_model_dir).translator.model.state_dict()
+    out = tmp_path / "run"
+    train_main(
+        train_args(
+            train,
+            dev,
+            out,
+            "--init-from",
+            str(tiny_model_dir),
+            "--max-steps",
+            "4",
+            "--set",
+            "lr=3e-3",
+            "warmup_steps=1",
+            "train_only=decoder.layers.0.cross_attention, decoder.norm",
+        )
+    )
+    weights = open_model(out / "model").translator.model.state_dict()
+    moved = {name for name in start if not torch.equal(weights[name], start[name])}
+    assert moved and all(name.startswith(("decoder.layers.0.cross_attention.", "decoder.norm.")) for name in moved)
+    assert any(name.startswith("decoder.norm.") for name in moved)
+
+
+@pytest.mark.parametrize("prefix", ["decoder.layer", "embeddings", "decoder.layers.1"])
+def test_train_only_refuses_a_name_that_matches_no_weight(small_corpus, tmp_path, prefix):
+    """A typo must not freeze the whole model unseen: it is refused, with the names there are, before any work."""
+    train, dev = small_corpus
+    with pytest.raises(ValueError, match=f"train_only={prefix}: no weight is named .*names start with decoder"):
+        train_main(train_args(train, dev, tmp_path / "run", "--max-steps", "2", "--set", f"train_only={prefix}"))
+    assert not (tmp_path / "run").exists()
+
+
+def test_train_only_is_kept_on_resume_and_cannot_change(small_corpus, tmp_path, capsys):
+    """A resumed run trains what it trained before (its optimizer holds only those weights); another train_only is
+    refused."""
+    train, dev = small_corpus
+    out = tmp_path / "run"
+    train_main(train_args(train, dev, out, "--max-steps", "2", "--set", "train_only=decoder"))
+    with pytest.raises(ValueError, match="train_only cannot change within a run"):
+        train_main(train_args(train, dev, out, "--resume", "--max-steps", "4", "--set", "train_only=encoder"))
+    capsys.readouterr()
+    train_main(train_args(train, dev, out, "--resume", "--max-steps", "4"))
+    log = capsys.readouterr().out
+    assert "trained: train_only=decoder)" in log and "done: 4 steps" in log
+
+
 def test_a_new_model_can_take_an_existing_tokenizer_instead_of_learning_one(small_corpus, tiny_model_dir, tmp_path):
     """--tokenizer: a model of another shape, trained from scratch on the vocabulary of an exported one (its history
     starts at step 0); refused with --init-from, whose tokenizer is its own, and for a missing or broken file, before

@@ -154,10 +154,36 @@ def learning_rate(step, cfg, time_progress=None):
     return max(cfg.min_lr, cfg.lr * math.sqrt(cfg.warmup_steps / (step + 1)))
 
 
+def trained_names(names, train_only):
+    """The weight names `train_only` keeps trained (all of them when it is empty); a ValueError for a prefix that
+    names no weight, so that a typo cannot freeze the whole model unseen."""
+    prefixes = [prefix.strip() for prefix in train_only.split(",") if prefix.strip()]
+    if not prefixes:
+        return set(names)
+    chosen = {name for name in names if any(name == p or name.startswith(p + ".") for p in prefixes)}
+    for prefix in prefixes:
+        if not any(name == prefix or name.startswith(prefix + ".") for name in names):
+            tops = sorted({name.split(".")[0] for name in names})
+            raise ValueError(
+                f"train_only={train_only}: no weight is named {prefix!r}; names start with {', '.join(tops)} "
+                "(e.g. decoder.layers.2.cross_attention)"
+            )
+    return chosen
+
+
+def freeze_all_but(model, train_only):
+    """Fine-tuning a subnetwork (Thompson et al., 2018): weights outside `train_only` get no gradient."""
+    chosen = trained_names([name for name, _ in model.named_parameters()], train_only)
+    for name, weight in model.named_parameters():
+        weight.requires_grad_(name in chosen)
+
+
 def make_optimizer(model, train_cfg):
-    """AdamW with the paper's betas; weight decay on matrices only (not on biases and LayerNorm gains)."""
-    decay = [p for p in model.parameters() if p.dim() >= 2]
-    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    """AdamW with the paper's betas; weight decay on matrices only (not on biases and LayerNorm gains); frozen
+    weights (`train_only`) are left out."""
+    trained = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for p in trained if p.dim() >= 2]
+    no_decay = [p for p in trained if p.dim() < 2]
     return torch.optim.AdamW(
         [{"params": decay, "weight_decay": train_cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
         lr=train_cfg.lr,
@@ -306,6 +332,11 @@ def set_up_run(args, command):
             f"anchor_decay={train_cfg.anchor_decay:g}: a run is pulled towards the model it continues, so anchor_decay "
             "is a number >= 0, and above 0 it needs --init-from (on --resume too: the same model)"
         )
+    if checkpoint and train_cfg.train_only != checkpoint["train_config"].get("train_only", ""):
+        raise ValueError("--resume: train_only cannot change within a run (its optimizer holds those weights' state)")
+    with torch.device("meta"):  # the weights' names only: no memory, no vocabulary needed yet
+        names = [name for name, _ in Transformer(model_config(settings, 8)).named_parameters()]
+    trained_names(names, train_cfg.train_only)
     init = load_init_model(args, settings) if args.init_from else None
     return Run(args, Distributed(), out, settings, train_cfg, checkpoint, init, command)
 
@@ -405,6 +436,7 @@ def build_model(run):
     if run.init:
         model.load_state_dict(run.init.translator.model.state_dict())
         state.history = run.init.metrics.get("history", []) + [run.init.metrics.get("training", {})]
+    freeze_all_but(model, run.train_cfg.train_only)
     optimizer = make_optimizer(model, run.train_cfg)
     if run.checkpoint:
         model.load_state_dict(run.checkpoint["model"])
@@ -421,7 +453,11 @@ def build_model(run):
     state.commands.append(run.command)
     if run.dist.main:
         run.snapshots = start_snapshots(run, state)
-    run.log(f"model: {model.num_parameters():,} parameters; {hardware_description(run.dist.device, run.dist.world)}")
+    trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    frozen = f" ({trained:,} trained: train_only={run.train_cfg.train_only})" if run.train_cfg.train_only else ""
+    run.log(
+        f"model: {model.num_parameters():,} parameters{frozen}; {hardware_description(run.dist.device, run.dist.world)}"
+    )
     return model, optimizer, state
 
 
