@@ -146,10 +146,11 @@ def averaged_summary(run):
     weights, _ = averaged_weights(run)
     if not weights:
         return ""
-    steps = [m.group(1) for w in weights if (m := re.search(r"step-(\d+)", w))]
+    steps = [int(m.group(1)) for w in weights if (m := re.search(r"step-(\d+)", w))]
     if len(weights) == 1:  # one file "averaged" is that checkpoint exported as a model
-        return f", then its checkpoint of step {int(steps[0]):,} exported" if steps else ""
-    which = f" (steps {int(steps[0]):,} to {int(steps[-1]):,})" if len(steps) == len(weights) else ""
+        return f", then its checkpoint of step {steps[0]:,} exported" if steps else ""
+    # The files come in the order given, a shell's glob sorting step-1000 before step-200: the range is by number.
+    which = f" (steps {min(steps):,} to {max(steps):,})" if len(steps) == len(weights) else ""
     return f", then {len(weights)} checkpoints averaged{which}"
 
 

@@ -204,6 +204,9 @@ def test_the_card_says_which_checkpoints_a_run_was_averaged_from():
     assert averaged_summary(run("step-40.safetensors", "step-60.safetensors")) == (
         ", then 2 checkpoints averaged (steps 40 to 60)"
     )
+    assert averaged_summary(run("step-1000.safetensors", "step-200.safetensors", "step-900.safetensors")) == (
+        ", then 3 checkpoints averaged (steps 200 to 1,000)"
+    )
     assert averaged_summary(run("step-1200.safetensors")) == ", then its checkpoint of step 1,200 exported"
     assert averaged_summary(run("model.safetensors", "model.safetensors")) == ", then 2 checkpoints averaged"
     assert averaged_summary({}) == ""

@@ -119,7 +119,8 @@ def test_the_command_counts_a_model_trained_before_the_trainer_did(tmp_path, cap
 def test_the_shipped_model_says_what_it_has_rarely_seen():
     assert os.path.getsize(f"{SHIPPED}/{WORD_COUNTS}") <= 1_000_000
     counts = read_word_counts(SHIPPED)
-    assert counts.english["the"] > 50_000 and counts.english["pandemic"] < RARELY_SEEN
+    # "councilmen": the demo set's Winograd sentence ("pandemic", once rare, is in the domain set's news now)
+    assert counts.english["the"] > 50_000 and counts.english["councilmen"] < RARELY_SEEN
     assert counts.pairs > 300_000
 
 
