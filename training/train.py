@@ -155,18 +155,20 @@ def learning_rate(step, cfg, time_progress=None):
 
 
 def trained_names(names, train_only):
-    """The weight names `train_only` keeps trained (all of them when it is empty); a ValueError for a prefix that
-    names no weight, so that a typo cannot freeze the whole model unseen."""
+    """The weight names `train_only` keeps trained (all of them when it is empty): each comma-separated prefix names
+    whole components of the dotted names, `*` standing for any one (`decoder.layers.*.cross_attention`). A prefix
+    that names no weight is a ValueError, so that a typo cannot freeze the whole model unseen."""
     prefixes = [prefix.strip() for prefix in train_only.split(",") if prefix.strip()]
     if not prefixes:
         return set(names)
-    chosen = {name for name in names if any(name == p or name.startswith(p + ".") for p in prefixes)}
-    for prefix in prefixes:
-        if not any(name == prefix or name.startswith(prefix + ".") for name in names):
+    patterns = {p: re.compile(re.escape(p).replace(r"\*", r"[^.]+") + r"(\.|$)") for p in prefixes}
+    chosen = {name for name in names if any(pattern.match(name) for pattern in patterns.values())}
+    for prefix, pattern in patterns.items():
+        if not any(pattern.match(name) for name in names):
             tops = sorted({name.split(".")[0] for name in names})
             raise ValueError(
                 f"train_only={train_only}: no weight is named {prefix!r}; names start with {', '.join(tops)} "
-                "(e.g. decoder.layers.2.cross_attention)"
+                "(e.g. decoder.layers.*.cross_attention)"
             )
     return chosen
 
