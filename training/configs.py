@@ -33,8 +33,9 @@ class TrainConfig:
     # Each step pulls every weight towards the --init-from model's by lr * anchor_decay of the gap (L2-SP, decoupled
     # like AdamW's decay): a continued run learns new data while staying near what it knew. 0: no pull.
     anchor_decay: float = 0.0
-    # Comma-separated name prefixes of the only weights trained (e.g. "decoder" or "src_embed,decoder.layers.2"), the
-    # rest frozen: fine-tuning one subnetwork on a new domain keeps what the frozen rest knew. "": every weight.
+    # Comma-separated name prefixes of the only weights trained ("decoder", "decoder.layers.*.cross_attention": * is
+    # any one part of a name), the rest frozen: fine-tuning one subnetwork on a new domain keeps what the frozen rest
+    # knew. "": every weight.
     train_only: str = ""
     label_smoothing: float = 0.1
     clip_norm: float = 1.0
