@@ -161,15 +161,17 @@ def trained_names(names, train_only):
     prefixes = [prefix.strip() for prefix in train_only.split(",") if prefix.strip()]
     if not prefixes:
         return set(names)
-    patterns = {p: re.compile(re.escape(p).replace(r"\*", r"[^.]+") + r"(\.|$)") for p in prefixes}
-    chosen = {name for name in names if any(pattern.match(name) for pattern in patterns.values())}
-    for prefix, pattern in patterns.items():
-        if not any(pattern.match(name) for name in names):
+    chosen = set()
+    for prefix in prefixes:
+        pattern = re.compile(re.escape(prefix).replace(r"\*", r"[^.]+") + r"(\.|$)")
+        named = {name for name in names if pattern.match(name)}
+        if not named:
             tops = sorted({name.split(".")[0] for name in names})
             raise ValueError(
                 f"train_only={train_only}: no weight is named {prefix!r}; names start with {', '.join(tops)} "
                 "(e.g. decoder.layers.*.cross_attention)"
             )
+        chosen |= named
     return chosen
 
 
