@@ -230,10 +230,12 @@ class Anchor:
 
     def __init__(self, model, start, strength):
         self.strength = strength
-        # The --init-from model is never trained, so its own weights serve (copied only to another device).
+        # The --init-from model is never trained, so its own weights serve (copied only to another device). Weights
+        # frozen by train_only never leave their start: no pull to spend on them each step.
         self.pairs = [
             (weight, initial.detach().to(weight.device))
             for weight, initial in zip(model.parameters(), start.parameters())
+            if weight.requires_grad
         ]
 
     @torch.no_grad()
