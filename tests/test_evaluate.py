@@ -11,10 +11,13 @@ from modeldir.files import read_metrics, scores
 from training.evaluate import (
     LENGTH_BUCKETS,
     VARIANTS,
+    corpus_scores,
     length_bucket_name,
     main,
+    multi_reference_scores,
     paired_bootstrap,
     scores_by_length,
+    translate_all,
     typed_as,
 )
 
@@ -117,3 +120,44 @@ def test_a_wrong_compare_model_is_refused_before_anything_is_translated(tiny_mod
     monkeypatch.setattr("training.evaluate.translate_all", no_decoding)
     with pytest.raises(ValueError, match="no such model directory"):
         main(["--model", str(tiny_model_dir), "--data", str(data), "--compare", str(tmp_path / "missing")])
+
+
+def test_each_distinct_sentence_is_decoded_once_and_every_pair_gets_its_translation():
+    class CountingTranslator:
+        def __init__(self):
+            self.decoded = []
+
+        def translate(self, sentences, beam):
+            self.decoded += sentences
+            return [s.upper() for s in sentences]
+
+    translator = CountingTranslator()
+    sources = ["a cat.", "a dog.", "a cat.", "the sun.", "a dog.", "a cat."]
+    assert translate_all(translator, sources, batch_size=2, progress=False) == [s.upper() for s in sources]
+    assert translator.decoded == ["a cat.", "a dog.", "the sun."]
+
+
+def test_multi_reference_scores_count_each_sentence_once_against_all_its_references():
+    """One sentence with three translations, its output matching one of them: each pair alone scores it against a
+    single reference (two of three miss); scored once against all three, it is right."""
+    pairs = [
+        ("I see the cat.", "Vedo il gatto."),
+        ("I see the cat.", "Io vedo il gatto."),
+        ("I see the cat.", "Io vedo la gatta."),
+        ("The sea is blue.", "Il mare è blu."),
+    ]
+    hypotheses = ["Vedo il gatto.", "Vedo il gatto.", "Vedo il gatto.", "Il mare è blu."]
+    assert multi_reference_scores(pairs, hypotheses) == {"bleu": 100.0, "chrf": 100.0, "n": 2}
+    assert corpus_scores(hypotheses, [tgt for _, tgt in pairs])["bleu"] < 70
+    with_one_reference = multi_reference_scores(pairs[2:], hypotheses[2:])  # only "Io vedo la gatta."
+    assert with_one_reference["bleu"] < 100 and with_one_reference["n"] == 2
+
+
+def test_a_set_with_repeated_sentences_is_also_scored_with_multiple_references(tiny_model_dir, tmp_path, capsys):
+    pairs = toy_pairs()[:10]
+    repeated = pairs + [(src, "altro " + tgt) for src, tgt in pairs[:4]]
+    for data, expected in ((pairs, None), (repeated, 10)):
+        main(["--model", str(tiny_model_dir), "--data", str(write_tsv(tmp_path / "toy.tsv", data)), "--show", "0"])
+        summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert summary.get("multi_reference", {}).get("n") == expected
+    assert summary["n"] == 14 and summary["multi_reference"]["bleu"] > summary["bleu"]
