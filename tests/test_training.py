@@ -20,7 +20,7 @@ from modeldir.directory import open_model
 from modeldir.files import scores
 from training.configs import CONFIGS, TrainConfig, load_config, model_config, parse_overrides
 from training.data import BPEDropout, TokenBatcher, TrainingData, load_pairs, read_tsv
-from training.train import learning_rate
+from training.train import each_sentence_once, learning_rate
 from training.train import main as train_main
 from transformer.decoding import greedy_decode
 from transformer.model import Transformer
@@ -153,6 +153,13 @@ def test_bpe_dropout_resegments_each_epoch_but_keeps_its_pairs_and_their_text():
 
 
 # ---- Learning-rate schedule and configs ----
+
+
+def test_a_check_on_a_dev_set_that_repeats_sentences_also_scores_each_sentence_once():
+    pairs = [("I see the cat.", "Vedo il gatto."), ("I see the cat.", "Io vedo il gatto."), ("Hi.", "Ciao.")]
+    result = {"hypotheses": ["Io vedo il gatto.", "Io vedo il gatto.", "Ciao."]}
+    assert each_sentence_once(pairs, result) == "; each of 2 sentences once: BLEU 100.00"
+    assert each_sentence_once(pairs[1:], {"hypotheses": result["hypotheses"][1:]}) == ""
 
 
 def test_learning_rate_warmup_then_decay():

@@ -51,7 +51,7 @@ from .configs import (
 )
 from .curve import plot_curve
 from .data import TokenBatcher, TrainingData, build_tokenizer, load_pairs
-from .evaluate import score
+from .evaluate import multi_reference_scores, score
 from .runtime import Distributed, autocast_context, hardware_description, rng_state, save_atomic, set_rng_state
 from .snapshots import History
 
@@ -572,7 +572,8 @@ def evaluate_and_checkpoint(run, data, model, optimizer, state, n_batches):
         export(run, data, model, state, result, n_batches)
     tqdm.write(
         f"step {state.step}: dev BLEU {result['bleu']:.2f} chrF {result['chrf']:.2f} "
-        f"({result['n']} pairs){' - best so far, exported' if improved else ''}; probes snapshotted in "
+        f"({result['n']} pairs{each_sentence_once(data.dev_pairs, result)})"
+        f"{' - best so far, exported' if improved else ''}; probes snapshotted in "
         f"{snapshot_seconds:.1f} s ({run.snapshots.overhead(state.train_seconds):.2%} of training so far)"
     )
     save_atomic(
@@ -587,6 +588,16 @@ def evaluate_and_checkpoint(run, data, model, optimizer, state, n_batches):
         run.out / CHECKPOINT,
     )
     keep_weights(run, model, state.step)
+
+
+def each_sentence_once(pairs, result):
+    """The log's "; each of N sentences once: BLEU x" where the dev set repeats an English sentence
+    (`multi_reference_scores`): a fall of 0.4 in pair BLEU may be one sentence's new wording over its 12 references."""
+    sentences = len({src for src, _ in pairs})
+    if sentences == len(pairs):
+        return ""
+    bleu = multi_reference_scores(pairs, result["hypotheses"])["bleu"]
+    return f"; each of {sentences} sentences once: BLEU {bleu:.2f}"
 
 
 def keep_weights(run, model, step):
