@@ -22,6 +22,7 @@ from transformer.model import Transformer
 from .files import (
     ALL_LENGTHS,
     AS_GIVEN,
+    EACH_SENTENCE_ONCE,
     LOSS_CURVE,
     METRICS,
     MODEL_CARD,
@@ -312,9 +313,11 @@ def training_card(metrics, loss_curve):
 def scores_card(metrics):
     """The score records, and how they were scored ("" without any)."""
     lines = scores_markdown(metrics, heading="## Scores")
-    return lines and lines + (
-        "\n\nsacreBLEU (13a tokenisation) and chrF, every line scored against its own "
-        "reference; metrics.json holds the command behind each record."
+    once = any(s.subset == EACH_SENTENCE_ONCE for s in scores(metrics))
+    exception = f' ("{EACH_SENTENCE_ONCE}": each English sentence once, against all the lines translating it)'
+    return lines and (
+        f"{lines}\n\nsacreBLEU (13a tokenisation) and chrF, every line scored against its own reference"
+        f"{exception if once else ''}; metrics.json holds the command behind each record."
     )
 
 

@@ -26,6 +26,8 @@ SNAPSHOTS = "training_snapshots.json"
 REFERENCE_SNAPSHOTS = "from_scratch_snapshots.json"
 
 AS_GIVEN, ALL_LENGTHS = "as given", "all"
+# The subset of a multi-reference score: every English sentence once, against all the references the set gives it.
+EACH_SENTENCE_ONCE = "each sentence once"
 HUB_REPO_ID = re.compile(r"[\w.-]+/[\w.-]+")  # "user/name", as the Hugging Face Hub names repositories
 
 
@@ -100,9 +102,15 @@ def scores(metrics):
 
 
 def add_score(metrics, score):
-    """Put `score` into metrics["scores"], replacing the record with the same key."""
-    kept = [s for s in scores(metrics) if s.key != score.key]
-    metrics["scores"] = [asdict(s) for s in kept + [score]]
+    """Put `score` into metrics["scores"]: in the place of the record with the same key (a score measured again
+    keeps its line in the model card), or last."""
+    records = scores(metrics)
+    keys = [s.key for s in records]
+    if score.key in keys:
+        records[keys.index(score.key)] = score
+    else:
+        records.append(score)
+    metrics["scores"] = [asdict(s) for s in records]
     return metrics
 
 

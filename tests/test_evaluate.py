@@ -9,6 +9,7 @@ import pytest
 from helpers import toy_pairs, write_tsv
 from modeldir.files import read_metrics, scores
 from training.evaluate import (
+    EACH_SENTENCE_ONCE,
     LENGTH_BUCKETS,
     VARIANTS,
     corpus_scores,
@@ -161,3 +162,15 @@ def test_a_set_with_repeated_sentences_is_also_scored_with_multiple_references(t
         summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
         assert summary.get("multi_reference", {}).get("n") == expected
     assert summary["n"] == 14 and summary["multi_reference"]["bleu"] > summary["bleu"]
+
+
+def test_the_multi_reference_score_is_recorded_as_a_subset(tiny_model_dir, tmp_path):
+    model_dir = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model_dir)
+    pairs = toy_pairs()[:10]
+    data = write_tsv(tmp_path / "toy.tsv", pairs + [(src, "altro " + tgt) for src, tgt in pairs[:4]])
+    main(["--model", str(model_dir), "--data", str(data), "--record", "toy", "--show", "0"])
+    records = {r.subset: r for r in scores(read_metrics(model_dir / "metrics.json")) if r.data == "toy"}
+    assert set(records) == {"all", EACH_SENTENCE_ONCE}
+    assert (records["all"].n, records[EACH_SENTENCE_ONCE].n) == (14, 10)
+    assert records[EACH_SENTENCE_ONCE].bleu > records["all"].bleu

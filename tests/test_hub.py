@@ -14,7 +14,17 @@ from huggingface_hub import ModelCard
 
 from helpers import hub_cache
 from modeldir.card import main as model_card_main
-from modeldir.files import METRICS, MODEL_CARD, NOTES, Score, add_score, read_metrics, scores, write_metrics
+from modeldir.files import (
+    EACH_SENTENCE_ONCE,
+    METRICS,
+    MODEL_CARD,
+    NOTES,
+    Score,
+    add_score,
+    read_metrics,
+    scores,
+    write_metrics,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 REPO_ID = "someone/tiny-en-it"
@@ -69,6 +79,25 @@ def test_the_card_command_rewrites_it_with_new_scores_notes_and_the_repo_id(tiny
     assert "| test-tatoeba | capitals | greedy |" in text
     assert "### Good at\ncats and dogs." in text and f'open_model("{REPO_ID}")' in text
     assert f"MODEL_DIR={REPO_ID} python app.py" in text
+
+
+def test_a_score_measured_again_keeps_its_place_and_a_multi_reference_one_is_explained(tiny_model_dir, tmp_path):
+    model_dir = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model_dir)
+    metrics = read_metrics(model_dir / METRICS)
+    for data in ("dev", "dev-news"):
+        add_score(metrics, Score(data=data, decoding="greedy", bleu=10.0, chrf=30.0, n=20))
+    add_score(metrics, Score(data="dev", decoding="greedy", bleu=11.0, chrf=31.0, n=20))
+    assert [(s.data, s.bleu) for s in scores(metrics)][-2:] == [("dev", 11.0), ("dev-news", 10.0)]
+    write_metrics(model_dir / METRICS, metrics)
+    model_card_main([str(model_dir)])
+    assert "each sentence once" not in (model_dir / MODEL_CARD).read_text(encoding="utf-8")
+    add_score(metrics, Score(data="dev", decoding="greedy", bleu=30.0, chrf=50.0, n=8, subset=EACH_SENTENCE_ONCE))
+    write_metrics(model_dir / METRICS, metrics)
+    model_card_main([str(model_dir)])
+    text = (model_dir / MODEL_CARD).read_text(encoding="utf-8")
+    assert "| dev | as given, each sentence once | greedy | float32 | 30.0 | 50.0 | 8 |" in text
+    assert '("each sentence once": each English sentence once, against all the lines translating it)' in text
 
 
 def test_a_model_without_metrics_still_gets_a_valid_card(tiny_model_dir, tmp_path):

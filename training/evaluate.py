@@ -16,8 +16,9 @@ weigh 18 times.
 `--compare OTHER` translates the set with another model too and says whether the two differ by more than the set's
 own sampling could make them: sacreBLEU's paired bootstrap resampling (Koehn, 2004), on BLEU and chrF.
 `--record NAME` stores every score in the model's metrics.json as records with data NAME and the command that
-produced them. `--dtype float16` runs the model as the app does; batched decoding is faster in float32 on
-CPUs without float16 arithmetic, one sentence at a time (`--batch-size 1`) in float16.
+produced them (the multi-reference one as subset "each sentence once"). `--dtype float16` runs the model as the app
+does; batched decoding is faster in float32 on CPUs without float16 arithmetic, one sentence at a time
+(`--batch-size 1`) in float16.
 """
 
 import argparse
@@ -35,7 +36,15 @@ from tqdm import tqdm
 
 from modeldir.card import write_model_card
 from modeldir.directory import open_model
-from modeldir.files import METRICS, Score, add_score, decoding_name, read_metrics, write_metrics
+from modeldir.files import (
+    EACH_SENTENCE_ONCE,
+    METRICS,
+    Score,
+    add_score,
+    decoding_name,
+    read_metrics,
+    write_metrics,
+)
 from modeldir.loading import DTYPES
 from transformer.tokenizer import PAD_ID, encode_batch
 
@@ -240,6 +249,7 @@ def main(argv=None):
     repeated = len({src for src, _ in pairs}) < len(pairs)
     if repeated:
         summary["multi_reference"] = multi_reference_scores(pairs, result["hypotheses"])
+        records.append(Score(**common, **summary["multi_reference"], subset=EACH_SENTENCE_ONCE))
     if args.variants:
         summary["variants"] = {}
         for variant in VARIANTS:
