@@ -155,12 +155,22 @@ def averaged_summary(run):
     return f", then {len(weights)} checkpoints averaged{which}"
 
 
+def _before_and_after(value):
+    """Whether `value` is a record's [before, after] pair of whole numbers."""
+    return isinstance(value, list) and len(value) == 2 and all(isinstance(n, int) for n in value)
+
+
 def grown_summary(run):
     """What the steps column adds for a run whose model was then grown deeper (`training.recipes.deepen`), else ""."""
     layers = _dict(run.get("grown")).get("encoder_layers")
-    if not (isinstance(layers, list) and len(layers) == 2 and all(isinstance(n, int) for n in layers)):
-        return ""
-    return f", then grown from {layers[0]} to {layers[1]} encoder layers"
+    return f", then grown from {layers[0]} to {layers[1]} encoder layers" if _before_and_after(layers) else ""
+
+
+def new_vocabulary_summary(run):
+    """What the steps column adds for a run whose model then got a new vocabulary
+    (`training.recipes.new_vocabulary`), else ""."""
+    sizes = _dict(run.get("new_vocabulary")).get("vocab_size")
+    return f", then given a vocabulary of {sizes[1]:,} tokens (was {sizes[0]:,})" if _before_and_after(sizes) else ""
 
 
 def training_markdown(metrics, heading="### Training"):
@@ -169,7 +179,8 @@ def training_markdown(metrics, heading="### Training"):
     if not runs:
         return ""
     averaged, grown = [averaged_summary(run) for run in runs], [grown_summary(run) for run in runs]
-    notes = [a + g for a, g in zip(averaged, grown)]
+    new_vocabularies = [new_vocabulary_summary(run) for run in runs]
+    notes = [a + g + v for a, g, v in zip(averaged, grown, new_vocabularies)]
     rows = [
         (
             i,
@@ -201,6 +212,12 @@ def training_markdown(metrics, heading="### Training"):
             "",
             "A model grown deeper (`training.recipes.deepen`) got new encoder layers that compute the "
             "identity: it translated as before, and the runs after it trained the new layers with the old.",
+        ]
+    if any(new_vocabularies):
+        lines += [
+            "",
+            "A model given a new vocabulary (`training.recipes.new_vocabulary`) kept the embedding of every token "
+            "the old one had; each new token started at the mean of the old pieces that spell it.",
         ]
     return "\n".join(lines)
 

@@ -1,0 +1,106 @@
+"""training.recipes.new_vocabulary: a trained model given a larger vocabulary, its rows mapped token by token, that
+reads what both vocabularies spell alike as before and that the trainer then goes on training."""
+
+import json
+
+import torch
+
+from helpers import run_module, toy_pairs, write_tsv
+from modeldir.card import training_markdown
+from modeldir.directory import open_model
+from training.recipes.new_vocabulary import main as new_vocabulary_main
+from training.recipes.new_vocabulary import vocabulary_rows
+from training.train import main as train_main
+from transformer.tokenizer import encode_batch, train_tokenizer
+
+NEW_WORDS = [("I see the bookshelf.", "io vedo la libreria."), ("we love the bookshelf.", "noi amo la libreria.")]
+
+
+def texts(pairs):
+    return [sentence for pair in pairs for sentence in pair]
+
+
+def test_a_kept_token_keeps_its_row_and_a_new_one_starts_at_the_mean_of_its_pieces():
+    old = train_tokenizer(iter(texts(toy_pairs())), 300)
+    new = train_tokenizer(iter(texts(toy_pairs() + NEW_WORDS * 20)), 420)
+    rows = torch.randn(old.get_vocab_size(), 3)
+    new_rows, kept = vocabulary_rows(rows, old, new)
+    assert new_rows.shape == (new.get_vocab_size(), 3) and 0 < kept < new.get_vocab_size()
+    old_vocab = old.get_vocab()
+    for token, new_id in new.get_vocab().items():
+        if token in old_vocab:
+            assert torch.equal(new_rows[new_id], rows[old_vocab[token]])
+    word = new.token_to_id("▁bookshelf")
+    pieces = old.encode("bookshelf").ids
+    assert word is not None and "▁bookshelf" not in old_vocab and len(pieces) > 1
+    assert torch.allclose(new_rows[word], rows[pieces].mean(0))
+
+
+def test_the_command_writes_a_model_that_reads_shared_tokens_as_before_and_trains_on(
+    tiny_model_dir, toy_corpus, tmp_path
+):
+    train, dev = toy_corpus
+    extra = write_tsv(tmp_path / "extra.tsv", NEW_WORDS * 20)
+    out = tmp_path / "new"
+    new_vocabulary_main(
+        ["--model", str(tiny_model_dir), "--train", str(train), str(extra), "--vocab-size", "456", "--out", str(out)]
+    )
+    old = open_model(tiny_model_dir, dtype="float32", device="cpu")
+    new = open_model(out, dtype="float32", device="cpu")
+    old_size, new_size = old.translator.model.cfg.vocab_size, new.translator.model.cfg.vocab_size
+    assert new_size == new.translator.tokenizer.get_vocab_size() > old_size
+    assert new.metrics["training"]["new_vocabulary"]["vocab_size"] == [old_size, new_size]
+    assert "scores" not in new.metrics and new.history == old.history
+    assert f"then given a vocabulary of {new_size:,} tokens (was {old_size:,})" in training_markdown(new.metrics)
+
+    # A sentence both vocabularies cut into the same tokens is read exactly as before.
+    sentence = "we love the book."
+    (old_tokens,), (new_tokens,) = (encode_batch(d.translator.tokenizer, [sentence]) for d in (old, new))
+    assert [old.translator.tokenizer.id_to_token(i) for i in old_tokens] == [
+        new.translator.tokenizer.id_to_token(i) for i in new_tokens
+    ]
+    with torch.no_grad():
+        old_memory, _ = old.translator.model.encode(torch.tensor([old_tokens]))
+        new_memory, _ = new.translator.model.encode(torch.tensor([new_tokens]))
+    assert torch.allclose(old_memory, new_memory, atol=1e-5)
+
+    train_main(
+        [
+            "--config",
+            "tiny",
+            "--init-from",
+            str(out),
+            "--train",
+            str(train),
+            str(extra),
+            "--dev",
+            str(dev),
+            "--out",
+            str(tmp_path / "run"),
+            "--max-steps",
+            "10",
+            "--no-progress",
+            "--precision",
+            "float32",
+            "--set",
+            "warmup_steps=1",
+        ]
+    )
+    record = json.loads((tmp_path / "run" / "model" / "metrics.json").read_text())
+    assert record["history"][-1]["new_vocabulary"]["vocab_size"] == [old_size, new_size]  # kept in the history
+    assert open_model(tmp_path / "run" / "model").translator.model.cfg.vocab_size == new_size
+
+
+def test_a_model_that_is_not_there_is_one_clear_line(tmp_path):
+    result = run_module(
+        "training.recipes.new_vocabulary",
+        "--model",
+        tmp_path / "none",
+        "--train",
+        tmp_path / "t.tsv",
+        "--vocab-size",
+        "16000",
+        "--out",
+        tmp_path / "out",
+    )
+    assert result.returncode != 0 and "Traceback" not in result.stderr and "none" in result.stderr

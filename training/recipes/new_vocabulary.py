@@ -1,0 +1,113 @@
+"""Give a trained model a new, larger BPE vocabulary, to go on training it instead of starting again from scratch.
+
+    python -m training.recipes.new_vocabulary --model assets/model --vocab-size 16000 \\
+        --train runs/train-tu.tsv data/en-it/train-extra.tsv --out runs/v16
+    python -m training.train --config cpu --init-from runs/v16 --train ... --out runs/v16-part1
+
+The new vocabulary is learnt on `--train` as the trainer learns one. Its embedding rows (one matrix for the source
+and target embeddings and the output layer, tied) come from the old model: a token both vocabularies have keeps its
+row, and a new token starts at the mean of the rows of the old pieces that spell it ("▁flour" at the mean of "▁fl"
+and "our"), so the model reads a new token about as it read the pieces, and writes it about where it wrote the first
+of them. (Initialising a domain vocabulary's embeddings from the old one's is Sato et al., 2020, "Vocabulary
+Adaptation for Domain Adaptation in Neural Machine Translation".) Every other weight is the old model's. The model
+then translates nearly as before (the training log measures it) and training takes it from there; a model trained
+from scratch on a 16k vocabulary would have to relearn everything the shipped one knows.
+
+The new model keeps the old one's training snapshots, word counts and notes; its training record says what its
+vocabulary replaced.
+"""
+
+import argparse
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import torch
+
+from modeldir.directory import copy_training_records, open_model, save_model_dir
+from modeldir.loading import DTYPES
+from transformer.model import Transformer
+from transformer.tokenizer import train_tokenizer
+
+from ..cli import check_writable, command_line, positive_int, run_cli
+from ..data import read_tsv
+
+
+def vocabulary_rows(rows, old_tokenizer, new_tokenizer):
+    """The rows of a (vocabulary, ...) tensor of the old tokenizer's ids, one for each id of the new tokenizer: the
+    same token's row, or the mean of the rows of the old tokens that spell it -> (tensor, how many rows were kept)."""
+    old_vocab = old_tokenizer.get_vocab()
+    new_rows = torch.empty((new_tokenizer.get_vocab_size(), *rows.shape[1:]), dtype=rows.dtype)
+    kept = 0
+    for token, new_id in new_tokenizer.get_vocab().items():
+        if token in old_vocab:
+            new_rows[new_id], kept = rows[old_vocab[token]], kept + 1
+        else:
+            pieces = [piece.id for piece in old_tokenizer.model.tokenize(token)]  # its bytes, where no piece has it
+            new_rows[new_id] = rows[pieces].mean(0)
+    return new_rows, kept
+
+
+def with_new_vocabulary(model, old_tokenizer, new_tokenizer):
+    """A Transformer like `model` but for `new_tokenizer`: every weight indexed by token (`vocabulary_rows`) mapped,
+    the others copied -> (model, rows kept)."""
+    old_size = model.cfg.vocab_size
+    new_model = Transformer(replace(model.cfg, vocab_size=new_tokenizer.get_vocab_size()))
+    weights, kept = {}, 0
+    for name, weight in model.state_dict().items():
+        if weight.shape[:1] == (old_size,):  # the embeddings and the output layer: (V, d_model)
+            weight, kept = vocabulary_rows(weight, old_tokenizer, new_tokenizer)
+        weights[name] = weight
+    new_model.load_state_dict(weights)
+    return new_model, kept
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(
+        prog="python -m training.recipes.new_vocabulary",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--model", required=True, help="the trained model directory")
+    p.add_argument("--train", nargs="+", required=True, help="TSV files (.tsv or .tsv.gz) to learn the vocabulary on")
+    p.add_argument("--vocab-size", type=positive_int, required=True, help="BPE tokens of the new vocabulary")
+    p.add_argument("--out", required=True, help="directory of the model with the new vocabulary")
+    p.add_argument(
+        "--export-dtype",
+        choices=DTYPES,
+        default="float32",
+        help="precision of the written weights (default float32: the mean rows are for training to go on from)",
+    )
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    check_writable(args.out, "--out")
+    base = open_model(args.model, dtype="float32", device="cpu")
+    old_model, old_tokenizer = base.translator.model, base.translator.tokenizer
+    texts = (sentence for path in args.train for pair in read_tsv(path)[0] for sentence in pair)
+    new_tokenizer = train_tokenizer(texts, args.vocab_size)
+    model, kept = with_new_vocabulary(old_model, old_tokenizer, new_tokenizer)
+    new_vocabulary = {
+        "vocab_size": [old_model.cfg.vocab_size, model.cfg.vocab_size],
+        "command": command_line("training.recipes.new_vocabulary", argv),
+    }
+    # Recorded with the run it came from, so that a run continuing this model (--init-from) keeps it in its history.
+    metrics = {
+        **base.metrics,
+        "parameters": model.num_parameters(),
+        "config": {**base.metrics.get("config", {}), "model": asdict(model.cfg)},
+        "training": {**base.metrics.get("training", {}), "new_vocabulary": new_vocabulary},
+    }
+    metrics.pop("scores", None)  # the old model's scores: this one reads other tokens and is scored anew
+    out = Path(args.out)
+    save_model_dir(model, new_tokenizer, out, dtype=DTYPES[args.export_dtype], metrics=metrics)
+    copy_training_records(base.path, out)
+    print(
+        f"{old_model.cfg.vocab_size:,} -> {model.cfg.vocab_size:,} tokens ({kept:,} kept, "
+        f"{model.cfg.vocab_size - kept:,} new from their pieces; {model.num_parameters():,} parameters) into {out}"
+    )
+
+
+if __name__ == "__main__":
+    run_cli(main)
