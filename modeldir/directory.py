@@ -3,7 +3,7 @@ API and the evaluation scripts load), with what its optional files say about the
 
 import logging
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
@@ -50,6 +50,22 @@ def copy_training_records(source_dir, model_dir, skip=()):
     for name in TRAINING_RECORDS:
         if name not in skip and (Path(source_dir) / name).is_file():
             shutil.copyfile(Path(source_dir) / name, Path(model_dir) / name)
+
+
+def save_remade_model(base, model, tokenizer, model_dir, dtype, how):
+    """Write `model`, which a recipe made from the opened model directory `base` (grown, given a new vocabulary), to
+    `model_dir`. `how` ({name: record}) is recorded with the run `base` came from, so that a run continuing the model
+    (--init-from) keeps it in its history; `base`'s scores are dropped (the model is scored anew) and its training
+    records kept."""
+    metrics = {
+        **base.metrics,
+        "parameters": model.num_parameters(),
+        "config": {**base.metrics.get("config", {}), "model": asdict(model.cfg)},
+        "training": {**base.metrics.get("training", {}), **how},
+    }
+    metrics.pop("scores", None)
+    save_model_dir(model, tokenizer, model_dir, dtype=dtype, metrics=metrics)
+    copy_training_records(base.path, model_dir)
 
 
 def save_model_dir(model, tokenizer, model_dir, dtype=torch.float16, metrics=None):

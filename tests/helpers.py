@@ -132,3 +132,23 @@ def run_command(main, *args):
         except SystemExit as end:
             status = end.code or 0
     return status, out.getvalue(), err.getvalue()
+
+
+def train_args(train, dev, out, *extra, config="tiny"):
+    """`python -m training.train`'s arguments for a test run: CONFIG on the file or files TRAIN, checked on DEV, into
+    OUT, then EXTRA."""
+    files = train if isinstance(train, (list, tuple)) else [train]
+    return [
+        "--config",
+        str(config),
+        "--train",
+        *map(str, files),
+        "--dev",
+        str(dev),
+        "--out",
+        str(out),
+        "--no-progress",
+        "--precision",
+        "float32",
+        *extra,
+    ]

@@ -8,6 +8,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
+from helpers import train_args
 from modeldir.card import averaged_summary
 from modeldir.directory import open_model
 from modeldir.seen import read_word_counts
@@ -20,26 +21,7 @@ from training.train import main as train_main
 def kept_run(toy_corpus, tmp_path_factory):
     train, dev = toy_corpus
     out = tmp_path_factory.mktemp("kept") / "run"
-    train_main(
-        [
-            "--config",
-            "tiny",
-            "--train",
-            str(train),
-            "--dev",
-            str(dev),
-            "--out",
-            str(out),
-            "--no-progress",
-            "--precision",
-            "float32",
-            "--max-steps",
-            "60",
-            "--set",
-            "eval_every=20",
-            "keep_weights=2",
-        ]
-    )
+    train_main(train_args(train, dev, out, "--max-steps", "60", "--set", "eval_every=20", "keep_weights=2"))
     return out
 
 
@@ -124,26 +106,7 @@ def test_the_averaged_model_is_recorded_up_to_its_last_averaged_checkpoint(toy_c
     training record and history then go on to the last of them, from the run's log."""
     train, dev = toy_corpus
     out = tmp_path / "run"
-    train_main(
-        [
-            "--config",
-            "tiny",
-            "--train",
-            str(train),
-            "--dev",
-            str(dev),
-            "--out",
-            str(out),
-            "--no-progress",
-            "--precision",
-            "float32",
-            "--max-steps",
-            "60",
-            "--set",
-            "eval_every=20",
-            "keep_weights=2",
-        ]
-    )
+    train_main(train_args(train, dev, out, "--max-steps", "60", "--set", "eval_every=20", "keep_weights=2"))
     log = {row.split(",")[0]: row.split(",") for row in (out / "metrics.csv").read_text().splitlines()[1:]}
     metrics = json.loads((out / "model" / "metrics.json").read_text())
     best = {

@@ -7,7 +7,7 @@ from dataclasses import asdict
 import pytest
 import torch
 
-from helpers import make_model, run_module
+from helpers import make_model, run_module, train_args
 from modeldir.card import training_markdown
 from modeldir.directory import open_model
 from training.configs import load_config, model_config
@@ -59,26 +59,19 @@ def test_the_command_writes_a_model_that_translates_the_same_and_trains_on(tiny_
     config.write_text(json.dumps({"model": settings, "train": {"max_tokens": 512, "eval_every": 10}}))
     train, dev = toy_corpus
     train_main(
-        [
-            "--config",
-            str(config),
+        train_args(
+            train,
+            dev,
+            tmp_path / "run",
             "--init-from",
             str(tmp_path / "deep"),
-            "--train",
-            str(train),
-            "--dev",
-            str(dev),
-            "--out",
-            str(tmp_path / "run"),
             "--max-steps",
             "10",
-            "--no-progress",
-            "--precision",
-            "float32",
             "--set",
             "lr=1e-3",
             "warmup_steps=1",
-        ]
+            config=config,
+        )
     )
     trained = open_model(tmp_path / "run" / "model", dtype="float32", device="cpu").translator.model
     assert trained.encoder.layers[-1].self_attention.w_o.weight.abs().sum() > 0  # the new layer learns

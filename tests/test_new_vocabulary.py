@@ -5,7 +5,7 @@ import json
 
 import torch
 
-from helpers import run_module, toy_pairs, write_tsv
+from helpers import run_module, toy_pairs, train_args, write_tsv
 from modeldir.card import training_markdown
 from modeldir.directory import open_model
 from training.recipes.new_vocabulary import main as new_vocabulary_main
@@ -64,28 +64,8 @@ def test_the_command_writes_a_model_that_reads_shared_tokens_as_before_and_train
         new_memory, _ = new.translator.model.encode(torch.tensor([new_tokens]))
     assert torch.allclose(old_memory, new_memory, atol=1e-5)
 
-    train_main(
-        [
-            "--config",
-            "tiny",
-            "--init-from",
-            str(out),
-            "--train",
-            str(train),
-            str(extra),
-            "--dev",
-            str(dev),
-            "--out",
-            str(tmp_path / "run"),
-            "--max-steps",
-            "10",
-            "--no-progress",
-            "--precision",
-            "float32",
-            "--set",
-            "warmup_steps=1",
-        ]
-    )
+    args = ["--init-from", str(out), "--max-steps", "10", "--set", "warmup_steps=1"]
+    train_main(train_args([train, extra], dev, tmp_path / "run", *args))
     record = json.loads((tmp_path / "run" / "model" / "metrics.json").read_text())
     assert record["history"][-1]["new_vocabulary"]["vocab_size"] == [old_size, new_size]  # kept in the history
     assert open_model(tmp_path / "run" / "model").translator.model.cfg.vocab_size == new_size

@@ -6,6 +6,7 @@ import shutil
 
 import pytest
 
+from helpers import train_args
 from modeldir.files import SNAPSHOTS, read_history
 from training.configs import CONFIGS
 from training.snapshots import rounded
@@ -25,22 +26,7 @@ def probe_config(tmp_path_factory):
 
 def run(corpus, out, config, *extra):
     train, dev = corpus
-    train_main(
-        [
-            "--config",
-            config,
-            "--train",
-            str(train),
-            "--dev",
-            str(dev),
-            "--out",
-            str(out),
-            "--no-progress",
-            "--precision",
-            "float32",
-            *extra,
-        ]
-    )
+    train_main(train_args(train, dev, out, *extra, config=config))
     return json.loads((out / SNAPSHOTS).read_text(encoding="utf-8"))
 
 

@@ -15,7 +15,17 @@ import torch
 import torch.nn.functional as F
 
 from bench.model_shapes import GOAL_SIZE_MB
-from helpers import REPO, free_port, make_model, random_sequences, run_command, run_module, toy_pairs, write_tsv
+from helpers import (
+    REPO,
+    free_port,
+    make_model,
+    random_sequences,
+    run_command,
+    run_module,
+    toy_pairs,
+    train_args,
+    write_tsv,
+)
 from modeldir.directory import open_model
 from modeldir.files import scores
 from training.configs import CONFIGS, TrainConfig, load_config, model_config, parse_overrides
@@ -253,23 +263,6 @@ def test_bad_overrides_say_what_is_allowed(item, message):
 
 
 # ---- The training script ----
-
-
-def train_args(train, dev, out, *extra, config="tiny"):
-    return [
-        "--config",
-        config,
-        "--train",
-        str(train),
-        "--dev",
-        str(dev),
-        "--out",
-        str(out),
-        "--no-progress",
-        "--precision",
-        "float32",
-        *extra,
-    ]
 
 
 @pytest.fixture(scope="module")

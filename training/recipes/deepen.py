@@ -20,12 +20,12 @@ history and training snapshots; its training record says how it grew.
 """
 
 import argparse
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 
-from modeldir.directory import copy_training_records, open_model, save_model_dir
+from modeldir.directory import open_model, save_remade_model
 from modeldir.loading import DTYPES
 from transformer.model import Transformer
 
@@ -84,17 +84,8 @@ def main(argv=None):
         "encoder_layers": [old.cfg.n_encoder_layers, args.encoder_layers],
         "command": command_line("training.recipes.deepen", argv),
     }
-    # Recorded with the run it grew from, so that a run continuing this model (--init-from) keeps it in its history.
-    metrics = {
-        **base.metrics,
-        "parameters": model.num_parameters(),
-        "config": {**base.metrics.get("config", {}), "model": asdict(model.cfg)},
-        "training": {**base.metrics.get("training", {}), "grown": grown},
-    }
-    metrics.pop("scores", None)  # the old model's scores: this one is scored anew (it translates the same)
     out = Path(args.out)
-    save_model_dir(model, base.translator.tokenizer, out, dtype=DTYPES[args.export_dtype], metrics=metrics)
-    copy_training_records(base.path, out)
+    save_remade_model(base, model, base.translator.tokenizer, out, DTYPES[args.export_dtype], {"grown": grown})
     print(
         f"grown from {old.cfg.n_encoder_layers} to {args.encoder_layers} encoder layers "
         f"({old.num_parameters():,} -> {model.num_parameters():,} parameters) into {out}"

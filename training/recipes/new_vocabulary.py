@@ -18,12 +18,12 @@ vocabulary replaced.
 """
 
 import argparse
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 
-from modeldir.directory import copy_training_records, open_model, save_model_dir
+from modeldir.directory import open_model, save_remade_model
 from modeldir.loading import DTYPES
 from transformer.model import Transformer
 from transformer.tokenizer import train_tokenizer
@@ -92,17 +92,8 @@ def main(argv=None):
         "vocab_size": [old_model.cfg.vocab_size, model.cfg.vocab_size],
         "command": command_line("training.recipes.new_vocabulary", argv),
     }
-    # Recorded with the run it came from, so that a run continuing this model (--init-from) keeps it in its history.
-    metrics = {
-        **base.metrics,
-        "parameters": model.num_parameters(),
-        "config": {**base.metrics.get("config", {}), "model": asdict(model.cfg)},
-        "training": {**base.metrics.get("training", {}), "new_vocabulary": new_vocabulary},
-    }
-    metrics.pop("scores", None)  # the old model's scores: this one reads other tokens and is scored anew
     out = Path(args.out)
-    save_model_dir(model, new_tokenizer, out, dtype=DTYPES[args.export_dtype], metrics=metrics)
-    copy_training_records(base.path, out)
+    save_remade_model(base, model, new_tokenizer, out, DTYPES[args.export_dtype], {"new_vocabulary": new_vocabulary})
     print(
         f"{old_model.cfg.vocab_size:,} -> {model.cfg.vocab_size:,} tokens ({kept:,} kept, "
         f"{model.cfg.vocab_size - kept:,} new from their pieces; {model.num_parameters():,} parameters) into {out}"
