@@ -9,9 +9,10 @@ and target embeddings and the output layer, tied) come from the old model: a tok
 row, and a new token starts at the mean of the rows of the old pieces that spell it ("▁flour" at the mean of "▁fl"
 and "our"), so the model reads a new token about as it read the pieces, and writes it about where it wrote the first
 of them. (Initialising a domain vocabulary's embeddings from the old one's is Sato et al., 2020, "Vocabulary
-Adaptation for Domain Adaptation in Neural Machine Translation".) Every other weight is the old model's. The model
-then translates nearly as before (the training log measures it) and training takes it from there; a model trained
-from scratch on a 16k vocabulary would have to relearn everything the shipped one knows.
+Adaptation for Domain Adaptation in Neural Machine Translation".) Every other weight is the old model's. So the
+model reads a sentence whose tokens both vocabularies share exactly as before; the rest it translates somewhat worse
+at first (the training log measures how much), and training takes it from there, where a model trained from scratch
+on a 16k vocabulary would have to relearn everything the shipped one knows.
 
 The new model keeps the old one's training snapshots, word counts and notes; its training record says what its
 vocabulary replaced.
@@ -31,6 +32,9 @@ from transformer.tokenizer import train_tokenizer
 from ..cli import check_writable, command_line, positive_int, run_cli
 from ..data import read_tsv
 
+# The weights with a row per token, (V, d_model): one matrix where they are tied, mapped alike where they are not.
+TOKEN_ROWS = ("src_embed.embedding.weight", "tgt_embed.embedding.weight", "output_projection.weight")
+
 
 def vocabulary_rows(rows, old_tokenizer, new_tokenizer):
     """The rows of a (vocabulary, ...) tensor of the old tokenizer's ids, one for each id of the new tokenizer: the
@@ -48,15 +52,12 @@ def vocabulary_rows(rows, old_tokenizer, new_tokenizer):
 
 
 def with_new_vocabulary(model, old_tokenizer, new_tokenizer):
-    """A Transformer like `model` but for `new_tokenizer`: every weight indexed by token (`vocabulary_rows`) mapped,
-    the others copied -> (model, rows kept)."""
-    old_size = model.cfg.vocab_size
+    """A Transformer like `model` but for `new_tokenizer`: its weights indexed by token (`TOKEN_ROWS`) mapped by
+    `vocabulary_rows`, the others copied -> (model, rows kept)."""
     new_model = Transformer(replace(model.cfg, vocab_size=new_tokenizer.get_vocab_size()))
-    weights, kept = {}, 0
-    for name, weight in model.state_dict().items():
-        if weight.shape[:1] == (old_size,):  # the embeddings and the output layer: (V, d_model)
-            weight, kept = vocabulary_rows(weight, old_tokenizer, new_tokenizer)
-        weights[name] = weight
+    weights, kept = model.state_dict(), 0
+    for name in TOKEN_ROWS:
+        weights[name], kept = vocabulary_rows(weights[name], old_tokenizer, new_tokenizer)
     new_model.load_state_dict(weights)
     return new_model, kept
 
