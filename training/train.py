@@ -592,7 +592,7 @@ def evaluate_and_checkpoint(run, data, model, optimizer, state, n_batches):
 
 def each_sentence_once(pairs, result):
     """The log's "; each of N sentences once: BLEU x" where the dev set repeats an English sentence
-    (`multi_reference_scores`): a fall of 0.4 in pair BLEU may be one sentence's new wording over its 12 references."""
+    (`multi_reference_scores`): a sudden fall in pair BLEU may be one sentence's new wording over its 12 references."""
     sentences = len({src for src, _ in pairs})
     if sentences == len(pairs):
         return ""
