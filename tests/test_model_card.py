@@ -7,6 +7,7 @@ import pytest
 
 from modeldir.card import about_markdown, model_card_markdown
 from modeldir.directory import ModelDirectory, open_model
+from modeldir.files import EACH_SENTENCE_ONCE, read_metrics, scores
 from webapp import texts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,6 +49,13 @@ def test_model_card(translator, translator_metrics):
     assert "| toy | as given | beam 4 | float16 | 12.5 | 40.0 | 7 |" in card
     assert "| toy | capitals, 11-20 words | greedy | float32 | 1 | 2 | 3 |" in card and "broken" not in card
     assert f"| runs in | {str(translator.model.src_embed.embedding.weight.dtype).removeprefix('torch.')} |" in card
+
+
+def test_the_apps_help_explains_the_multi_reference_rows_by_their_name():
+    """The shipped model's card has "each sentence once" rows; the help under the app's table says what they are."""
+    assert f"*{EACH_SENTENCE_ONCE}*" in texts.SCORES_HELP
+    shipped = scores(read_metrics(ROOT / "assets" / "model" / "metrics.json"))
+    assert any(record.subset == EACH_SENTENCE_ONCE for record in shipped)
 
 
 PARTIAL_METRICS = {  # metrics.json -> training runs the card shows

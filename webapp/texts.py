@@ -50,7 +50,9 @@ reference translation, with a penalty for outputs shorter than the reference; **
 character sequences, so it gives credit for a word that is almost right (*libro* for *libri*). Both are computed by
 sacreBLEU over all the sentences of a data set. *dev (during training)* is the training script's own check, on the
 first pairs of the dev set only (`eval_limit`: 1,000 in the `cpu` config, to keep the checks short); *dev* is the
-whole dev set, scored after training with `training.evaluate`, hence the different counts."""
+whole dev set, scored after training with `training.evaluate`, hence the different counts. The dev set gives many
+English sentences several translations, one pair each: *each sentence once* scores every English sentence once,
+against all its translations, so a sentence with 12 counts as much as one with a single translation."""
 
 HEADS_HELP = """Each attention sub-layer has several **heads**, each free to learn its own way of looking. Below,
 every head of one kind for *your* sentence: how peaked its attention is (entropy) and where it goes — the token
