@@ -9,7 +9,7 @@ from helpers import run_module, toy_pairs, train_args, write_tsv
 from modeldir.card import training_markdown
 from modeldir.directory import open_model
 from training.recipes.new_vocabulary import main as new_vocabulary_main
-from training.recipes.new_vocabulary import vocabulary_rows
+from training.recipes.new_vocabulary import old_spellings, vocabulary_rows
 from training.train import main as train_main
 from transformer.tokenizer import encode_batch, train_tokenizer
 
@@ -24,7 +24,8 @@ def test_a_kept_token_keeps_its_row_and_a_new_one_starts_at_the_mean_of_its_piec
     old = train_tokenizer(iter(texts(toy_pairs())), 300)
     new = train_tokenizer(iter(texts(toy_pairs() + NEW_WORDS * 20)), 420)
     rows = torch.randn(old.get_vocab_size(), 3)
-    new_rows, kept = vocabulary_rows(rows, old, new)
+    spellings, kept = old_spellings(old, new)
+    new_rows = vocabulary_rows(rows, spellings)
     assert new_rows.shape == (new.get_vocab_size(), 3) and 0 < kept < new.get_vocab_size()
     old_vocab = old.get_vocab()
     for token, new_id in new.get_vocab().items():

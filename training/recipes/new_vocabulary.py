@@ -36,28 +36,33 @@ from ..data import read_tsv
 TOKEN_ROWS = ("src_embed.embedding.weight", "tgt_embed.embedding.weight", "output_projection.weight")
 
 
-def vocabulary_rows(rows, old_tokenizer, new_tokenizer):
-    """The rows of a (vocabulary, ...) tensor of the old tokenizer's ids, one for each id of the new tokenizer: the
-    same token's row, or the mean of the rows of the old tokens that spell it -> (tensor, how many rows were kept)."""
+def old_spellings(old_tokenizer, new_tokenizer):
+    """For each id of the new tokenizer, the old ids that spell its token: its own, where the old vocabulary has it,
+    else its old pieces (its bytes, where no piece has it) -> (spellings, how many tokens the old vocabulary has)."""
     old_vocab = old_tokenizer.get_vocab()
-    new_rows = torch.empty((new_tokenizer.get_vocab_size(), *rows.shape[1:]), dtype=rows.dtype)
-    kept = 0
+    spellings, kept = [None] * new_tokenizer.get_vocab_size(), 0
     for token, new_id in new_tokenizer.get_vocab().items():
         if token in old_vocab:
-            new_rows[new_id], kept = rows[old_vocab[token]], kept + 1
+            spellings[new_id], kept = [old_vocab[token]], kept + 1
         else:
-            pieces = [piece.id for piece in old_tokenizer.model.tokenize(token)]  # its bytes, where no piece has it
-            new_rows[new_id] = rows[pieces].mean(0)
-    return new_rows, kept
+            spellings[new_id] = [piece.id for piece in old_tokenizer.model.tokenize(token)]
+    return spellings, kept
+
+
+def vocabulary_rows(rows, spellings):
+    """The rows of a (vocabulary, ...) tensor of old ids, one for each new id: the mean of the rows of its
+    `old_spellings` (a kept token's own row, exactly)."""
+    return torch.stack([rows[ids].mean(0) for ids in spellings])
 
 
 def with_new_vocabulary(model, old_tokenizer, new_tokenizer):
     """A Transformer like `model` but for `new_tokenizer`: its weights indexed by token (`TOKEN_ROWS`) mapped by
-    `vocabulary_rows`, the others copied -> (model, rows kept)."""
+    `vocabulary_rows`, the others copied -> (model, rows kept). The spellings are looked up once for all of them."""
     new_model = Transformer(replace(model.cfg, vocab_size=new_tokenizer.get_vocab_size()))
-    weights, kept = model.state_dict(), 0
+    spellings, kept = old_spellings(old_tokenizer, new_tokenizer)
+    weights = model.state_dict()
     for name in TOKEN_ROWS:
-        weights[name], kept = vocabulary_rows(weights[name], old_tokenizer, new_tokenizer)
+        weights[name] = vocabulary_rows(weights[name], spellings)
     new_model.load_state_dict(weights)
     return new_model, kept
 
