@@ -4,7 +4,7 @@ A lent GPU machine comes rarely, for minutes, bare, with no network; it takes th
 the folders named in `carry`) and gives back at most 8 files of 16 MiB from $OUT. So the run is three steps:
 
     python -m training.gpu_run prepare --data data/en-it --distilled KD --out .gpu  # here: the mix's files, gzipped
-    python -m training.gpu_run train --bundle .gpu --out $OUT --minutes 6           # there (carry [".gpu"])
+    python -m training.gpu_run train --bundle .gpu --out $OUT --minutes 5           # there (carry [".gpu"])
     python -m training.gpu_run join --parts DIR --out runs/gpu                      # here: DIR/<run>/model
 
 `prepare` writes the round-5 mix (`BUNDLE`: Tatoeba in the informal singular, the shipped model's translations of it
@@ -364,10 +364,10 @@ def parse_args(argv):
     t.add_argument("--bundle", default=".gpu")
     t.add_argument("--out", required=True, help="where the parts go ($OUT on the device machine)")
     t.add_argument(
-        "--minutes", type=float, default=6.0, help="the wide model's training time; leave the call room to score"
+        "--minutes", type=float, default=5.0, help="the wide model's training time; leave the call room to score"
     )
     t.add_argument(
-        "--call-minutes", type=float, default=9.5, help="the whole call's time: scoring stops in time to pack"
+        "--call-minutes", type=float, default=9.0, help="the whole call's time: scoring stops in time to pack"
     )
     t.add_argument("--work", default="runs/gpu", help="the runs' directory")
     t.add_argument("--dry-run", action="store_true", help="the `tiny` config on this machine's CPU")
