@@ -70,7 +70,9 @@ def test_candidates_are_windows_of_six_then_all_then_each_checkpoint(tmp_path):
     assert names[:3] == ["steps-2000-2500", "steps-1800-2300", "steps-1600-2100"]
     assert found["steps-2000-2500"] == weights[19:25] and found["steps-100-500"] == weights[:5]
     assert names[13] == "steps-100-2500" and found["steps-100-2500"] == weights
-    assert names[14:17] == ["step-2500", "step-2300", "step-2100"] and len(names) == 14 + 13
+    assert names[12] == "step-100"  # the window that ends at the first checkpoint is that checkpoint alone
+    assert names[14:17] == ["step-2500", "step-2300", "step-2100"] and len(names) == 13 + 1 + 12
+    assert len({tuple(paths) for paths in found.values()}) == len(found)  # no checkpoints scored twice
 
 
 def test_a_model_beats_the_shipped_one_only_on_all_three_sets():

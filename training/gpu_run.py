@@ -36,7 +36,7 @@ from .cli import run_cli
 from .data import read_tsv
 from .demo_set import SETS, read_demo_set, translate_and_score
 from .evaluate import pairs_to_score, score
-from .recipes.average import average_weights
+from .recipes import average
 from .recipes.distill import tsv_line
 from .recipes.informal import SPEAKS_TO_SEVERAL, SPEAKS_TO_YOU, informal_english, keep_informal
 from .train import WEIGHTS_KEPT, kept_step
@@ -227,13 +227,13 @@ def candidates(weights):
     are more."""
     stride = max(1, len(weights) // 12)
     ends = range(len(weights) - 1, -1, -stride)
+    windows = (
+        [weights[max(0, end - 5) : end + 1] for end in ends] + [weights] + [weights[end : end + 1] for end in ends]
+    )
     found = {}
-    for end in ends:
-        window = weights[max(0, end - 5) : end + 1]
-        found[f"steps-{kept_step(window[0])}-{kept_step(window[-1])}"] = window
-    found[f"steps-{kept_step(weights[0])}-{kept_step(weights[-1])}"] = weights
-    for end in ends:
-        found.setdefault(f"step-{kept_step(weights[end])}", weights[end : end + 1])
+    for window in windows:  # consecutive checkpoints: the name says which, so a window met twice is scored once
+        first, last = kept_step(window[0]), kept_step(window[-1])
+        found.setdefault(f"step-{first}" if len(window) == 1 else f"steps-{first}-{last}", window)
     return found
 
 
@@ -253,16 +253,17 @@ def choose(run_dir, bundle, shipped, deadline, limit=None):
     translator = open_model(run_dir / "model", dtype="float32").translator
     weights = sorted((run_dir / WEIGHTS_KEPT).glob("step-*.safetensors"), key=kept_step)
     found = candidates(weights)
+    dev_pairs = pairs_to_score(bundle / "dev.tsv")
     dev = {}
     for name, paths in found.items():
         if dev and time.monotonic() > deadline:
             break
-        translator.model.load_state_dict(average_weights(paths), strict=False)  # tied matrices are stored once
-        dev[name] = score(translator, pairs_to_score(bundle / "dev.tsv"), progress=False)["bleu"]
+        translator.model.load_state_dict(average.average_weights(paths), strict=False)  # tied matrices stored once
+        dev[name] = score(translator, dev_pairs, progress=False)["bleu"]
     top = sorted(dev, key=dev.get, reverse=True)[:CHOOSE_TOP]
     full = {}
     for name in top:
-        translator.model.load_state_dict(average_weights(found[name]), strict=False)
+        translator.model.load_state_dict(average.average_weights(found[name]), strict=False)
         full[name] = scored(translator, bundle, limit)
     winners = [name for name in top if beats(full[name], shipped)] or top
     chosen = max(winners, key=lambda name: full[name]["dev.tsv"]["bleu"])
@@ -270,9 +271,9 @@ def choose(run_dir, bundle, shipped, deadline, limit=None):
 
 
 def export(run_dir, weights, out):
-    """The mean of `weights` as a model directory `out` with the run's records (`recipes.average`)."""
-    command = ["training.recipes.average", "--model", str(run_dir / "model"), "--weights", *map(str, weights)]
-    subprocess.run([sys.executable, "-m", *command, "--out", str(out)], cwd=ROOT, check=True)
+    """The mean of `weights` as a model directory `out` with the run's records and training log."""
+    average.main(["--model", str(run_dir / "model"), "--weights", *map(str, weights), "--out", str(out)])
+    shutil.copyfile(run_dir.parent / f"{run_dir.name}.log", Path(out) / "gpu_train.log")
 
 
 def train(bundle, out, minutes, call_minutes, work, dry_run=False):
@@ -297,8 +298,6 @@ def train(bundle, out, minutes, call_minutes, work, dry_run=False):
         print(f"{run.name}: {chosen}", json.dumps(report["runs"][run.name]["scored"][chosen]), flush=True)
     report["seconds"] = round(time.monotonic() - began)
     (out / "scores.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-    for run in RUNS:
-        shutil.copyfile(work / f"{run.name}.log", work / "chosen" / run.name / "gpu_train.log")
     continuations = [run.name for run in RUNS if run.start[0] == "--init-from"]
     best = max(continuations, key=lambda name: chosen_scores(report, name, report["shipped"]))
     for name in ("wide", best):
