@@ -270,10 +270,10 @@ def choose(run_dir, bundle, shipped, deadline, limit=None):
     return {"dev": dev, "scored": full, "chosen": chosen}, found[chosen]
 
 
-def export(run_dir, weights, out):
-    """The mean of `weights` as a model directory `out` with the run's records and training log."""
+def export(run_dir, weights, log, out):
+    """The mean of `weights` as a model directory `out` with the run's records and its training `log`."""
     average.main(["--model", str(run_dir / "model"), "--weights", *map(str, weights), "--out", str(out)])
-    shutil.copyfile(run_dir.parent / f"{run_dir.name}.log", Path(out) / "gpu_train.log")
+    shutil.copyfile(log, Path(out) / "gpu_train.log")
 
 
 def train(bundle, out, minutes, call_minutes, work, dry_run=False):
@@ -284,16 +284,15 @@ def train(bundle, out, minutes, call_minutes, work, dry_run=False):
     out.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
     deadline = began + call_minutes * 60 - PACKING_SECONDS
-    processes = {
-        run.name: start(training_command(run, bundle, work, minutes, dry_run), work / f"{run.name}.log") for run in RUNS
-    }
+    logs = {run.name: work / f"{run.name}.log" for run in RUNS}
+    processes = {run.name: start(training_command(run, bundle, work, minutes, dry_run), logs[run.name]) for run in RUNS}
     limit = DRY_RUN_SENTENCES if dry_run else None
     report = {"shipped": scored(open_model(SHIPPED, dtype="float32").translator, bundle, limit), "runs": {}}
     # The shortest runs end first: their checkpoints are scored while the longer ones still train.
     for run in sorted(RUNS, key=lambda run: run.minutes_share):
-        finish(processes[run.name], work / f"{run.name}.log")
+        finish(processes[run.name], logs[run.name])
         report["runs"][run.name], weights = choose(work / run.name, bundle, report["shipped"], deadline, limit)
-        export(work / run.name, weights, work / "chosen" / run.name)
+        export(work / run.name, weights, logs[run.name], work / "chosen" / run.name)
         chosen = report["runs"][run.name]["chosen"]
         print(f"{run.name}: {chosen}", json.dumps(report["runs"][run.name]["scored"][chosen]), flush=True)
     report["seconds"] = round(time.monotonic() - began)
