@@ -3,13 +3,14 @@ reads what both vocabularies spell alike as before and that the trainer then goe
 
 import json
 
+import pytest
 import torch
 
 from helpers import run_module, toy_pairs, train_args, write_tsv
 from modeldir.card import training_markdown
 from modeldir.directory import open_model
+from training.recipes.new_vocabulary import extended_tokenizer, old_spellings, vocabulary_rows
 from training.recipes.new_vocabulary import main as new_vocabulary_main
-from training.recipes.new_vocabulary import old_spellings, vocabulary_rows
 from training.train import main as train_main
 from transformer.tokenizer import encode_batch, train_tokenizer
 
@@ -37,15 +38,36 @@ def test_a_kept_token_keeps_its_row_and_a_new_one_starts_at_the_mean_of_its_piec
     assert torch.allclose(new_rows[word], rows[pieces].mean(0))
 
 
+def test_added_tokens_keep_the_old_vocabulary_and_join_only_old_tokens():
+    """--add-tokens: every old token keeps its id, the new merges rank after the old ones, so a word the new merges
+    do not touch is cut as before, a frequent new word becomes one token, and every text decodes as it was."""
+    old = train_tokenizer(iter(texts(toy_pairs())), 300)
+    new, added = extended_tokenizer(old, texts(NEW_WORDS * 20), 40)
+    assert 0 < added <= 40 and new.get_vocab_size() == old.get_vocab_size() + added
+    old_vocab = old.get_vocab()
+    assert all(new.token_to_id(token) == token_id for token, token_id in old_vocab.items())
+    assert len(old.encode("libreria").ids) > 1 and new.encode("libreria").tokens == ["▁libreria"]
+    new_merges = {tuple(merge) for merge in json.loads(new.to_str())["model"]["merges"][-added:]}
+    untouched = 0
+    for sentence in texts(toy_pairs()[:50]) + ["I see the bookshelf.", "Où est la libreria? 🍕"]:
+        old_cut, new_cut = old.encode(sentence), new.encode(sentence)
+        assert new.decode(new_cut.ids) == old.decode(old_cut.ids)
+        if not new_merges & set(zip(old_cut.tokens, old_cut.tokens[1:])):
+            assert new_cut.ids == old_cut.ids
+            untouched += 1
+    assert untouched > 0
+    assert "<0x66>" in new.encode("bookshelf").tokens  # the toy vocabulary spells "f" in bytes, never joined
+    assert not [token for token in new.get_vocab() if token not in old_vocab and "<0x" in token]
+
+
+@pytest.mark.parametrize("size", [["--vocab-size", "456"], ["--add-tokens", "60"]])
 def test_the_command_writes_a_model_that_reads_shared_tokens_as_before_and_trains_on(
-    tiny_model_dir, toy_corpus, tmp_path
+    tiny_model_dir, toy_corpus, tmp_path, size
 ):
     train, dev = toy_corpus
     extra = write_tsv(tmp_path / "extra.tsv", NEW_WORDS * 20)
     out = tmp_path / "new"
-    new_vocabulary_main(
-        ["--model", str(tiny_model_dir), "--train", str(train), str(extra), "--vocab-size", "456", "--out", str(out)]
-    )
+    new_vocabulary_main(["--model", str(tiny_model_dir), "--train", str(train), str(extra), *size, "--out", str(out)])
     old = open_model(tiny_model_dir, dtype="float32", device="cpu")
     new = open_model(out, dtype="float32", device="cpu")
     old_size, new_size = old.translator.model.cfg.vocab_size, new.translator.model.cfg.vocab_size

@@ -430,6 +430,25 @@ def test_train_only_changes_the_named_weights_and_leaves_the_rest_as_they_were(s
     assert {name.split(".")[1] for name in moved} == {"layers", "norm"}
 
 
+def test_frozen_token_rows_train_the_rows_after_them_alone(small_corpus, tiny_model_dir, tmp_path):
+    """frozen_token_rows=N keeps the (tied) embedding's first N rows exactly the --init-from model's, weight decay
+    included, while the rows after them and the other weights trained move."""
+    start = open_model(tiny_model_dir).translator.model.state_dict()
+    name, n = "src_embed.embedding.weight", 200
+    weights = continued_weights(small_corpus, tiny_model_dir, tmp_path / "run", 6, f"frozen_token_rows={n}")
+    assert torch.equal(weights[name][:n], start[name][:n])
+    assert not torch.equal(weights[name][n:], start[name][n:])
+    assert not torch.equal(weights["decoder.norm.weight"], start["decoder.norm.weight"])
+
+
+@pytest.mark.parametrize("extra", [["frozen_token_rows=-1"], ["frozen_token_rows=10"]])
+def test_frozen_token_rows_need_the_model_whose_rows_they_keep(small_corpus, tmp_path, extra):
+    train, dev = small_corpus
+    with pytest.raises(ValueError, match="frozen_token_rows=.*needs --init-from"):
+        train_main(train_args(train, dev, tmp_path / "run", "--max-steps", "2", "--set", *extra))
+    assert not (tmp_path / "run").exists()
+
+
 @pytest.mark.parametrize("prefix", ["decoder.layer", "embeddings", "decoder.layers.1", "decoder.*.cross_attention"])
 def test_train_only_refuses_a_name_that_matches_no_weight(small_corpus, tmp_path, prefix):
     """A typo must not freeze the whole model unseen: it is refused, with the names there are, before any work."""

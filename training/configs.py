@@ -37,6 +37,10 @@ class TrainConfig:
     # any one part of a name), the rest frozen: fine-tuning one subnetwork on a new domain keeps what the frozen rest
     # knew. "": every weight.
     train_only: str = ""
+    # Token ids below this keep their rows of the (tied) embedding: a vocabulary extended with new tokens
+    # (`training.recipes.new_vocabulary --add-tokens`) learns its new tokens' rows and leaves the old ones as they
+    # were. 0: every row trained.
+    frozen_token_rows: int = 0
     label_smoothing: float = 0.1
     clip_norm: float = 1.0
     eval_every: int = 1000  # steps between dev evaluations (and checkpoints)

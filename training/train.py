@@ -244,6 +244,24 @@ class Anchor:
             weight.lerp_(start, min(1.0, lr * self.strength))
 
 
+class FrozenTokenRows:
+    """Keeps the rows of the token-indexed weights (the embeddings and the output layer) below `n` as they were
+    (`frozen_token_rows`): their gradient is zeroed, so clipping and Adam see only the rows trained, and after each
+    step they are written back, undoing weight decay."""
+
+    def __init__(self, model, n):
+        weights = [model.src_embed.embedding, model.tgt_embed.embedding, model.output_projection]
+        unique = {id(layer.weight): layer.weight for layer in weights if layer.weight.requires_grad}
+        self.saved = [(weight, weight.detach()[:n].clone()) for weight in unique.values()]
+        for weight in unique.values():
+            weight.register_hook(lambda grad: torch.cat([torch.zeros_like(grad[:n]), grad[n:]]))
+
+    @torch.no_grad()
+    def restore(self):
+        for weight, rows in self.saved:
+            weight[: len(rows)] = rows
+
+
 @dataclass
 class RunState:
     """Where training stands: saved in every checkpoint, so `--resume` continues exactly from here."""
@@ -337,6 +355,11 @@ def set_up_run(args, command):
         raise ValueError(
             f"anchor_decay={train_cfg.anchor_decay:g}: a run is pulled towards the model it continues, so anchor_decay "
             "is a number >= 0, and above 0 it needs --init-from (on --resume too: the same model)"
+        )
+    if train_cfg.frozen_token_rows < 0 or (train_cfg.frozen_token_rows and not args.init_from):
+        raise ValueError(
+            f"frozen_token_rows={train_cfg.frozen_token_rows}: the rows kept are the --init-from model's, so "
+            "frozen_token_rows is a number >= 0, and above 0 it needs --init-from"
         )
     if checkpoint and train_cfg.train_only != checkpoint["train_config"].get("train_only", ""):
         raise ValueError("--resume: train_only cannot change within a run (its optimizer holds those weights' state)")
@@ -750,6 +773,7 @@ def train(run, data, model, optimizer, state):
     anchor = (
         Anchor(model, run.init.translator.model, run.train_cfg.anchor_decay) if run.train_cfg.anchor_decay else None
     )
+    frozen_rows = FrozenTokenRows(model, run.train_cfg.frozen_token_rows) if run.train_cfg.frozen_token_rows else None
     batcher, batches, n_batches = epoch_batches(run, data, state.epoch)
     if run.dist.main and state.step == 0:
         snapshot(run, data, model, state)  # what the model makes of the probes before it has learnt anything
@@ -765,6 +789,8 @@ def train(run, data, model, optimizer, state):
         )
         if anchor:
             anchor.pull(lr)
+        if frozen_rows:
+            frozen_rows.restore()
         state.step, state.batch_in_epoch = state.step + 1, state.batch_in_epoch + 1
         state.target_tokens += int(run.dist.all_reduce_sum(n_tokens))
         state.train_seconds = seconds_at_start + (time.time() - start)

@@ -2,7 +2,14 @@
 
     python -m training.recipes.new_vocabulary --model assets/model --vocab-size 16000 \\
         --train runs/train-tu.tsv data/en-it/train-extra.tsv --out runs/v16
+    python -m training.recipes.new_vocabulary --model assets/model --add-tokens 4000 \\
+        --train runs/ep25-noyou.tsv data/en-it/train-extra.tsv --out runs/x4k
     python -m training.train --config cpu --init-from runs/v16 --train ... --out runs/v16-part1
+
+`--vocab-size` learns a whole new vocabulary, which cuts even the words the model knew best in new places.
+`--add-tokens` keeps the old vocabulary and its merges and learns that many more merges after them, on how the old
+vocabulary cuts `--train`'s words: a word keeps its old tokens unless a new merge joins two of them ("▁inf" "l"
+"ation" -> "▁inflation"), so the model reads most sentences exactly as before.
 
 The new vocabulary is learnt on `--train` as the trainer learns one. Its embedding rows (one matrix for the source
 and target embeddings and the output layer, tied) come from the old model: a token both vocabularies have keeps its
@@ -19,21 +26,72 @@ vocabulary replaced.
 """
 
 import argparse
+import json
 from dataclasses import replace
 from pathlib import Path
 
 import torch
+from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 from modeldir.directory import open_model, save_remade_model
 from modeldir.loading import DTYPES
 from transformer.model import Transformer
-from transformer.tokenizer import train_tokenizer
+from transformer.tokenizer import BYTE_TOKEN, train_tokenizer, with_byte_fallback
 
 from ..cli import check_writable, command_line, positive_int, run_cli
 from ..data import read_tsv
 
 # The weights with a row per token, (V, d_model): one matrix where they are tied, mapped alike where they are not.
 TOKEN_ROWS = ("src_embed.embedding.weight", "tgt_embed.embedding.weight", "output_projection.weight")
+
+
+# Each old token stands for one character of Unicode's plane-15 private use area while new merges are learnt, so the
+# Hugging Face BPE trainer learns merges of whole old tokens.
+PRIVATE_USE = 0xF0000
+
+
+def extended_tokenizer(tokenizer, texts, new_tokens, min_frequency=5):
+    """`tokenizer` with up to `new_tokens` more merges (and their tokens, ids after the old ones), learnt on how it
+    cuts the words of `texts`. The new merges rank after every old one, so they only join a word's old tokens; byte
+    tokens are never joined. -> (tokenizer, merges added)"""
+    normalizer, pre_tokenizer, bpe = tokenizer.normalizer, tokenizer.pre_tokenizer, tokenizer.model
+    coded_words = {}
+
+    def coded(text):
+        words = []
+        for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text)):
+            if word not in coded_words:
+                coded_words[word] = "".join(
+                    " " if BYTE_TOKEN.fullmatch(piece.value) else chr(PRIVATE_USE + piece.id)
+                    for piece in bpe.tokenize(word)
+                )
+            words.append(coded_words[word])
+        return " ".join(words)
+
+    coded_texts = [coded(text) for text in texts]
+    alphabet = {char for word in coded_words.values() for char in word if char != " "}
+    learner = Tokenizer(models.BPE())
+    learner.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    trainer = trainers.BpeTrainer(
+        vocab_size=len(alphabet) + new_tokens,
+        min_frequency=min_frequency,
+        limit_alphabet=len(alphabet),
+        show_progress=False,
+    )
+    learner.train_from_iterator(coded_texts, trainer=trainer)
+    old_tokens = {token_id: token for token, token_id in tokenizer.get_vocab().items()}
+
+    def decoded(chars):
+        return "".join(old_tokens[ord(char) - PRIVATE_USE] for char in chars)
+
+    spec = json.loads(tokenizer.to_str())
+    vocab, merges = spec["model"]["vocab"], spec["model"]["merges"]
+    new_merges = json.loads(learner.to_str())["model"]["merges"]
+    for left, right in new_merges:
+        left, right = decoded(left), decoded(right)
+        merges.append([left, right])
+        vocab.setdefault(left + right, len(vocab))
+    return with_byte_fallback(Tokenizer.from_str(json.dumps(spec))), len(new_merges)
 
 
 def old_spellings(old_tokenizer, new_tokenizer):
@@ -75,7 +133,11 @@ def parse_args(argv=None):
     )
     p.add_argument("--model", required=True, help="the trained model directory")
     p.add_argument("--train", nargs="+", required=True, help="TSV files (.tsv or .tsv.gz) to learn the vocabulary on")
-    p.add_argument("--vocab-size", type=positive_int, required=True, help="BPE tokens of the new vocabulary")
+    size = p.add_mutually_exclusive_group(required=True)
+    size.add_argument("--vocab-size", type=positive_int, help="BPE tokens of a whole new vocabulary")
+    size.add_argument(
+        "--add-tokens", type=positive_int, help="keep the old vocabulary and learn up to this many more merges after it"
+    )
     p.add_argument("--out", required=True, help="directory of the model with the new vocabulary")
     p.add_argument(
         "--export-dtype",
@@ -92,7 +154,10 @@ def main(argv=None):
     base = open_model(args.model, dtype="float32", device="cpu")
     old_model, old_tokenizer = base.translator.model, base.translator.tokenizer
     texts = (sentence for path in args.train for pair in read_tsv(path)[0] for sentence in pair)
-    new_tokenizer = train_tokenizer(texts, args.vocab_size)
+    if args.add_tokens:
+        new_tokenizer, _ = extended_tokenizer(old_tokenizer, texts, args.add_tokens)
+    else:
+        new_tokenizer = train_tokenizer(texts, args.vocab_size)
     model, kept = with_new_vocabulary(old_model, old_tokenizer, new_tokenizer)
     new_vocabulary = {
         "vocab_size": [old_model.cfg.vocab_size, model.cfg.vocab_size],
