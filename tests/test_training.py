@@ -411,11 +411,16 @@ def test_anchor_decay_keeps_a_continued_run_near_the_model_it_continues(small_co
     assert distance_after(tmp_path / "held", "anchor_decay=1e9") == 0.0
 
 
-@pytest.mark.parametrize("extra", [["anchor_decay=-1"], ["anchor_decay=10"]])
-def test_anchor_decay_needs_the_model_it_pulls_towards(small_corpus, tmp_path, extra):
+@pytest.mark.parametrize(
+    "setting", ["anchor_decay=-1", "anchor_decay=10", "frozen_token_rows=-1", "frozen_token_rows=10"]
+)
+def test_settings_about_the_model_continued_need_it(small_corpus, tmp_path, setting):
+    """anchor_decay pulls towards the --init-from model and frozen_token_rows keeps its rows: without it, or below 0,
+    they are refused before anything is written."""
     train, dev = small_corpus
-    with pytest.raises(ValueError, match="anchor_decay=.*needs --init-from"):
-        train_main(train_args(train, dev, tmp_path / "run", "--max-steps", "2", "--set", *extra))
+    name = setting.split("=")[0]
+    with pytest.raises(ValueError, match=f"{name}=.*needs --init-from"):
+        train_main(train_args(train, dev, tmp_path / "run", "--max-steps", "2", "--set", setting))
     assert not (tmp_path / "run").exists()
 
 
@@ -439,14 +444,6 @@ def test_frozen_token_rows_train_the_rows_after_them_alone(small_corpus, tiny_mo
     assert torch.equal(weights[name][:n], start[name][:n])
     assert not torch.equal(weights[name][n:], start[name][n:])
     assert not torch.equal(weights["decoder.norm.weight"], start["decoder.norm.weight"])
-
-
-@pytest.mark.parametrize("extra", [["frozen_token_rows=-1"], ["frozen_token_rows=10"]])
-def test_frozen_token_rows_need_the_model_whose_rows_they_keep(small_corpus, tmp_path, extra):
-    train, dev = small_corpus
-    with pytest.raises(ValueError, match="frozen_token_rows=.*needs --init-from"):
-        train_main(train_args(train, dev, tmp_path / "run", "--max-steps", "2", "--set", *extra))
-    assert not (tmp_path / "run").exists()
 
 
 @pytest.mark.parametrize("prefix", ["decoder.layer", "embeddings", "decoder.layers.1", "decoder.*.cross_attention"])
