@@ -8,8 +8,8 @@
 
 `--vocab-size` learns a whole new vocabulary, which cuts even the words the model knew best in new places.
 `--add-tokens` keeps the old vocabulary and its merges and learns that many more merges after them, on how the old
-vocabulary cuts `--train`'s words: a word keeps its old tokens unless a new merge joins two of them ("▁inf" "l"
-"ation" -> "▁inflation"), so the model reads most sentences exactly as before.
+vocabulary cuts `--train`'s words: a word keeps its old tokens unless a new merge joins two of them ("▁Parl"
+"amento" -> "▁Parlamento"), so the model reads most sentences exactly as before.
 
 The new vocabulary is learnt on `--train` as the trainer learns one. Its embedding rows (one matrix for the source
 and target embeddings and the output layer, tied) come from the old model: a token both vocabularies have keeps its
