@@ -39,6 +39,10 @@ class ModelLoadError(ValueError):
     """A model directory whose files are missing or do not fit together."""
 
 
+# The weights with a row per token, (V, d_model): one matrix where the embeddings are tied.
+TOKEN_ROWS = ("src_embed.embedding.weight", "tgt_embed.embedding.weight", "output_projection.weight")
+
+
 def tied_weight_names(cfg):
     """Parameters that are the same tensor as `src_embed.embedding.weight` when embeddings are tied: stored once."""
     return {"tgt_embed.embedding.weight", "output_projection.weight"} if cfg.tie_embeddings else set()

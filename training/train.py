@@ -33,7 +33,7 @@ from tqdm import tqdm
 from inputs.text import CheckedTranslator
 from modeldir.directory import ModelDirectory, open_model, save_model_dir
 from modeldir.files import LOSS_CURVE, SNAPSHOTS, Score, add_score
-from modeldir.loading import DTYPES, TOKENIZER, tied_weight_names
+from modeldir.loading import DTYPES, TOKEN_ROWS, TOKENIZER, tied_weight_names
 from modeldir.seen import WordCounts, read_word_counts, write_word_counts
 from transformer.model import Transformer, TransformerConfig
 from transformer.tokenizer import PAD_ID, load_tokenizer
@@ -250,10 +250,10 @@ class FrozenTokenRows:
     step they are written back, undoing weight decay."""
 
     def __init__(self, model, n):
-        weights = [model.src_embed.embedding, model.tgt_embed.embedding, model.output_projection]
-        unique = {id(layer.weight): layer.weight for layer in weights if layer.weight.requires_grad}
-        self.saved = [(weight, weight.detach()[:n].clone()) for weight in unique.values()]
-        for weight in unique.values():
+        weights = dict(model.named_parameters())  # a tied matrix once, under its first name
+        trained = [weights[name] for name in TOKEN_ROWS if name in weights and weights[name].requires_grad]
+        self.saved = [(weight, weight.detach()[:n].clone()) for weight in trained]
+        for weight in trained:
             weight.register_hook(lambda grad: torch.cat([torch.zeros_like(grad[:n]), grad[n:]]))
 
     @torch.no_grad()

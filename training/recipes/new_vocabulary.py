@@ -34,16 +34,12 @@ import torch
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
 from modeldir.directory import open_model, save_remade_model
-from modeldir.loading import DTYPES
+from modeldir.loading import DTYPES, TOKEN_ROWS
 from transformer.model import Transformer
 from transformer.tokenizer import BYTE_TOKEN, train_tokenizer, with_byte_fallback
 
 from ..cli import check_writable, command_line, positive_int, run_cli
 from ..data import read_tsv
-
-# The weights with a row per token, (V, d_model): one matrix where they are tied, mapped alike where they are not.
-TOKEN_ROWS = ("src_embed.embedding.weight", "tgt_embed.embedding.weight", "output_projection.weight")
-
 
 # Each old token stands for one character of Unicode's plane-15 private use area while new merges are learnt, so the
 # Hugging Face BPE trainer learns merges of whole old tokens.
