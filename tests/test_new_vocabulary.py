@@ -9,8 +9,11 @@ import torch
 from helpers import run_module, toy_pairs, train_args, write_tsv
 from modeldir.card import training_markdown
 from modeldir.directory import open_model
-from training.recipes.new_vocabulary import extended_tokenizer, old_spellings, vocabulary_rows
+from training.data import read_tsv
+from training.recipes.new_token_pairs import main as new_token_pairs_main
+from training.recipes.new_vocabulary import extended_tokenizer, known_words, old_spellings, vocabulary_rows
 from training.recipes.new_vocabulary import main as new_vocabulary_main
+from training.recipes.new_vocabulary import parse_args as new_vocabulary_args
 from training.train import main as train_main
 from transformer.tokenizer import encode_batch, train_tokenizer
 
@@ -58,6 +61,44 @@ def test_added_tokens_keep_the_old_vocabulary_and_join_only_old_tokens():
     assert untouched > 0
     assert "<0x66>" in new.encode("bookshelf").tokens  # the toy vocabulary spells "f" in bytes, never joined
     assert not [token for token in new.get_vocab() if token not in old_vocab and "<0x" in token]
+
+
+def test_known_words_are_left_out_of_what_the_new_merges_are_learnt_on():
+    """--known: a word the model saw often keeps its old cut, so the added tokens go to the words it rarely saw."""
+    old = train_tokenizer(iter(texts(toy_pairs())), 300)
+    assert known_words(old, ["the libreria.", "una libreria", "the cat"], 2) == {"▁libreria", "▁the"}
+    new, added = extended_tokenizer(old, texts(NEW_WORDS * 20), 40, known={"▁libreria"})
+    assert added > 0
+    assert new.encode("libreria").ids == old.encode("libreria").ids  # one token when it is not known (above)
+    assert new.encode("bookshelf").ids != old.encode("bookshelf").ids
+
+
+def test_known_words_need_added_tokens():
+    with pytest.raises(SystemExit):
+        new_vocabulary_args(["--model", "m", "--train", "t", "--vocab-size", "456", "--known", "k", "--out", "o"])
+
+
+def test_the_pairs_with_added_tokens_are_those_the_new_vocabulary_cuts_anew(tiny_model_dir, toy_corpus, tmp_path):
+    """An added token only ever joins old ones, so a pair holds one exactly when the new vocabulary cuts it otherwise
+    than the old."""
+    train, _ = toy_corpus
+    extra = write_tsv(tmp_path / "extra.tsv", NEW_WORDS * 20)
+    out, picked = tmp_path / "new", tmp_path / "picked.tsv"
+    base = ["--model", str(tiny_model_dir), "--train", str(extra)]
+    new_vocabulary_main([*base, "--add-tokens", "30", "--known", str(train), "--out", str(out)])
+    mixed = write_tsv(tmp_path / "mixed.tsv", toy_pairs()[:40] + NEW_WORDS)
+    new_token_pairs_main(["--model", str(out), "--data", str(mixed), "--out", str(picked)])
+    old, new = (open_model(d, device="cpu").translator.tokenizer for d in (tiny_model_dir, out))
+    cut_anew = [
+        pair for pair in toy_pairs()[:40] + NEW_WORDS if any(old.encode(s).ids != new.encode(s).ids for s in pair)
+    ]
+    assert NEW_WORDS[0] in cut_anew and len(cut_anew) < 42  # the toy pairs' words are known: few are cut anew
+    assert read_tsv(picked)[0] == cut_anew
+
+    remade = tmp_path / "remade"
+    new_vocabulary_main([*base, "--vocab-size", "456", "--out", str(remade)])
+    with pytest.raises(ValueError, match="not extended by `new_vocabulary --add-tokens`"):
+        new_token_pairs_main(["--model", str(remade), "--data", str(mixed), "--out", str(picked)])
 
 
 @pytest.mark.parametrize("size", [["--vocab-size", "456"], ["--add-tokens", "60"]])

@@ -27,6 +27,7 @@ vocabulary replaced.
 
 import argparse
 import json
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -46,16 +47,29 @@ from ..data import read_tsv
 PRIVATE_USE = 0xF0000
 
 
-def extended_tokenizer(tokenizer, texts, new_tokens, min_frequency=5):
+def words_of(tokenizer, text):
+    """The words `tokenizer` cuts `text` into tokens word by word ("▁Good", ",", "▁night")."""
+    return [word for word, _ in tokenizer.pre_tokenizer.pre_tokenize_str(tokenizer.normalizer.normalize_str(text))]
+
+
+def known_words(tokenizer, texts, count):
+    """The words (`words_of`) that `texts` hold at least `count` times."""
+    counts = Counter(word for text in texts for word in words_of(tokenizer, text))
+    return {word for word, n in counts.items() if n >= count}
+
+
+def extended_tokenizer(tokenizer, texts, new_tokens, min_frequency=5, known=frozenset()):
     """`tokenizer` with up to `new_tokens` more merges (and their tokens, ids after the old ones), learnt on how it
-    cuts the words of `texts`. The new merges rank after every old one, so they only join a word's old tokens; byte
-    tokens are never joined. -> (tokenizer, merges added)"""
-    normalizer, pre_tokenizer, bpe = tokenizer.normalizer, tokenizer.pre_tokenizer, tokenizer.model
+    cuts the words of `texts`, the `known` words left out. The new merges rank after every old one, so they only join
+    a word's old tokens; byte tokens are never joined. -> (tokenizer, merges added)"""
+    bpe = tokenizer.model
     coded_words = {}
 
     def coded(text):
         words = []
-        for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text)):
+        for word in words_of(tokenizer, text):
+            if word in known:
+                continue
             if word not in coded_words:
                 coded_words[word] = "".join(
                     " " if BYTE_TOKEN.fullmatch(piece.value) else chr(PRIVATE_USE + piece.id)
@@ -134,6 +148,16 @@ def parse_args(argv=None):
     size.add_argument(
         "--add-tokens", type=positive_int, help="keep the old vocabulary and learn up to this many more merges after it"
     )
+    p.add_argument(
+        "--known",
+        nargs="+",
+        default=[],
+        help="with --add-tokens: TSV files of what the model was trained on; the words they hold --known-count times "
+        "or more are left out of what the new merges are learnt on, so the new tokens go to the words it rarely saw",
+    )
+    p.add_argument(
+        "--known-count", type=positive_int, default=5, help="how often a word of --known must occur to be left out"
+    )
     p.add_argument("--out", required=True, help="directory of the model with the new vocabulary")
     p.add_argument(
         "--export-dtype",
@@ -141,7 +165,10 @@ def parse_args(argv=None):
         default="float32",
         help="precision of the written weights (default float32: the mean rows are for training to go on from)",
     )
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.known and not args.add_tokens:
+        p.error("--known only applies to --add-tokens: --vocab-size learns every merge anew")
+    return args
 
 
 def main(argv=None):
@@ -151,7 +178,9 @@ def main(argv=None):
     old_model, old_tokenizer = base.translator.model, base.translator.tokenizer
     texts = (sentence for path in args.train for pair in read_tsv(path)[0] for sentence in pair)
     if args.add_tokens:
-        new_tokenizer, _ = extended_tokenizer(old_tokenizer, texts, args.add_tokens)
+        known_texts = (sentence for path in args.known for pair in read_tsv(path)[0] for sentence in pair)
+        known = known_words(old_tokenizer, known_texts, args.known_count) if args.known else frozenset()
+        new_tokenizer, _ = extended_tokenizer(old_tokenizer, texts, args.add_tokens, known=known)
     else:
         new_tokenizer = train_tokenizer(texts, args.vocab_size)
     model, kept = with_new_vocabulary(old_model, old_tokenizer, new_tokenizer)
@@ -159,6 +188,8 @@ def main(argv=None):
         "vocab_size": [old_model.cfg.vocab_size, model.cfg.vocab_size],
         "command": command_line("training.recipes.new_vocabulary", argv),
     }
+    if args.add_tokens:
+        new_vocabulary["first_new_id"] = old_model.cfg.vocab_size
     out = Path(args.out)
     save_remade_model(base, model, new_tokenizer, out, DTYPES[args.export_dtype], {"new_vocabulary": new_vocabulary})
     print(
