@@ -148,3 +148,12 @@ def test_a_model_that_is_not_there_is_one_clear_line(tmp_path):
         tmp_path / "out",
     )
     assert result.returncode != 0 and "Traceback" not in result.stderr and "none" in result.stderr
+
+
+def test_pairs_asked_of_a_model_without_added_tokens_are_one_clear_line(tiny_model_dir, toy_corpus, tmp_path):
+    train, _ = toy_corpus
+    result = run_module(
+        "training.recipes.new_token_pairs", "--model", tiny_model_dir, "--data", train, "--out", tmp_path / "o.tsv"
+    )
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert "not extended by `new_vocabulary --add-tokens`" in result.stderr and not (tmp_path / "o.tsv").exists()
