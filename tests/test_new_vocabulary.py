@@ -73,9 +73,22 @@ def test_known_words_are_left_out_of_what_the_new_merges_are_learnt_on():
     assert new.encode("bookshelf").ids != old.encode("bookshelf").ids
 
 
-def test_known_words_need_added_tokens():
+@pytest.mark.parametrize("option", [["--known", "k.tsv"], ["--english-only"]])
+def test_options_of_added_tokens_are_refused_with_a_whole_new_vocabulary(option, capsys):
     with pytest.raises(SystemExit):
-        new_vocabulary_args(["--model", "m", "--train", "t", "--vocab-size", "456", "--known", "k", "--out", "o"])
+        new_vocabulary_args(["--model", "m", "--train", "t.tsv", "--vocab-size", "456", *option, "--out", "o"])
+    assert "only apply to --add-tokens" in capsys.readouterr().err
+
+
+def test_english_only_merges_are_learnt_on_the_english_side_alone(tiny_model_dir, tmp_path):
+    """The encoder reads the added tokens; the Italian the decoder writes is cut as before."""
+    extra = write_tsv(tmp_path / "extra.tsv", NEW_WORDS * 20)
+    out = tmp_path / "new"
+    base = ["--model", str(tiny_model_dir), "--train", str(extra)]
+    new_vocabulary_main([*base, "--add-tokens", "30", "--english-only", "--out", str(out)])
+    old, new = (open_model(d, device="cpu").translator.tokenizer for d in (tiny_model_dir, out))
+    assert len(new.encode("bookshelf").ids) < len(old.encode("bookshelf").ids)
+    assert new.encode("libreria").ids == old.encode("libreria").ids
 
 
 def test_the_pairs_with_added_tokens_are_those_the_new_vocabulary_cuts_anew(tiny_model_dir, toy_corpus, tmp_path):

@@ -158,6 +158,12 @@ def parse_args(argv=None):
     p.add_argument(
         "--known-count", type=positive_int, default=5, help="how often a word of --known must occur to be left out"
     )
+    p.add_argument(
+        "--english-only",
+        action="store_true",
+        help="with --add-tokens: learn the new merges on --train's English alone, for the encoder to read; the "
+        "decoder writes every Italian word from the old tokens as before",
+    )
     p.add_argument("--out", required=True, help="directory of the model with the new vocabulary")
     p.add_argument(
         "--export-dtype",
@@ -166,8 +172,8 @@ def parse_args(argv=None):
         help="precision of the written weights (default float32: the mean rows are for training to go on from)",
     )
     args = p.parse_args(argv)
-    if args.known and not args.add_tokens:
-        p.error("--known only applies to --add-tokens: --vocab-size learns every merge anew")
+    if (args.known or args.english_only) and not args.add_tokens:
+        p.error("--known and --english-only only apply to --add-tokens: --vocab-size learns every merge anew")
     return args
 
 
@@ -176,7 +182,8 @@ def main(argv=None):
     check_writable(args.out, "--out")
     base = open_model(args.model, dtype="float32", device="cpu")
     old_model, old_tokenizer = base.translator.model, base.translator.tokenizer
-    texts = (sentence for path in args.train for pair in read_tsv(path)[0] for sentence in pair)
+    sides = slice(0, 1) if args.english_only else slice(0, 2)
+    texts = (sentence for path in args.train for pair in read_tsv(path)[0] for sentence in pair[sides])
     if args.add_tokens:
         known_texts = (sentence for path in args.known for pair in read_tsv(path)[0] for sentence in pair)
         known = known_words(old_tokenizer, known_texts, args.known_count) if args.known else frozenset()
