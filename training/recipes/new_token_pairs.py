@@ -5,8 +5,10 @@ that hold it. In a mix of Tatoeba, where few added tokens occur, most of a short
 English names of months, joined into one token each, stayed untaught (docs/training-log.md, run X5). This writes
 the pairs of `--data` whose English or Italian holds an added token, to be trained on beside the whole mix:
 
-    python -m training.recipes.new_vocabulary --model assets/model --add-tokens 1000 --train ... --out runs/x1r
-    python -m training.recipes.new_token_pairs --model runs/x1r --data runs/train-tu.tsv --out runs/tu-new.tsv
+    python -m training.recipes.new_vocabulary --model assets/model --add-tokens 1000 --train ... --out runs/x1n
+    python -m training.recipes.new_token_pairs --model runs/x1n --data runs/train-tu.tsv --out runs/tu-new.tsv
+
+Measured in round 5 (docs/training-log.md, runs X6 to X10), not in the shipped recipe.
 """
 
 import argparse

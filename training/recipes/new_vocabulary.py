@@ -10,6 +10,8 @@
 `--add-tokens` keeps the old vocabulary and its merges and learns that many more merges after them, on how the old
 vocabulary cuts `--train`'s words: a word keeps its old tokens unless a new merge joins two of them ("▁Parl"
 "amento" -> "▁Parlamento"), so the model reads most sentences exactly as before.
+`--known FILE` leaves out of what those merges are learnt on the words FILE holds often (`--known-count`), so the
+new tokens go to the words the model rarely saw; `--english-only` learns them on `--train`'s English alone.
 
 The new vocabulary is learnt on `--train` as the trainer learns one. Its embedding rows (one matrix for the source
 and target embeddings and the output layer, tied) come from the old model: a token both vocabularies have keeps its
