@@ -49,6 +49,12 @@ from ..data import read_tsv
 PRIVATE_USE = 0xF0000
 
 
+def sentences(paths, english_only=False):
+    """The sentences of the TSV files `paths`: both sides of each pair, or its English alone."""
+    sides = 1 if english_only else 2
+    return (sentence for path in paths for pair in read_tsv(path)[0] for sentence in pair[:sides])
+
+
 def words_of(tokenizer, text):
     """The words `tokenizer` cuts `text` into tokens word by word ("▁Good", ",", "▁night")."""
     return [word for word, _ in tokenizer.pre_tokenizer.pre_tokenize_str(tokenizer.normalizer.normalize_str(text))]
@@ -184,11 +190,9 @@ def main(argv=None):
     check_writable(args.out, "--out")
     base = open_model(args.model, dtype="float32", device="cpu")
     old_model, old_tokenizer = base.translator.model, base.translator.tokenizer
-    sides = slice(0, 1) if args.english_only else slice(0, 2)
-    texts = (sentence for path in args.train for pair in read_tsv(path)[0] for sentence in pair[sides])
+    texts = sentences(args.train, english_only=args.english_only)
     if args.add_tokens:
-        known_texts = (sentence for path in args.known for pair in read_tsv(path)[0] for sentence in pair)
-        known = known_words(old_tokenizer, known_texts, args.known_count) if args.known else frozenset()
+        known = known_words(old_tokenizer, sentences(args.known), args.known_count)
         new_tokenizer, _ = extended_tokenizer(old_tokenizer, texts, args.add_tokens, known=known)
     else:
         new_tokenizer = train_tokenizer(texts, args.vocab_size)
