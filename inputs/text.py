@@ -1,6 +1,7 @@
 """Text as people type it, read as the model reads best, behind the lesson's `Translator`: `CheckedTranslator` takes
-strings only, reads at most what the model can use of them, replaces broken characters and reads capitals in
-sentence case, and refuses decoding arguments outside their limits (`checks`) with a clear error."""
+strings only, reads at most what the model can use of them, replaces broken characters, reads capitals in sentence
+case and a capitalised word the model barely knows in lower case, and refuses decoding arguments outside their
+limits (`checks`) with a clear error."""
 
 import re
 
@@ -12,6 +13,8 @@ SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: not a charac
 SHOUTED_WORD = re.compile(r"\b[^\W\d_]{2,}\b")  # words of two or more letters
 SENTENCE_START = re.compile(r"(^|[.!?]\s+)(\w)")
 ENGLISH_I = re.compile(r"\bi\b")  # the pronoun, also in i'm, i'll, i've, i'd
+WORD_OF_LETTERS = re.compile(r"[^\W\d_]+")
+SENTENCE_END = re.compile(r"(^|[.!?]\s+)$")  # what precedes a sentence's first word
 
 
 def unshout(text):
@@ -24,6 +27,45 @@ def unshout(text):
         return text
     text = SENTENCE_START.sub(lambda m: m.group(1) + m.group(2).upper(), text.lower())
     return ENGLISH_I.sub("I", text)
+
+
+def is_title(words):
+    """Words of a title written in Title Case ("Attention Is All You Need"): four or more words of two or more
+    letters (three can be a name: "Happy New Year"), two thirds of them capitalised."""
+    words = [w for w in words if len(w) >= 2]
+    return len(words) >= 4 and sum(w[0].isupper() for w in words) >= 2 / 3 * len(words)
+
+
+def capitalised(word):
+    """Whether `word` is written with a capital and then small letters ("Attention", "Boston"; not "I" or "NATO")."""
+    return len(word) >= 2 and word[0].isupper() and word[1:].islower()
+
+
+def lower_rare_capitals(text, rare):
+    """`text` with each capitalised word that starts a sentence (every one, in a title: `is_title`) in lower case
+    where `rare(word)` says the model met it capitalised too rarely to know it, and in lower case often: training
+    sentences start with a capital, so "Attention" opening a sentence was met a handful of times, "attention" hundreds
+    (`modeldir.seen.WordCounts.rarely_capitalised`). Names keep their capital ("Boston"), and so does a word met
+    capitalised often ("Happy", as in "Happy New Year!")."""
+    title = is_title(WORD_OF_LETTERS.findall(text))
+
+    def read(match):
+        word = match.group()
+        starts = title or SENTENCE_END.search(text, 0, match.start()) is not None
+        return word.lower() if starts and capitalised(word) and rare(word) else word
+
+    return WORD_OF_LETTERS.sub(read, text)
+
+
+def capitalised_like(typed, read, translation):
+    """`translation` with its first letter capitalised when `typed`'s is and the translator `read` it in lower case
+    (`lower_rare_capitals`: "computers are..." for "Computers are..."): the model starts its translation as what it
+    reads starts."""
+    letters = [re.search(r"[^\W\d_]", text) for text in (typed, read, translation)]
+    if None in letters or not (letters[0].group().isupper() and letters[1].group().islower()):
+        return translation
+    first = letters[2]
+    return translation[: first.start()] + first.group().upper() + translation[first.end() :]
 
 
 def without_lone_surrogates(text):
@@ -41,15 +83,25 @@ class CheckedTranslator(Translator):
     def __init__(self, model, tokenizer, **settings):
         super().__init__(model, tokenizer, **settings)
         self.unshout = True  # read text in capitals in sentence case (`unshout`); False feeds it as typed
+        # Whether the model met a capitalised word too rarely to know it (`lower_rare_capitals`); `open_model` sets it
+        # from the directory's word counts. None: capitalised words are read as typed.
+        self.rare_capital = None
         # Characters of a text read at most: max_source_tokens of the vocabulary's longest token. The rest cannot
         # reach the model anyway, so a 10 MB input costs what a long sentence costs.
         self.max_source_chars = self.max_source_tokens * max(map(len, tokenizer.get_vocab()))
 
     def source_text(self, text):
         """`text` as the model reads it: its first max_source_chars characters, lone surrogates replaced
-        (`without_lone_surrogates`), in sentence case if typed in capitals (`unshout`)."""
+        (`without_lone_surrogates`), in sentence case if typed in capitals (`unshout`), rare capitalised words in
+        lower case (`lower_rare_capitals`)."""
         text = without_lone_surrogates(text[: self.max_source_chars])
-        return unshout(text) if self.unshout else text
+        text = unshout(text) if self.unshout else text
+        return text if self.rare_capital is None else lower_rare_capitals(text, self.rare_capital)
+
+    def target_text(self, text, ids):
+        """`Translator.target_text`, starting with a capital where `text` did before it was read in lower case
+        (`capitalised_like`)."""
+        return capitalised_like(text, self.source_text(text), super().target_text(text, ids))
 
     def encode_source(self, texts):
         """`Translator.encode_source` of each text as the model reads it (`source_text`); a text cut to

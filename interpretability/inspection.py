@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from inputs.checks import check_decoding, check_text, check_whole_number, echo
 from transformer.decoding import Sampling, apply_decoding_rules, tempered_distribution
 from transformer.model import recording_attention, sinusoidal_positional_encoding
-from transformer.tokenizer import BOS_ID, BYTE_TOKEN, EOS, UNK, decode
+from transformer.tokenizer import BOS_ID, BYTE_TOKEN, EOS, UNK
 
 from .beam_trace import BeamTrace, beam_trace
 from .internals import Internals, recording_internals
@@ -113,7 +113,7 @@ def inspect(translator, text, beam=1, top_k=5, generated=None, sampling=None):
     return Inspection(
         source_tokens=[translator.tokenizer.id_to_token(i) for i in source],
         target_tokens=[translator.tokenizer.id_to_token(i) for i in target],
-        translation=decode(translator.tokenizer, generated),
+        translation=translator.target_text(text, generated),
         encoder_attention=stack("encoder"),
         decoder_attention=stack("decoder"),
         cross_attention=stack("cross"),

@@ -135,4 +135,6 @@ def open_model(name, dtype=None, device=None):
     )
     directory.loss_curve = directory.read_optional(LOSS_CURVE, read_loss_curve)
     directory.word_counts = directory.read_optional(WORD_COUNTS, read_word_counts)
+    if directory.word_counts is not None:
+        directory.translator.rare_capital = directory.word_counts.rarely_capitalised
     return directory

@@ -15,7 +15,6 @@ import threading
 
 from deploy.lane import no_deadline
 from serving.decoding_process import Gone, generate
-from transformer.tokenizer import decode
 
 
 class _Request:
@@ -100,7 +99,7 @@ def batched_decoder(translator, inspect, max_size=16, wrap=lambda fn: fn, decodi
         return [
             inspect(translator, text, beam, generated=ids, sampling=sampling)
             if inspected
-            else decode(translator.tokenizer, ids)
+            else translator.target_text(text, ids)
             for (text, beam, sampling, inspected), ids in zip(requests, generated)
         ]
 

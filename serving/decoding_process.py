@@ -114,12 +114,11 @@ def serve(requests, answers, path, dtype, threads):
     the server's terminal reaches this process too, and is left to the server)."""
     import torch
 
-    from inputs.text import CheckedTranslator
-    from modeldir.loading import load_checked
+    from modeldir.directory import open_model
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     torch.set_num_threads(threads)
-    translator = load_checked(CheckedTranslator, path, dtype, "cpu")
+    translator = open_model(path, dtype, "cpu").translator  # reading input as the server's own translator does
     try:
         answers.send(READY)
     except BrokenPipeError:  # the server has gone before the model was open

@@ -86,11 +86,12 @@ def tiny_model_dir(toy_corpus, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def translator(tiny_model_dir):
-    """The tiny model trained on the toy corpus, as the app and the commands open it (`CheckedTranslator`: the
-    lesson's `Translator` behind the checks of what people type)."""
-    from inputs.text import CheckedTranslator
+    """The tiny model trained on the toy corpus, as the app and the commands open it (`open_model`'s
+    `CheckedTranslator`: the lesson's `Translator` behind the checks of what people type, reading input with the
+    directory's word counts)."""
+    from modeldir.directory import open_model
 
-    return CheckedTranslator.load(tiny_model_dir)
+    return open_model(tiny_model_dir).translator
 
 
 # --- The browser tests' app and Chromium, one of each for the session (tests/browser_helpers.py) ----------------------
@@ -132,10 +133,10 @@ def deep_model_dir(toy_corpus, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def deep_translator(deep_model_dir):
-    """The library's translator of the model the page runs, in the same precision."""
-    from inputs.text import CheckedTranslator
+    """The library's translator of the model the page runs, opened as the app opens it, in the same precision."""
+    from modeldir.directory import open_model
 
-    return CheckedTranslator.load(deep_model_dir)
+    return open_model(deep_model_dir).translator
 
 
 @pytest.fixture(scope="session")

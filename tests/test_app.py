@@ -25,10 +25,10 @@ def connect(url):
 def translator(tiny_model_dir):
     """The library's translator as the app runs it, on the app's default MODEL_DEVICE in its default MODEL_DTYPE."""
     from deploy.settings import serving_dtype
-    from inputs.text import CheckedTranslator
     from modeldir.device import pick_device
+    from modeldir.directory import open_model
 
-    return CheckedTranslator.load(tiny_model_dir, dtype=serving_dtype(pick_device(), 16))
+    return open_model(tiny_model_dir, dtype=serving_dtype(pick_device(), 16)).translator
 
 
 @pytest.fixture(scope="module")

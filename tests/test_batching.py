@@ -5,6 +5,7 @@ that stops a model run between two steps."""
 
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,6 +20,8 @@ from app_helpers import ROOT
 from deploy.lane import Busy, DeadlineExceeded, Lane, deadline_at, stop_at_deadline
 from helpers import toy_pairs
 from interpretability import inspect
+from modeldir.directory import open_model
+from modeldir.seen import WordCounts, write_word_counts
 from serving.batching import Batcher, batched_decoder
 from serving.decoding_process import DecodingProcess, Gone, generate
 from transformer import Sampling
@@ -245,3 +248,22 @@ def test_heavy_work_takes_turns_in_order_of_arrival_within_the_budget():
     for thread in threads:
         thread.join(5)
     assert order == [0, 1, 2, 3] and lane.waiting == 0
+
+
+def test_the_decoding_process_reads_input_as_the_servers_translator_does(tiny_model_dir, tmp_path):
+    """The decoding process opens its model as the server does (`open_model`), word counts and all: a rarely
+    capitalised first word is read in lower case there too (`inputs.text.lower_rare_capitals`), or the page would show
+    the tokens the server read beside a translation of others."""
+    model = shutil.copytree(tiny_model_dir, tmp_path / "model")
+    counts = WordCounts(0)
+    counts.add([("the cat", "il gatto")] * 60 + [("Tom", "Tom")] * 30)  # "Cat" is never met capitalised
+    write_word_counts(model, counts)
+    served = open_model(model).translator
+    assert served.source_text("Cat sees the dog.") == "cat sees the dog."
+    process = DecodingProcess(model, "float32")
+    try:
+        assert process.ready(timeout=120)
+        (ids,) = process([("Cat sees the dog.", 1, None)])
+    finally:
+        process.close()
+    assert ids == served.translate_ids(["Cat sees the dog."])[0] == served.translate_ids(["cat sees the dog."])[0]

@@ -14,7 +14,17 @@ import pytest
 
 from helpers import toy_pairs, write_tsv
 from modeldir.directory import open_model
-from modeldir.seen import RARELY_SEEN, WORD_COUNTS, WordCounts, read_word_counts, seen_words, words, write_word_counts
+from modeldir.seen import (
+    OFTEN_SEEN,
+    RARELY_CAPITALISED,
+    RARELY_SEEN,
+    WORD_COUNTS,
+    WordCounts,
+    read_word_counts,
+    seen_words,
+    words,
+    write_word_counts,
+)
 from training.word_counts import main as word_counts_main
 from web_helpers import served_translator  # noqa: F401 (fixture: served)
 from webapp import translation
@@ -31,14 +41,39 @@ def test_each_pair_counts_once_per_word_whatever_its_case():
     assert words("Don't STOP, 2 cats") == ["don", "t", "stop", "2", "cats"]
 
 
+def test_capitalised_english_words_are_counted_as_typed():
+    counts = WordCounts(0)
+    counts.add([("The Machine saw NATO. The end", "x"), ("the machine", "x"), ("I see", "x")])
+    assert counts.capitalised == Counter({"The": 1, "Machine": 1})  # not "NATO", not "I": not capitalised
+    assert counts.english["machine"] == 2
+
+
+def test_a_word_is_rarely_capitalised_when_met_so_in_few_pairs_and_often_in_any_case():
+    counts = WordCounts(0)
+    counts.add([("the machine", "x")] * OFTEN_SEEN + [("Machine", "x")] * (RARELY_CAPITALISED - 1))
+    counts.add([("Happy", "x")] * RARELY_CAPITALISED + [("happy", "x")] * OFTEN_SEEN)
+    assert counts.rarely_capitalised("Machine") and not counts.rarely_capitalised("Happy")
+    counts.add([("Zorblax", "x")])
+    assert not counts.rarely_capitalised("Zorblax")  # a name, or a word met too rarely to know in any case
+    assert not WordCounts(1, Counter({"machine": OFTEN_SEEN})).rarely_capitalised("Machine")  # nothing counted so
+
+
 def test_counts_round_trip_through_the_model_directory(tmp_path):
     counts = WordCounts(0, sources=["a.tsv"])
-    counts.add([("I see you.", "Ti vedo."), ("I see.", "Vedo.")])
+    counts.add([("I see you.", "Ti vedo."), ("I see Tom.", "Vedo Tom.")])
     path = write_word_counts(tmp_path, counts)
     assert path.name == WORD_COUNTS and path.read_bytes() == write_word_counts(tmp_path, counts).read_bytes()
     read = read_word_counts(tmp_path)
     assert (read.pairs, read.english, read.italian, read.sources) == (2, counts.english, counts.italian, ["a.tsv"])
+    assert read.capitalised == counts.capitalised == Counter({"Tom": 1})  # "I" is one letter
     assert read_word_counts(tmp_path / "nowhere") is None
+
+
+def test_a_counts_file_written_before_capitalised_words_were_counted_still_reads(tmp_path):
+    old = {"pairs": 2, "en": {"machine": 2}, "it": {"macchina": 2}}
+    (tmp_path / WORD_COUNTS).write_bytes(gzip.compress(json.dumps(old).encode(), mtime=0))
+    read = read_word_counts(tmp_path)
+    assert read.english == Counter({"machine": 2}) and read.capitalised == Counter()
 
 
 @pytest.mark.parametrize(
@@ -61,8 +96,11 @@ def test_a_continued_model_keeps_the_larger_count_of_each_word():
     earlier, now = WordCounts(0, sources=["train.tsv"]), WordCounts(0, sources=["train.tsv", "news.tsv"])
     earlier.add([("the cat", "il gatto")] * 3)
     now.add([("the cat", "il gatto"), ("the pandemic", "la pandemia")])
+    earlier.add([("The cat", "Il gatto")] * 2)
+    now.add([("The pandemic", "La pandemia")])
     merged = now.at_least(earlier)
-    assert merged.english == Counter({"the": 3, "cat": 3, "pandemic": 1}) and merged.pairs == 3
+    assert merged.english == Counter({"the": 5, "cat": 5, "pandemic": 2}) and merged.pairs == 5
+    assert merged.capitalised == Counter({"The": 2})
     assert merged.sources == ["train.tsv", "news.tsv"]
 
 
@@ -114,6 +152,11 @@ def test_the_command_counts_a_model_trained_before_the_trainer_did(tmp_path, cap
     word_counts_main(["--model", str(tmp_path), "--train", str(data)])
     assert read_word_counts(tmp_path).english == Counter({"good": 2, "morning": 1, "night": 1})
     assert re.search(r"3 English and 3 Italian words in 2 pairs", capsys.readouterr().out)
+    more = write_tsv(tmp_path / "more.tsv", [("Morning!", "Buongiorno!")])
+    word_counts_main(["--model", str(tmp_path), "--train", str(more), "--add"])
+    added = read_word_counts(tmp_path)
+    assert added.english == Counter({"good": 2, "morning": 1, "night": 1}) and added.pairs == 2  # kept, the larger
+    assert added.capitalised == Counter({"Good": 2, "Morning": 1}) and added.sources == [str(more), str(data)]
 
 
 def test_the_shipped_model_says_what_it_has_rarely_seen():

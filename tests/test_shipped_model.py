@@ -64,11 +64,16 @@ SET_PHRASES = [
     "Can you repeat that, please?",
 ]
 
-# Issue 48's sentences that the shipped models (parts 12 and 13) get right greedy, as the app runs, and a number in
+# Issue 48's sentences that the shipped models (parts 12 to 14) get right greedy, as the app runs, and a number in
 # words that part 11 changed ("sei milioni"): a model shipped after them must keep them.
 GREEDY = {
     "Good night, see you tomorrow.": [("buona notte", "buonanotte"), "ci vediamo domani"],
     "Italy has about sixty million inhabitants.": ["sessanta milioni"],
+    # Right since rare capitals are read in lower case (`inputs.text.lower_rare_capitals`): the paper's title and a
+    # common word the model had met capitalised a handful of times.
+    "Attention Is All You Need": ["attenzione", "bisogno"],
+    "Attention is all you need.": ["attenzione", "bisogno"],
+    "Machine translation has improved a lot in recent years.": ["traduzione automatica"],
 }
 
 # Characters the old vocabulary did not know (curly quotes, dashes, fractions, emoji, other scripts).

@@ -16,7 +16,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from helpers import toy_pairs
-from inputs.text import unshout
+from inputs.text import capitalised_like, lower_rare_capitals, unshout
 from interpretability import Inspection, embedding_norms, input_report, inspect, positional_encoding
 from modeldir.device import fast_cpu_dtype
 from modeldir.files import scores
@@ -299,3 +299,57 @@ def test_translator_reads_capitals_in_sentence_case_unless_told_not_to(translato
         assert translator.encode_source(["I SEE THE CAT."])[0] != shouted
     finally:
         translator.unshout = True
+
+
+RARE_CAPITALS = {"Attention", "Machine", "Need", "Computers"}.__contains__  # what a model's word counts would say
+
+
+@pytest.mark.parametrize(
+    "typed, read",
+    [
+        ("Attention shows the words.", "attention shows the words."),
+        ("Tom saw it. Machine learning is fun!", "Tom saw it. machine learning is fun!"),
+        ("I like Machine learning.", "I like Machine learning."),  # not a sentence's first word: a name, maybe
+        ("Attention Is All You Need", "attention Is All You need"),  # a title: every word, where rare
+        ("Need Machine Computers", "need Machine Computers"),  # three words are not a title
+        ("ATTENTION please", "ATTENTION please"),  # not capitalised: `unshout`'s case
+        ("Boston is big.", "Boston is big."),
+    ],
+)
+def test_lower_rare_capitals_reads_a_rarely_capitalised_first_word_in_lower_case(typed, read):
+    assert lower_rare_capitals(typed, RARE_CAPITALS) == read
+
+
+@pytest.mark.parametrize(
+    "typed, read, translation, shown",
+    [
+        ("Computers are fast.", "computers are fast.", "i computer sono veloci.", "I computer sono veloci."),
+        (
+            "Computers are fast.",
+            "Computers are fast.",
+            "i computer sono veloci.",
+            "i computer sono veloci.",
+        ),  # as typed
+        ('"But now," he said.', '"but now," he said.', '"ma ora", disse.', '"Ma ora", disse.'),
+        ("computers are fast", "computers are fast", "i computer sono veloci", "i computer sono veloci"),
+        ("Hi!", "hi!", "42!", "42!"),  # no letter to capitalise
+    ],
+)
+def test_a_translation_starts_with_a_capital_where_the_english_was_read_in_lower_case(typed, read, translation, shown):
+    assert capitalised_like(typed, read, translation) == shown
+
+
+def test_translator_reads_rare_capitals_in_lower_case_when_its_counts_say_so(translator):
+    counted = translator.rare_capital  # `open_model` sets it from the directory's word counts
+    assert counted is not None
+    translator.rare_capital = None  # read as typed
+    try:
+        typed = translator.encode_source(["Computers are fast."])[0]
+        lowered = translator.encode_source(["computers are fast."])[0]
+        assert typed != lowered
+        translator.rare_capital = RARE_CAPITALS
+        assert translator.encode_source(["Computers are fast."])[0] == lowered
+        ids = translator.tokenizer.encode("i computer", add_special_tokens=False).ids
+        assert translator.target_text("Computers are fast.", ids) == "I computer"
+    finally:
+        translator.rare_capital = counted

@@ -3,11 +3,14 @@ its training pairs hold each word (`modeldir.seen`), from the files its card nam
 
     python -m training.word_counts --model assets/model \\
         --train data/en-it/train.tsv data/en-it/train-extra.tsv data/en-it/train-docs.tsv
+
+`--add` keeps the counts the directory has, each word's the larger of the two (`WordCounts.at_least`): for counts
+its file lacks, such as the capitalised words a file written before they were counted has none of.
 """
 
 import argparse
 
-from modeldir.seen import WordCounts, write_word_counts
+from modeldir.seen import WordCounts, read_word_counts, write_word_counts
 
 from .cli import run_cli
 from .data import load_pairs
@@ -17,10 +20,13 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m training.word_counts", description=__doc__.split("\n\n")[0])
     p.add_argument("--model", required=True, help="the model directory to write word_counts.json.gz into")
     p.add_argument("--train", nargs="+", required=True, help="the TSV files of English<TAB>Italian pairs it trained on")
+    p.add_argument("--add", action="store_true", help="keep the directory's counts, each word's the larger")
     args = p.parse_args(argv)
     counts = WordCounts(0, sources=list(args.train))
     for spec in args.train:
         counts.add(load_pairs(spec)[0])
+    earlier = read_word_counts(args.model) if args.add else None
+    counts = counts.at_least(earlier) if earlier else counts
     path = write_word_counts(args.model, counts)
     print(
         f"{path}: {len(counts.english):,} English and {len(counts.italian):,} Italian words "

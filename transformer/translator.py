@@ -95,5 +95,10 @@ class Translator:
         texts = [text_or_list] if single else list(text_or_list)
         if not texts:
             return []
-        outputs = [decode(self.tokenizer, ids) for ids in self.translate_ids(texts, beam, use_cache, sampling=sampling)]
+        generated = self.translate_ids(texts, beam, use_cache, sampling=sampling)
+        outputs = [self.target_text(text, ids) for text, ids in zip(texts, generated)]
         return outputs[0] if single else outputs
+
+    def target_text(self, text, ids):
+        """The translation of `text` as a string, from the token ids generated for it."""
+        return decode(self.tokenizer, ids)
