@@ -57,6 +57,13 @@ def lower_rare_capitals(text, rare):
     return WORD_OF_LETTERS.sub(read, text)
 
 
+def read_in_lower_case(typed, read):
+    """The capitalised words of `typed` that the translator `read` (its `source_text`) in lower case, in order: what
+    the page names, so that a learner seeing the token "▁attention" for "Attention" knows why."""
+    pairs = zip(WORD_OF_LETTERS.findall(typed), WORD_OF_LETTERS.findall(read))
+    return [word for word, seen in pairs if capitalised(word) and seen == word.lower()]
+
+
 def capitalised_like(typed, read, translation):
     """`translation` with its first letter capitalised when `typed`'s is and the translator `read` it in lower case
     (`lower_rare_capitals`: "computers are..." for "Computers are..."): the model starts its translation as what it

@@ -37,7 +37,7 @@ from interpretability.head_details import attention_module, head_attention
 from interpretability.inspection import source_ids
 from modeldir.device import pick_device
 from modeldir.directory import ModelDirectory, open_model
-from transformer import Sampling, Translator
+from transformer import Sampling
 from webapp import api, translation
 from webapp.page_script import module_import
 from webapp.payload import request_json
@@ -53,7 +53,8 @@ SENTENCE = "I see the cat."
 
 @pytest.fixture(scope="module")
 def translator(tiny_model_dir):
-    return Translator.load(tiny_model_dir)
+    """The tiny model's translator as the app serves it (`open_model`'s `CheckedTranslator`)."""
+    return open_model(tiny_model_dir).translator
 
 
 def serve(translator, tiny_model_dir, **options):

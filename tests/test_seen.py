@@ -180,3 +180,14 @@ def test_the_page_marks_rarely_seen_words_on_the_chips_and_says_it(served):
     assert f"'see': {RARELY_SEEN} of {RARELY_SEEN + 1} training pairs" in html.unescape(chips)
     _, status, chips, _ = translation.translate(served, "we see the dog.", "greedy", 4, 1.0, 0, 0)
     assert " rare" not in chips and "Rarely seen" not in status  # a model directory without counts
+
+
+def test_the_page_says_which_capitalised_words_it_read_in_lower_case(served):
+    counted = served.translator.rare_capital
+    served.translator.rare_capital = {"Cat"}.__contains__  # as counts where "Cat" was met capitalised rarely
+    try:
+        _, status, chips, _ = translation.translate(served, "Cat sees the dog.", "greedy", 1, 1.0, 0, 0)
+    finally:
+        served.translator.rare_capital = counted
+    assert "Read in lower case: 'Cat'. The model met it capitalised" in status
+    assert ">▁cat<" in chips  # the token the model read

@@ -16,7 +16,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from helpers import toy_pairs
-from inputs.text import capitalised_like, lower_rare_capitals, unshout
+from inputs.text import capitalised_like, lower_rare_capitals, read_in_lower_case, unshout
 from interpretability import Inspection, embedding_norms, input_report, inspect, positional_encoding
 from modeldir.device import fast_cpu_dtype
 from modeldir.files import scores
@@ -337,6 +337,12 @@ def test_lower_rare_capitals_reads_a_rarely_capitalised_first_word_in_lower_case
 )
 def test_a_translation_starts_with_a_capital_where_the_english_was_read_in_lower_case(typed, read, translation, shown):
     assert capitalised_like(typed, read, translation) == shown
+
+
+def test_the_words_read_in_lower_case_are_named_in_order():
+    typed = "Attention Is All You Need. WHERE? Tom"
+    assert read_in_lower_case(typed, lower_rare_capitals(typed, RARE_CAPITALS)) == ["Attention", "Need"]
+    assert read_in_lower_case("Boston is big.", "Boston is big.") == []
 
 
 def test_translator_reads_rare_capitals_in_lower_case_when_its_counts_say_so(translator):

@@ -87,6 +87,18 @@ def test_line_breaks_are_read_as_spaces_and_said():
     assert "joined" not in translation.translation_status(0.5, "greedy", InputReport(8, 0, False, False), 3, 127)
 
 
+def test_the_status_names_the_words_read_in_lower_case():
+    from interpretability import InputReport
+
+    report = InputReport(8, 0, False, False)
+    status = translation.translation_status(0.5, "greedy", report, 3, 127, lowered=["Attention", "Need"])
+    assert "Read in lower case: 'Attention', 'Need'. The model met them capitalised in a handful" in status
+    assert "The model met it capitalised" in translation.translation_status(
+        0.5, "greedy", report, 3, 127, lowered=["Cat"]
+    )
+    assert "lower case" not in translation.translation_status(0.5, "greedy", report, 3, 127)
+
+
 def test_input_that_does_not_look_english_is_warned_about(served):
     """French or German in the English box: the status line says what it looks like and why the Italian may be
     nonsense (inputs.language decides); English gets no such warning."""

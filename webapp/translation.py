@@ -17,6 +17,7 @@ import gradio as gr
 from inputs.checks import SERVER_MAX_BEAM
 from inputs.language import check_language
 from inputs.request import one_line, parse_request  # noqa: F401 (one_line: the tabs read text as the box does)
+from inputs.text import read_in_lower_case
 from interpretability import input_report
 from modeldir.seen import seen_words
 from transformer.tokenizer import EOS
@@ -92,14 +93,16 @@ def translation_status(
     not_english=None,
     rarely_seen=None,
     kept=False,
+    lowered=(),
 ):
     """The status line under a translation (`seconds`: what making it took, `kept`: True when it was a recent one
     shown again, which took no time now; `decoding`: `decoding_label`; tokens counted without the closing </s>, as
     the truncation note does), then the warning `not_english` when the input does not look English (the line of
     `inputs.language.check_language`), a note when the input's `joined_lines` were read as one
     (`one_line`), a warning for each thing in the input the model may not have read
-    (`interpretability.input_report`), and the line naming the words its training pairs held a handful of times or
-    never (`rarely_seen`: `modeldir.seen.SeenWords.warning`)."""
+    (`interpretability.input_report`), the line naming the words its training pairs held a handful of times or
+    never (`rarely_seen`: `modeldir.seen.SeenWords.warning`), and the one naming the capitalised words it read in
+    lower case (`lowered`: `inputs.text.read_in_lower_case`)."""
     again = " (earlier: shown again from the recent translations)" if kept else ""
     lines = [
         f"Translated in {seconds:.2f} s{again} · {decoding} · {report.tokens} English → {italian_tokens} Italian "
@@ -122,6 +125,12 @@ def translation_status(
         )
     if rarely_seen:
         lines.append(f"**ℹ️ Rarely seen in training: {rarely_seen}**")
+    if lowered:
+        named = ", ".join(f"'{word}'" for word in lowered)
+        lines.append(
+            f"**ℹ️ Read in lower case: {named}. The model met {'it' if len(lowered) == 1 else 'them'} capitalised in "
+            "a handful of training pairs, and in lower case often.**"
+        )
     if report.truncated:
         lines.append(
             f"**⚠️ Note: your text is longer than the model reads ({max_tokens} tokens): only the beginning "
@@ -187,6 +196,7 @@ def translate(served, text, decoding, beam, temperature, top_k, seed):
         check_language(request.text).warning,
         seen.warning() if seen else None,
         kept,
+        read_in_lower_case(request.text, served.translator.source_text(request.text)),
     )
     chips = token_chips(inspection.source_tokens, "English", seen=seen) + token_chips(outputs, "Italian")
     return (
