@@ -306,6 +306,35 @@ def test_numbers_quoted_from_the_training_histories_are_the_shipped_models():
         test_numbers_quoted_in_the_docs_are_the_shipped_models(doc, text)
 
 
+def head_importance_quotes():
+    """(doc, text) from the shipped model's head_importance.json (`training.head_importance`), as `quotes`."""
+    importance = json.loads((MODEL / "head_importance.json").read_text(encoding="utf-8"))
+    names = {"encoder": "encoder", "decoder": "decoder", "cross": "cross-attention"}
+    drops = sorted(
+        (drop, names[kind], layer, head)
+        for kind, grid in importance["drop"].items()
+        for layer, row in enumerate(grid, 1)
+        for head, drop in enumerate(row, 1)
+    )
+    cheap = [d for d in drops if d[0] <= 0.1]
+    helping = [d for d in drops if d[0] < 0]
+    best, kind, layer, head = drops[0]
+    return [
+        ("docs/training-log.md", f"With every head, dev BLEU on these {importance['n']} pairs is {importance['bleu']}"),
+        *[("docs/training-log.md", f"- {d:.2f} ({k} layer {la}, head {h})") for d, k, la, h in drops[:-6:-1]],
+        (
+            "docs/training-log.md",
+            f"{len(cheap)} of the {len(drops)} heads can go for 0.1 BLEU or less, and {len(helping)} of those even "
+            f"help when switched off (up to +{-best:.2f} BLEU, {kind} layer {layer}, head {head})",
+        ),
+    ]
+
+
+def test_numbers_quoted_from_the_head_importance_are_the_shipped_models():
+    for doc, text in head_importance_quotes():
+        test_numbers_quoted_in_the_docs_are_the_shipped_models(doc, text)
+
+
 def test_the_shipped_model_card_is_made_from_its_directory(tmp_path):
     import shutil
 
