@@ -117,6 +117,18 @@ class ModelDirectory:
             return empty
 
 
+def open_for_translation(path, dtype, device):
+    """The model directory `path` with only what translating needs: its `CheckedTranslator` (`load_checked`) and its
+    word counts, which the translator reads input with (a capitalised word they say the model barely knows is read
+    in lower case: `CheckedTranslator.rare_capital`). A process that only decodes opens this, not `open_model`,
+    whose training histories are megabytes of JSON."""
+    directory = ModelDirectory(load_checked(CheckedTranslator, path, dtype, device), Path(path))
+    directory.word_counts = directory.read_optional(WORD_COUNTS, read_word_counts)
+    if directory.word_counts is not None:
+        directory.translator.rare_capital = directory.word_counts.rarely_capitalised
+    return directory
+
+
 def open_model(name, dtype=None, device=None):
     """The model directory `name` (a local directory, or a Hugging Face Hub repository id "user/name") on `device`
     (default: a CUDA GPU when there is one, else the CPU; `device.pick_device`), run in `dtype` (a name in DTYPES;
@@ -124,8 +136,7 @@ def open_model(name, dtype=None, device=None):
     device = pick_device(device)
     dtype = dtype or ("float32" if device.type == "cpu" else fast_dtype(device))
     check_dtype(dtype)  # before a Hub repository is fetched
-    path = find_model_dir(name)
-    directory = ModelDirectory(load_checked(CheckedTranslator, path, dtype, device), path)
+    directory = open_for_translation(find_model_dir(name), dtype, device)
     directory.metrics = directory.read_optional(METRICS, lambda path: read_metrics(path / METRICS), {})
     directory.notes = directory.read_optional(NOTES, read_notes, "")
     directory.head_importance = directory.read_optional(HEAD_IMPORTANCE, read_head_importance)
@@ -134,7 +145,4 @@ def open_model(name, dtype=None, device=None):
         REFERENCE_SNAPSHOTS, lambda path: read_history(path, REFERENCE_SNAPSHOTS)
     )
     directory.loss_curve = directory.read_optional(LOSS_CURVE, read_loss_curve)
-    directory.word_counts = directory.read_optional(WORD_COUNTS, read_word_counts)
-    if directory.word_counts is not None:
-        directory.translator.rare_capital = directory.word_counts.rarely_capitalised
     return directory

@@ -114,11 +114,11 @@ def serve(requests, answers, path, dtype, threads):
     the server's terminal reaches this process too, and is left to the server)."""
     import torch
 
-    from modeldir.directory import open_model
+    from modeldir.directory import open_for_translation
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     torch.set_num_threads(threads)
-    translator = open_model(path, dtype, "cpu").translator  # reading input as the server's own translator does
+    translator = open_for_translation(path, dtype, "cpu").translator  # reading input as the server's translator does
     try:
         answers.send(READY)
     except BrokenPipeError:  # the server has gone before the model was open
