@@ -17,13 +17,18 @@ WORD_OF_LETTERS = re.compile(r"[^\W\d_]+")
 SENTENCE_END = re.compile(r"(^|[.!?]\s+)$")  # what precedes a sentence's first word
 
 
+def mostly(words, test, at_least):
+    """Whether there are `at_least` `words` and two thirds of them pass `test`: text in capitals (`unshout`), a title
+    in Title Case (`is_title`)."""
+    return len(words) >= at_least and sum(map(test, words)) >= 2 / 3 * len(words)
+
+
 def unshout(text):
     """Text typed in capitals ("WHERE IS THE BATHROOM?") in sentence case ("Where is the bathroom?"); other text
     unchanged. In capitals, every word is spelled letter by letter by a vocabulary learnt on ordinary text, which
     the model rarely sees; in sentence case it reads words it knows. Names lose their capital, which lower-cased
     training input teaches the model to restore. Shouted: two or more words, two thirds of them in capitals."""
-    words = SHOUTED_WORD.findall(text)
-    if len(words) < 2 or sum(w.isupper() for w in words) < 2 / 3 * len(words):
+    if not mostly(SHOUTED_WORD.findall(text), str.isupper, at_least=2):
         return text
     text = SENTENCE_START.sub(lambda m: m.group(1) + m.group(2).upper(), text.lower())
     return ENGLISH_I.sub("I", text)
@@ -32,8 +37,7 @@ def unshout(text):
 def is_title(words):
     """Words of a title written in Title Case ("Attention Is All You Need"): four or more words of two or more
     letters (three can be a name: "Happy New Year"), two thirds of them capitalised."""
-    words = [w for w in words if len(w) >= 2]
-    return len(words) >= 4 and sum(w[0].isupper() for w in words) >= 2 / 3 * len(words)
+    return mostly([w for w in words if len(w) >= 2], lambda w: w[0].isupper(), at_least=4)
 
 
 def capitalised(word):
@@ -68,11 +72,11 @@ def capitalised_like(typed, read, translation):
     """`translation` with its first letter capitalised when `typed`'s is and the translator `read` it in lower case
     (`lower_rare_capitals`: "computers are..." for "Computers are..."): the model starts its translation as what it
     reads starts."""
-    letters = [re.search(r"[^\W\d_]", text) for text in (typed, read, translation)]
-    if None in letters or not (letters[0].group().isupper() and letters[1].group().islower()):
+    words = [WORD_OF_LETTERS.search(text) for text in (typed, read, translation)]
+    if None in words or not (words[0].group()[0].isupper() and words[1].group()[0].islower()):
         return translation
-    first = letters[2]
-    return translation[: first.start()] + first.group().upper() + translation[first.end() :]
+    first = words[2].start()  # the translation's first letter
+    return translation[:first] + translation[first].upper() + translation[first + 1 :]
 
 
 def without_lone_surrogates(text):

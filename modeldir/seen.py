@@ -67,8 +67,11 @@ class WordCounts:
             self.sources + [s for s in earlier.sources if s not in self.sources],
             Counter(self.capitalised),
         )
-        pairs = ((merged.english, earlier.english), (merged.italian, earlier.italian))
-        for mine, theirs in pairs + ((merged.capitalised, earlier.capitalised),):
+        for mine, theirs in (
+            (merged.english, earlier.english),
+            (merged.italian, earlier.italian),
+            (merged.capitalised, earlier.capitalised),
+        ):
             for word, count in theirs.items():
                 mine[word] = max(mine[word], count)
         return merged
@@ -101,10 +104,7 @@ def read_word_counts(model_dir):
     except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as e:  # not gzip, cut short, not JSON
         raise ValueError(f"{path}: cannot read it: {e}") from e
     # "en_capitalised" is optional: files written before capitalised words were counted lack it
-    tables = [
-        values.get(side, {} if side == "en_capitalised" else None) if isinstance(values, dict) else None
-        for side in ("en", "it", "en_capitalised")
-    ]
+    tables = [values.get("en"), values.get("it"), values.get("en_capitalised", {})] if isinstance(values, dict) else []
     if (
         not isinstance(values, dict)
         or not isinstance(values.get("pairs"), int)
