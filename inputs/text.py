@@ -1,13 +1,14 @@
 """Text as people type it, read as the model reads best, behind the lesson's `Translator`: `CheckedTranslator` takes
 strings only, reads at most what the model can use of them, replaces broken characters, reads capitals in sentence
-case and a capitalised word the model barely knows in lower case, and refuses decoding arguments outside their
-limits (`checks`) with a clear error."""
+case and a capitalised word the model barely knows in lower case, writes numbers as the English does (`numbers`),
+and refuses decoding arguments outside their limits (`checks`) with a clear error."""
 
 import re
 
 from transformer.translator import Translator
 
 from .checks import check_decoding, check_text
+from .numbers import NumbersAsWritten
 
 SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: not a character, and UTF-8 cannot encode it
 SHOUTED_WORD = re.compile(r"\b[^\W\d_]{2,}\b")  # words of two or more letters
@@ -94,6 +95,7 @@ class CheckedTranslator(Translator):
     def __init__(self, model, tokenizer, **settings):
         super().__init__(model, tokenizer, **settings)
         self.unshout = True  # read text in capitals in sentence case (`unshout`); False feeds it as typed
+        self.rule = NumbersAsWritten(tokenizer)  # digits as the English writes them; None decodes as the model alone
         # Whether the model met a capitalised word too rarely to know it (`lower_rare_capitals`); `open_model` sets it
         # from the directory's word counts. None: capitalised words are read as typed.
         self.rare_capital = None

@@ -29,13 +29,13 @@ class BeamStep:
     finished: list  # hypotheses that ended at this step (`decoding.Finished`)
 
 
-def beam_steps(model, src, beam, alpha=0.6, no_repeat_ngram=0):
+def beam_steps(model, src, beam, alpha=0.6, no_repeat_ngram=0, rule=None):
     """Every step of beam search on one sentence src (1, S), as token ids: a list of BeamStep. Hypotheses of score
     -inf (kept only while fewer than `beam` candidates exist) are left out."""
     if src.size(0) != 1:
         raise ValueError(f"a beam search trace follows one sentence, got a batch of {src.size(0)}")
     steps, finished_before = [], 0
-    for state in beam_search_steps(model, src, beam, alpha, no_repeat_ngram=no_repeat_ngram):
+    for state in beam_search_steps(model, src, beam, alpha, no_repeat_ngram=no_repeat_ngram, rule=rule):
         last_token = state.ys[:, -1:]  # (K, 1)
         parents = state.log_probs[state.parents]  # (K, V): each kept hypothesis's parent's next-token log-probs
         ranks = (parents > parents.gather(1, last_token)).sum(dim=1) + 1  # (K,)
@@ -76,7 +76,7 @@ def beam_trace(translator, text, beam=4):
     check_decoding(beam)
     src = pad_sequences(translator.encode_source([text])[0]).to(translator.device)  # (1, S)
     tok = translator.tokenizer
-    steps = beam_steps(translator.model, src, beam, translator.beam_alpha, translator.no_repeat_ngram)
+    steps = beam_steps(translator.model, src, beam, translator.beam_alpha, translator.no_repeat_ngram, translator.rule)
     readable = [
         BeamStep(
             live=[traced(tok, h.tokens, h.score, rank=h.rank) for h in step.live],

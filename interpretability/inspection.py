@@ -98,7 +98,8 @@ def inspect(translator, text, beam=1, top_k=5, generated=None, sampling=None):
     with recording_attention(translator.model) as recorded, recording_internals(translator.model) as internals_seen:
         memory, src_mask = translator.model.encode(src)
         logits = translator.model.decode(tgt, memory, src_mask)
-    logits = teacher_forced_logits(logits, tgt, translator.no_repeat_ngram)  # (T, V): what decoding chose from
+    # (T, V): what decoding chose from, under the translator's rules
+    logits = teacher_forced_logits(logits, tgt, translator.no_repeat_ngram, translator.rule, src)
     tempered = (
         []
         if sampling is None
@@ -126,13 +127,13 @@ def inspect(translator, text, beam=1, top_k=5, generated=None, sampling=None):
     )
 
 
-def teacher_forced_logits(logits, tgt, no_repeat_ngram=0):
+def teacher_forced_logits(logits, tgt, no_repeat_ngram=0, rule=None, src=None):
     """The logits (1, T, V) of one teacher-forced pass over `tgt` (1, T) as decoding sees them: (T, V) float32,
     row t with the rules of `apply_decoding_rules` for the prefix tgt[:, :t + 1], so that its distribution is the
     one a decoder that wrote that prefix chose from."""
     logits = logits[0].float()  # (T, V)
     for t in range(logits.size(0)):
-        apply_decoding_rules(logits[t : t + 1], tgt[:, : t + 1], no_repeat_ngram)
+        apply_decoding_rules(logits[t : t + 1], tgt[:, : t + 1], no_repeat_ngram, rule, src)
     return logits
 
 

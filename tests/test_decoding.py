@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from helpers import make_model, random_sequences, suppress_eos, tiny_config, toy_pairs
-from transformer.decoding import KVCache, beam_search, generate, greedy_decode, max_output_lengths
+from transformer.decoding import KVCache, Sampling, beam_search, generate, greedy_decode, max_output_lengths
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, UNK_ID, pad_sequences
 
 # Toy-corpus sentences plus a few the tiny model never saw, so outputs are not all perfect copies.
@@ -169,6 +169,30 @@ def test_block_repeated_ngrams_forbids_exactly_the_tokens_that_repeat_an_ngram()
     logits = torch.zeros(2, 12)
     block_repeated_ngrams(logits, ys[:, :2], 3)  # prefix shorter than n: nothing to block
     assert not torch.isinf(logits).any()
+    logits = torch.full((2, 12), float("-inf"))
+    logits[:, 7] = 0.0  # a rule allows one token only (the next digit of a number): the repeat is kept
+    block_repeated_ngrams(logits, ys, 3)
+    assert logits[:, 7].tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("strategy", [dict(beam=1), dict(beam=3), dict(sampling=Sampling(seed=4))])
+def test_a_decoding_rule_sees_each_rows_source_and_forbids_at_every_step(strategy):
+    model = suppress_eos(make_model(seed=3, vocab_size=12))
+    src = pad_sequences(random_sequences([5, 9], 12))
+    seen = []
+
+    def odd_tokens_after_even_sources(logits, ys, row_src):
+        """Forbid the odd tokens in the rows whose source starts with an even token, the even ones elsewhere."""
+        assert row_src.size(0) == ys.size(0) == logits.size(0)
+        seen.append(row_src[:, 0].tolist())
+        for row, first in enumerate(row_src[:, 0].tolist()):
+            logits[row, (first + 1) % 2 :: 2] = float("-inf")
+
+    outputs = generate(model, src, rule=odd_tokens_after_even_sources, **strategy)
+    for first, out in zip(src[:, 0].tolist(), outputs):
+        assert out and all(token % 2 == first % 2 for token in out)
+    K = strategy.get("beam", 1)
+    assert seen[0] == [first for first in src[:, 0].tolist() for _ in range(K)]  # each hypothesis its own source
 
 
 @pytest.mark.parametrize("beam", [1, 3])

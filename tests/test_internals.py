@@ -101,7 +101,7 @@ def test_every_recorded_number_is_the_models(translator, recorded):
         assert np.array_equal(internals.gains[name], torch.stack([n.weight for n in norm_modules]).numpy())
         assert np.array_equal(internals.biases[name], torch.stack([n.bias for n in norm_modules]).numpy())
     assert internals.scale == math.sqrt(model.cfg.d_model)
-    expected_logits = teacher_forced_logits(logits, tgt, translator.no_repeat_ngram).numpy()
+    expected_logits = teacher_forced_logits(logits, tgt, translator.no_repeat_ngram, translator.rule, src).numpy()
     finite = np.isfinite(expected_logits)
     assert np.array_equal(np.isfinite(internals.logits), finite)  # what decoding never writes: −∞ in both
     assert np.allclose(internals.logits[finite], expected_logits[finite], atol=1e-3)

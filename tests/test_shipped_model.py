@@ -38,6 +38,12 @@ EXPECTED = {
     "We have 3 children.": [("3 figli", "tre figli")],
     "I was born in 1990.": ["1990"],
     "The train leaves at 7:30.": ["7:30"],
+    # Digits as the English writes them, which the model alone miscounts ("60 euro", "55 1234"):
+    # `inputs.numbers.NumbersAsWritten`.
+    "It costs 600 euros.": ["600"],
+    "I have 1200 books.": ["1200"],
+    "My phone number is 555 1234.": ["555 1234"],
+    "The sun is about 1,000,000 times as large as the earth.": ["1.000.000"],
     # Names copied, place names in their Italian form where Italian has one.
     "Mary was born in 1985.": ["mary", "1985"],
     "Tom lives in London.": ["tom", "londra"],

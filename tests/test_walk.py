@@ -80,7 +80,9 @@ def test_the_walk_ends_on_the_models_own_numbers(translator, inspection):
     model = translator.model
     src, tgt = ids(translator, inspection.source_tokens), ids(translator, inspection.target_tokens)
     memory, src_mask = model.encode(src)
-    logits = teacher_forced_logits(model.decode(tgt, memory, src_mask), tgt, translator.no_repeat_ngram)
+    logits = teacher_forced_logits(
+        model.decode(tgt, memory, src_mask), tgt, translator.no_repeat_ngram, translator.rule, src
+    )
     for position in range(len(inspection.source_tokens)):
         last = walk(inspection, translator.model, "encoder", position)[-1]
         assert last.box == "final-norm" and np.allclose(last.output, memory[0, position].numpy(), atol=1e-4)

@@ -83,17 +83,21 @@ def max_output_lengths(src, model, ratio=2.0, extra=10):
     return (src_lengths.float() * ratio + extra).long().clamp(max=model.cfg.max_len - 1)  # (B,)
 
 
-def _next_logits(model, ys, memory, src_mask, cache, no_repeat_ngram=0):
+def _next_logits(model, ys, memory, src_mask, cache, no_repeat_ngram=0, rule=None, src=None):
     """Logits for the token after the prefix `ys` (B, T): one position with the cache, all without."""
     step_input = ys[:, -1:] if cache is not None else ys
     logits = model.decode(step_input, memory, src_mask, cache)
-    return apply_decoding_rules(logits[:, -1].float(), ys, no_repeat_ngram)  # (B, V)
+    return apply_decoding_rules(logits[:, -1].float(), ys, no_repeat_ngram, rule, src)  # (B, V)
 
 
-def apply_decoding_rules(logits, ys, no_repeat_ngram=0):
+def apply_decoding_rules(logits, ys, no_repeat_ngram=0, rule=None, src=None):
     """Forbid (in place, and returned) what decoding never writes after the prefixes `ys` (B, T): padding, <s> and
-    <unk> (byte fallback spells any character), and with `no_repeat_ngram` a repeated n-gram. logits (B, V)."""
+    <unk> (byte fallback spells any character), with `no_repeat_ngram` a repeated n-gram, and what `rule(logits, ys,
+    src)` forbids in place, given each row's source `src` (B, S): a rule the lesson leaves to its users (the app's
+    `inputs.numbers.NumbersAsWritten`). logits (B, V)."""
     logits[:, [PAD_ID, BOS_ID, UNK_ID]] = float("-inf")
+    if rule is not None:
+        rule(logits, ys, src)
     if no_repeat_ngram:
         block_repeated_ngrams(logits, ys, no_repeat_ngram)
     return logits
@@ -107,7 +111,13 @@ def block_repeated_ngrams(logits, ys, n):
     windows = ys.unfold(1, n - 1, 1)  # (B, T - n + 2, n - 1): every (n-1)-gram of the prefix
     seen_before = (windows[:, :-1] == windows[:, -1:]).all(dim=-1)  # (B, T - n + 1): equal to the last (n-1)-gram
     rows, starts = seen_before.nonzero(as_tuple=True)
-    logits[rows, ys[rows, starts + n - 1]] = float("-inf")  # the token that followed each earlier occurrence
+    tokens = ys[rows, starts + n - 1]  # the token that followed each earlier occurrence
+    kept = logits[rows, tokens]
+    logits[rows, tokens] = float("-inf")
+    # A row left nothing to write keeps its repeats: a rule may allow only a number's next digit ("nel 2009" after
+    # "nel 2007").
+    stuck = torch.isinf(logits).all(dim=-1)[rows]
+    logits[rows[stuck], tokens[stuck]] = kept[stuck]
 
 
 def _strip(tokens):
@@ -120,7 +130,7 @@ def _strip(tokens):
     return out
 
 
-def decode_token_by_token(model, src, choose, use_cache, no_repeat_ngram):
+def decode_token_by_token(model, src, choose, use_cache, no_repeat_ngram, rule=None):
     """The loop of greedy decoding and sampling: src (B, S) -> list of B token-id lists, each continued by
     `choose(logits (B, V)) -> (B,)` until EOS or its length cap."""
     B = src.size(0)
@@ -130,7 +140,7 @@ def decode_token_by_token(model, src, choose, use_cache, no_repeat_ngram):
     finished = torch.zeros(B, dtype=torch.bool, device=src.device)
     cache = KVCache(model.cfg.n_decoder_layers) if use_cache else None
     for step in range(int(limits.max())):
-        next_token = choose(_next_logits(model, ys, memory, src_mask, cache, no_repeat_ngram))  # (B,)
+        next_token = choose(_next_logits(model, ys, memory, src_mask, cache, no_repeat_ngram, rule, src))  # (B,)
         next_token = next_token.masked_fill(finished, PAD_ID)
         ys = torch.cat([ys, next_token[:, None]], dim=1)  # (B, step + 2)
         finished |= (next_token == EOS_ID) | (step + 1 >= limits)
@@ -140,9 +150,9 @@ def decode_token_by_token(model, src, choose, use_cache, no_repeat_ngram):
 
 
 @torch.inference_mode()
-def greedy_decode(model, src, use_cache=True, no_repeat_ngram=0):
+def greedy_decode(model, src, use_cache=True, no_repeat_ngram=0, rule=None):
     """src (B, S) -> list of B token-id lists, each the argmax continuation until EOS or its length cap."""
-    return decode_token_by_token(model, src, lambda logits: logits.argmax(dim=-1), use_cache, no_repeat_ngram)
+    return decode_token_by_token(model, src, lambda logits: logits.argmax(dim=-1), use_cache, no_repeat_ngram, rule)
 
 
 @dataclass(frozen=True)
@@ -179,7 +189,7 @@ def draw_tokens(probs, generators):
 
 
 @torch.inference_mode()
-def sample_decode(model, src, temperature=1.0, top_k=0, seed=0, use_cache=True, no_repeat_ngram=0):
+def sample_decode(model, src, temperature=1.0, top_k=0, seed=0, use_cache=True, no_repeat_ngram=0, rule=None):
     """src (B, S) -> list of B token-id lists, each token drawn from `tempered_distribution` (see `Sampling`).
 
     Every sentence has its own random generator seeded with `seed`, so its output depends on the seed only: the same
@@ -190,7 +200,7 @@ def sample_decode(model, src, temperature=1.0, top_k=0, seed=0, use_cache=True, 
     def choose(logits):
         return draw_tokens(tempered_distribution(logits, temperature, top_k), generators)
 
-    return decode_token_by_token(model, src, choose, use_cache, no_repeat_ngram)
+    return decode_token_by_token(model, src, choose, use_cache, no_repeat_ngram, rule)
 
 
 # Beam search's GNMT length penalty exponent: larger favours longer outputs. Chosen on dev-news:
@@ -227,7 +237,7 @@ class BeamState(NamedTuple):
 
 
 @torch.inference_mode()
-def beam_search_steps(model, src, beam=4, alpha=BEAM_ALPHA, use_cache=True, no_repeat_ngram=0):
+def beam_search_steps(model, src, beam=4, alpha=BEAM_ALPHA, use_cache=True, no_repeat_ngram=0, rule=None):
     """Beam search on src (B, S), one `BeamState` yielded after each step, until every sentence is done.
 
     Scores are summed log-probabilities; a hypothesis that emits EOS among the top `beam` candidates is kept
@@ -238,6 +248,7 @@ def beam_search_steps(model, src, beam=4, alpha=BEAM_ALPHA, use_cache=True, no_r
     memory, src_mask = model.encode(src)
     memory = memory.repeat_interleave(K, dim=0)  # (B*K, S, C)
     src_mask = src_mask.repeat_interleave(K, dim=0)  # (B*K, 1, 1, S)
+    beam_src = src.repeat_interleave(K, dim=0)  # (B*K, S): each hypothesis's source, for `rule`
     limits = max_output_lengths(src, model).tolist()
     ys = torch.full((B * K, 1), BOS_ID, dtype=torch.long, device=device)
     scores = torch.zeros(B, K, device=device)
@@ -246,7 +257,8 @@ def beam_search_steps(model, src, beam=4, alpha=BEAM_ALPHA, use_cache=True, no_r
     done = [False] * B
     cache = KVCache(model.cfg.n_decoder_layers) if use_cache else None
     for step in range(max(limits)):
-        log_probs = F.log_softmax(_next_logits(model, ys, memory, src_mask, cache, no_repeat_ngram), dim=-1)  # (B*K, V)
+        logits = _next_logits(model, ys, memory, src_mask, cache, no_repeat_ngram, rule, beam_src)  # (B*K, V)
+        log_probs = F.log_softmax(logits, dim=-1)
         V = log_probs.size(-1)
         candidates = scores[:, :, None] + log_probs.view(B, K, V)  # (B, K, V)
         top_scores, top_index = candidates.view(B, K * V).topk(2 * K, dim=1)  # (B, 2K)
@@ -283,10 +295,10 @@ def beam_search_steps(model, src, beam=4, alpha=BEAM_ALPHA, use_cache=True, no_r
             break
 
 
-def beam_search(model, src, beam=4, alpha=BEAM_ALPHA, use_cache=True, no_repeat_ngram=0):
+def beam_search(model, src, beam=4, alpha=BEAM_ALPHA, use_cache=True, no_repeat_ngram=0, rule=None):
     """src (B, S) -> list of B token-id lists: the best finished hypothesis of each sentence's beam, once every
     sentence is done (`beam_search_steps`)."""
-    for state in beam_search_steps(model, src, beam, alpha, use_cache, no_repeat_ngram):
+    for state in beam_search_steps(model, src, beam, alpha, use_cache, no_repeat_ngram, rule):
         pass
     return [_strip(max(hypotheses, key=lambda h: h.normalised).tokens) for hypotheses in state.finished]
 
@@ -300,9 +312,9 @@ def _beam_finished(finished, live_scores, K, length, alpha):
     return best_live <= max(normalised for normalised, *_ in finished)
 
 
-def generate(model, src, beam=1, use_cache=True, no_repeat_ngram=0, alpha=BEAM_ALPHA, sampling=None):
+def generate(model, src, beam=1, use_cache=True, no_repeat_ngram=0, alpha=BEAM_ALPHA, sampling=None, rule=None):
     """One entry point for every strategy: greedy for beam=1, beam search (length penalty `alpha`) otherwise, and
-    sampling (`Sampling`, with beam 1) when `sampling` is given."""
+    sampling (`Sampling`, with beam 1) when `sampling` is given; `rule`: see `apply_decoding_rules`."""
     if sampling is not None:
         return sample_decode(
             model,
@@ -312,7 +324,8 @@ def generate(model, src, beam=1, use_cache=True, no_repeat_ngram=0, alpha=BEAM_A
             sampling.seed,
             use_cache=use_cache,
             no_repeat_ngram=no_repeat_ngram,
+            rule=rule,
         )
     if beam == 1:
-        return greedy_decode(model, src, use_cache=use_cache, no_repeat_ngram=no_repeat_ngram)
-    return beam_search(model, src, beam=beam, alpha=alpha, use_cache=use_cache, no_repeat_ngram=no_repeat_ngram)
+        return greedy_decode(model, src, use_cache=use_cache, no_repeat_ngram=no_repeat_ngram, rule=rule)
+    return beam_search(model, src, beam, alpha, use_cache, no_repeat_ngram, rule)

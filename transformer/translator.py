@@ -27,6 +27,7 @@ class Translator:
         self.tokenizer = tokenizer
         self.no_repeat_ngram = no_repeat_ngram
         self.beam_alpha = BEAM_ALPHA
+        self.rule = None  # a further decoding rule (`decoding.apply_decoding_rules`); the lesson's model needs none
 
     @classmethod
     def load(cls, model_dir, dtype="float32", device="cpu"):
@@ -83,6 +84,7 @@ class Translator:
                 no_repeat_ngram=self.no_repeat_ngram,
                 alpha=self.beam_alpha,
                 sampling=sampling,
+                rule=self.rule,
             )
             for i, out in zip(batch, outs):
                 outputs[i] = out

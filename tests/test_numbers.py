@@ -1,0 +1,92 @@
+"""inputs.numbers.NumbersAsWritten: the digits of a translation are the English's numbers, on the shipped vocabulary
+(digits one by one, "▁6 0 0")."""
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from inputs.numbers import NumbersAsWritten
+from transformer.tokenizer import BOS_ID, EOS_ID, load_tokenizer
+
+TOKENIZER = load_tokenizer(Path(__file__).resolve().parent.parent / "assets" / "model" / "tokenizer.json")
+
+
+@pytest.fixture(scope="module")
+def rule():
+    return NumbersAsWritten(TOKENIZER)
+
+
+def ids(text):
+    return TOKENIZER.encode(text).ids
+
+
+def allowed_tokens(rule, source, written, among):
+    """Which of the tokens `among` may follow the Italian `written` so far when the English is `source`."""
+    logits = torch.zeros(1, TOKENIZER.get_vocab_size())
+    rule(logits, torch.tensor([[BOS_ID] + ids(written)]), torch.tensor([ids(source) + [EOS_ID]]))
+    token_ids = {token: TOKENIZER.token_to_id(token) for token in among}
+    assert None not in token_ids.values(), token_ids
+    return {token for token, i in token_ids.items() if torch.isfinite(logits[0, i])}
+
+
+@pytest.mark.parametrize(
+    "english, numbers",
+    [
+        ("It costs 600 euros.", {"600"}),
+        ("1,000,000 people", {"1|000|000"}),
+        ("With 29.8 percent in 2009.", {"29|8", "2009", "09"}),  # a year's last two digits: "gli anni '80"
+        ("at least 40 000 volunteers", {"40", "000", "40|000"}),  # a space between groups of three, or none
+        ("Call 555 123, not 555 12.", {"555", "123", "555|123", "12"}),
+        ("one fiftieth is 0.02", {"0|02"}),
+        ("At 7:30.", {"7", "30"}),
+        ("I see the cat.", set()),
+    ],
+)
+def test_the_numbers_of_an_english_sentence(rule, english, numbers):
+    assert rule.numbers(tuple(ids(english))) == numbers
+
+
+def test_a_number_goes_on_until_it_is_one_of_the_englishs(rule):
+    digits = ["0", "00", "5", "▁5", "▁6", ",", "."]
+    assert allowed_tokens(rule, "It costs 600 euros.", "Costa 60", digits + ["</s>", "▁anni"]) == {"0"}
+    after = allowed_tokens(rule, "It costs 600 euros.", "Costa 600", digits + ["</s>", "▁anni"])
+    assert after == {"▁6", ",", ".", "</s>", "▁anni"}  # done: no more digits, but it may start another 600
+    assert allowed_tokens(rule, "It costs 600 euros.", "Costa", digits) == {"▁6", ",", "."}
+
+
+def test_separators_may_change_but_not_move(rule):
+    english = "an area of 75,000 square kilometers"
+    assert allowed_tokens(rule, english, "un'area di 75", ["0", ".", ",", "▁anni"]) == {".", ","}
+    assert allowed_tokens(rule, english, "un'area di 75.", ["0", "00", "000", "5", ".", "▁anni"]) == {
+        "0",
+        "00",
+        "000",
+    }
+    assert allowed_tokens(rule, english, "un'area di 7", [".", ","]) == set()  # "7.5" is no number of the English
+
+
+def test_a_sentence_without_digits_is_decoded_as_the_model_alone_decodes_it(rule):
+    src = torch.tensor([ids("I see the cat.") + [EOS_ID], ids("It costs 600 euros.") + [EOS_ID]][:1])
+    logits = torch.randn(1, TOKENIZER.get_vocab_size())
+    before = logits.clone()
+    rule(logits, torch.tensor([[BOS_ID] + ids("Vedo")]), src)
+    assert torch.equal(logits, before)
+
+
+def test_every_row_is_held_to_its_own_source(rule):
+    src = torch.tensor([ids("It costs 600 euros."), ids("It costs 650 euros.")])
+    ys = torch.tensor([[BOS_ID] + ids("Costa 6")] * 2)
+    logits = torch.zeros(2, TOKENIZER.get_vocab_size())
+    rule(logits, ys, src)
+    zero, five = TOKENIZER.token_to_id("0"), TOKENIZER.token_to_id("5")
+    assert logits[0, zero] == 0 and torch.isinf(logits[0, five])
+    assert logits[1, five] == 0 and torch.isinf(logits[1, zero])
+
+
+def test_a_prefix_it_did_not_write_is_left_to_the_model(rule):
+    """A prefix no number of the English starts (decoded without the rule) leaves the rule nothing to allow: the
+    row is left as it was, never without a token to write."""
+    logits = torch.zeros(1, TOKENIZER.get_vocab_size())
+    rule(logits, torch.tensor([[BOS_ID] + ids("Costa 7")]), torch.tensor([ids("It costs 600 euros.")]))
+    assert torch.isfinite(logits).all()
