@@ -65,6 +65,9 @@ class Inspection:
     beam_trace: BeamTrace | None = None  # beam search step by step, when `inspect` ran it (beam > 1)
     # Embeddings, residual stream, layer norms, feed-forward units and logits of the same pass (the model map's).
     internals: Internals | None = None
+    # The steps where the translator's rule (`Translator.rule`: digits as the English writes them) forbade the token
+    # the model alone ranked first: [(step, the model's first choice, the token written), ...].
+    overruled: list = field(default_factory=list)
 
     def attention(self, kind):
         """(maps (layers, heads, queries, keys), query tokens, key tokens) of one of the ATTENTION_KINDS."""
@@ -98,6 +101,7 @@ def inspect(translator, text, beam=1, top_k=5, generated=None, sampling=None):
     with recording_attention(translator.model) as recorded, recording_internals(translator.model) as internals_seen:
         memory, src_mask = translator.model.encode(src)
         logits = translator.model.decode(tgt, memory, src_mask)
+    overruled = [] if translator.rule is None else overruled_steps(translator, logits, src, tgt, generated)
     # (T, V): what decoding chose from, under the translator's rules
     logits = teacher_forced_logits(logits, tgt, translator.no_repeat_ngram, translator.rule, src)
     tempered = (
@@ -124,7 +128,22 @@ def inspect(translator, text, beam=1, top_k=5, generated=None, sampling=None):
         tempered_candidates=tempered,
         beam_trace=trace,
         internals=internals_seen.internals(translator.tokenizer, source, target, logits),
+        overruled=overruled,
     )
+
+
+def overruled_steps(translator, logits, src, tgt, generated):
+    """`Inspection.overruled`: the steps of `generated` where the model alone, under the other decoding rules,
+    ranked first a token that `translator.rule` forbids. `logits` (1, T, V): the teacher-forced pass's."""
+    alone = teacher_forced_logits(logits.clone(), tgt, translator.no_repeat_ngram)  # (T, V)
+    ruled = teacher_forced_logits(logits.clone(), tgt, translator.no_repeat_ngram, translator.rule, src)
+    firsts = alone.argmax(dim=-1).tolist()
+    token = translator.tokenizer.id_to_token
+    return [
+        (step, token(first), token(written))
+        for step, (first, written) in enumerate(zip(firsts, generated))
+        if first != written and torch.isinf(ruled[step, first])
+    ]
 
 
 def teacher_forced_logits(logits, tgt, no_repeat_ngram=0, rule=None, src=None):

@@ -7,9 +7,12 @@ import pytest
 import torch
 
 from inputs.numbers import NumbersAsWritten
+from interpretability.inspection import inspect
+from modeldir.directory import open_model
 from transformer.tokenizer import BOS_ID, EOS_ID, load_tokenizer
 
-TOKENIZER = load_tokenizer(Path(__file__).resolve().parent.parent / "assets" / "model" / "tokenizer.json")
+MODEL_DIR = Path(__file__).resolve().parent.parent / "assets" / "model"
+TOKENIZER = load_tokenizer(MODEL_DIR / "tokenizer.json")
 
 
 @pytest.fixture(scope="module")
@@ -90,3 +93,19 @@ def test_a_prefix_it_did_not_write_is_left_to_the_model(rule):
     logits = torch.zeros(1, TOKENIZER.get_vocab_size())
     rule(logits, torch.tensor([[BOS_ID] + ids("Costa 7")]), torch.tensor([ids("It costs 600 euros.")]))
     assert torch.isfinite(logits).all()
+
+
+@pytest.mark.parametrize("beam", [1, 4])
+def test_the_inspection_names_the_steps_where_the_rule_overruled_the_model(beam):
+    """The shipped model alone writes "Costa 60 euro.": the step where it ranked "▁e" (of "euro") first, after "60",
+    is where the rule wrote "0"; what the page's status line names. A sentence without digits, and the translator
+    without the rule, overrule nothing."""
+    translator = open_model(MODEL_DIR).translator
+    inspection = inspect(translator, "It costs 600 euros.", beam=beam)
+    assert "600" in inspection.translation
+    steps = inspection.overruled
+    assert steps and all(written in {"0", "00"} and first != written for _, first, written in steps)
+    assert all(inspection.target_tokens[step + 1] == written for step, _, written in steps)
+    assert inspect(translator, "I see the cat.", beam=beam).overruled == []
+    translator.rule = None
+    assert inspect(translator, "It costs 600 euros.", beam=beam).overruled == []

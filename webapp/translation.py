@@ -94,6 +94,7 @@ def translation_status(
     rarely_seen=None,
     kept=False,
     lowered=(),
+    overruled=(),
 ):
     """The status line under a translation (`seconds`: what making it took, `kept`: True when it was a recent one
     shown again, which took no time now; `decoding`: `decoding_label`; tokens counted without the closing </s>, as
@@ -101,8 +102,9 @@ def translation_status(
     `inputs.language.check_language`), a note when the input's `joined_lines` were read as one
     (`one_line`), a warning for each thing in the input the model may not have read
     (`interpretability.input_report`), the line naming the words its training pairs held a handful of times or
-    never (`rarely_seen`: `modeldir.seen.SeenWords.warning`), and the one naming the capitalised words it read in
-    lower case (`lowered`: `inputs.text.read_in_lower_case`)."""
+    never (`rarely_seen`: `modeldir.seen.SeenWords.warning`), the one naming the capitalised words it read in
+    lower case (`lowered`: `inputs.text.read_in_lower_case`), and the one naming where the digits were held to the
+    English's numbers (`overruled`: `Inspection.overruled`)."""
     again = " (earlier: shown again from the recent translations)" if kept else ""
     lines = [
         f"Translated in {seconds:.2f} s{again} · {decoding} · {report.tokens} English → {italian_tokens} Italian "
@@ -130,6 +132,12 @@ def translation_status(
         lines.append(
             f"**ℹ️ Read in lower case: {named}. The model met {'it' if len(lowered) == 1 else 'them'} capitalised in "
             "a handful of training pairs, and in lower case often.**"
+        )
+    if overruled:
+        replaced = ", ".join(f"'{written}' for its '{first}' (step {step + 1})" for step, first, written in overruled)
+        lines.append(
+            f"**ℹ️ Numbers as the English writes them: {replaced}. The model's own first choice would have written "
+            "a number the English does not hold.**"
         )
     if report.truncated:
         lines.append(
@@ -197,6 +205,7 @@ def translate(served, text, decoding, beam, temperature, top_k, seed):
         seen.warning() if seen else None,
         kept,
         read_in_lower_case(request.text, served.translator.source_text(request.text)),
+        inspection.overruled,
     )
     chips = token_chips(inspection.source_tokens, "English", seen=seen) + token_chips(outputs, "Italian")
     return (
