@@ -23,7 +23,6 @@ class NumbersAsWritten:
 
     def __init__(self, tokenizer):
         vocab = tokenizer.get_vocab()
-        self.size = len(vocab)
         self.digits = {}  # token id -> (its digits, whether it starts a number: "▁6" does, "0" goes on)
         for token, i in vocab.items():
             digits = token.removeprefix("▁")
@@ -39,7 +38,8 @@ class NumbersAsWritten:
 
     def numbers(self, source):
         """The numbers of the token ids `source` (a tuple), each as its digits with GROUP where a separator stood;
-        groups of three digits after a space ("40 000") also joined to the number before them."""
+        groups of three digits after a space ("40 000") also joined to the number before them, and a four-digit
+        number's last two digits also a number of its own (a year's decade)."""
         runs = []  # [digits, whether a lone space separates it from the number before it]
         number, spaced, previous = None, False, None
         for token in source:
