@@ -101,7 +101,8 @@ def inspect(translator, text, beam=1, top_k=5, generated=None, sampling=None):
     with recording_attention(translator.model) as recorded, recording_internals(translator.model) as internals_seen:
         memory, src_mask = translator.model.encode(src)
         logits = translator.model.decode(tgt, memory, src_mask)
-    overruled = [] if translator.rule is None else overruled_steps(translator, logits, src, tgt, generated)
+    # (T, V): what the model alone ranked under the other rules, when the translator has a rule of its own
+    alone = None if translator.rule is None else teacher_forced_logits(logits.clone(), tgt, translator.no_repeat_ngram)
     # (T, V): what decoding chose from, under the translator's rules
     logits = teacher_forced_logits(logits, tgt, translator.no_repeat_ngram, translator.rule, src)
     tempered = (
@@ -128,17 +129,15 @@ def inspect(translator, text, beam=1, top_k=5, generated=None, sampling=None):
         tempered_candidates=tempered,
         beam_trace=trace,
         internals=internals_seen.internals(translator.tokenizer, source, target, logits),
-        overruled=overruled,
+        overruled=[] if alone is None else overruled_steps(translator.tokenizer, alone, logits, generated),
     )
 
 
-def overruled_steps(translator, logits, src, tgt, generated):
-    """`Inspection.overruled`: the steps of `generated` where the model alone, under the other decoding rules,
-    ranked first a token that `translator.rule` forbids. `logits` (1, T, V): the teacher-forced pass's."""
-    alone = teacher_forced_logits(logits.clone(), tgt, translator.no_repeat_ngram)  # (T, V)
-    ruled = teacher_forced_logits(logits.clone(), tgt, translator.no_repeat_ngram, translator.rule, src)
+def overruled_steps(tokenizer, alone, ruled, generated):
+    """`Inspection.overruled`: the steps of `generated` where the model `alone` (T, V: under the other decoding rules)
+    ranked first a token that the translator's rule forbids (-inf in `ruled`, T, V: under every rule)."""
     firsts = alone.argmax(dim=-1).tolist()
-    token = translator.tokenizer.id_to_token
+    token = tokenizer.id_to_token
     return [
         (step, token(first), token(written))
         for step, (first, written) in enumerate(zip(firsts, generated))
