@@ -82,13 +82,10 @@ class NumbersAsWritten:
                 number, separated = number + (GROUP if separated else "") + self.digits[token][0], False
         return number, separated
 
-    def allowed(self, numbers, prefix):
-        """What may follow `prefix` when the source holds `numbers`: (True, ids) when only the token ids `ids` (a
-        tensor) may, (False, ids) when every token but `ids` may."""
-        return self.allowed_after(numbers, *self.open_number(prefix))
-
     def allowed_after_number(self, numbers, number, separated):
-        """`allowed` after the open `number` (None: none), its last token a separator or not."""
+        """What may follow the open `number` (`open_number`; None: none), its last token a separator or not, when the
+        source holds `numbers`: (True, ids) when only the token ids `ids` (a tensor) may, (False, ids) when every
+        token but `ids` may."""
 
         def starts_one(digits):
             return any(n.startswith(digits) for n in numbers)
@@ -120,7 +117,8 @@ class NumbersAsWritten:
 
     def __call__(self, logits, ys, src):
         for row in self.rows_with_digits(src):
-            only, tokens = self.allowed(self.source_numbers(tuple(src[row].tolist())), ys[row].tolist())
+            numbers = self.source_numbers(tuple(src[row].tolist()))
+            only, tokens = self.allowed_after(numbers, *self.open_number(ys[row].tolist()))
             tokens = tokens.to(logits.device)
             if not only:
                 logits[row, tokens] = float("-inf")
