@@ -13,6 +13,8 @@ from functools import lru_cache
 
 import torch
 
+from .rules import RowsOfSource, keep_only
+
 SEPARATORS = ".,"  # inside a number: "1,000", "29.8" (Italian swaps them: "1.000", "29,8")
 GROUP = "|"  # where a separator stood in a number's digits: "75|000" is "75,000", "75.000" or "75 000"
 
@@ -31,10 +33,10 @@ class NumbersAsWritten:
         self.separators = {vocab[s] for s in SEPARATORS if s in vocab}
         self.space = vocab.get("▁")  # "40 000" is `▁4 0 ▁ 0 0 0`
         self.digit_set = set(self.digits)
-        self.last = (None, [])  # the last `src` seen and its rows with digits (`rows_with_digits`)
         # Decoding asks at every step: each source's numbers, and what may follow a number, are worked out once.
         self.source_numbers = lru_cache(maxsize=4096)(self.numbers)
         self.allowed_after = lru_cache(maxsize=4096)(self.allowed_after_number)
+        self.rows_with_digits = RowsOfSource(self.source_numbers)  # [(row, its numbers)] of the rows with digits
 
     def numbers(self, source):
         """The numbers of the token ids `source` (a tuple), each as its digits with GROUP where a separator stood;
@@ -107,23 +109,11 @@ class NumbersAsWritten:
             digits_allowed += sorted(self.separators)
         return True, torch.tensor(digits_allowed, dtype=torch.long)
 
-    def rows_with_digits(self, src):
-        """The rows of `src` (B, S) that hold a digit: asked at every step of a decoding, answered once per `src`."""
-        last = self.last  # (src, rows): read once, as another thread may replace it
-        if last[0] is not src:
-            last = (src, [b for b, row in enumerate(src.tolist()) if not self.digit_set.isdisjoint(row)])
-            self.last = last
-        return last[1]
-
     def __call__(self, logits, ys, src):
-        for row in self.rows_with_digits(src):
-            numbers = self.source_numbers(tuple(src[row].tolist()))
+        for row, numbers in self.rows_with_digits(src):
             only, tokens = self.allowed_after(numbers, *self.open_number(ys[row].tolist()))
-            tokens = tokens.to(logits.device)
-            if not only:
-                logits[row, tokens] = float("-inf")
-            elif torch.isfinite(logits[row, tokens]).any():  # never nothing to write (a prefix it did not write)
-                kept = logits[row, tokens]
-                logits[row] = float("-inf")
-                logits[row, tokens] = kept
+            if only:
+                keep_only(logits, row, tokens)
+            else:
+                logits[row, tokens.to(logits.device)] = float("-inf")
         return logits

@@ -1,14 +1,17 @@
 """Text as people type it, read as the model reads best, behind the lesson's `Translator`: `CheckedTranslator` takes
 strings only, reads at most what the model can use of them, replaces broken characters, reads capitals in sentence
-case and a capitalised word the model barely knows in lower case, writes numbers as the English does (`numbers`),
-and refuses decoding arguments outside their limits (`checks`) with a clear error."""
+case and a capitalised word the model barely knows in lower case, writes numbers (`numbers`) and the names the model
+never met (`names`) as the English does, and refuses decoding arguments outside their limits (`checks`) with a clear
+error."""
 
 import re
 
 from transformer.translator import Translator
 
 from .checks import check_decoding, check_text
+from .names import NamesAsWritten
 from .numbers import NumbersAsWritten
+from .rules import Rules
 
 SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: not a character, and UTF-8 cannot encode it
 SHOUTED_WORD = re.compile(r"\b[^\W\d_]{2,}\b")  # words of two or more letters
@@ -95,13 +98,22 @@ class CheckedTranslator(Translator):
     def __init__(self, model, tokenizer, **settings):
         super().__init__(model, tokenizer, **settings)
         self.unshout = True  # read text in capitals in sentence case (`unshout`); False feeds it as typed
-        self.rule = NumbersAsWritten(tokenizer)  # digits as the English writes them; None decodes as the model alone
+        # Digits as the English writes them (and names the model never met: `know_words`); None decodes as the model
+        # alone.
+        self.rule = NumbersAsWritten(tokenizer)
         # Whether the model met a capitalised word too rarely to know it (`lower_rare_capitals`); `open_model` sets it
-        # from the directory's word counts. None: capitalised words are read as typed.
+        # from the directory's word counts (`know_words`). None: capitalised words are read as typed.
         self.rare_capital = None
         # Characters of a text read at most: max_source_tokens of the vocabulary's longest token. The rest cannot
         # reach the model anyway, so a 10 MB input costs what a long sentence costs.
         self.max_source_chars = self.max_source_tokens * max(map(len, tokenizer.get_vocab()))
+
+    def know_words(self, counts):
+        """Read and write by what the model's training pairs held (`modeldir.seen.WordCounts`): a capitalised word it
+        barely knows read in lower case (`rare_capital`), and a name it never met written as the English writes it,
+        beside the numbers (`NamesAsWritten`)."""
+        self.rare_capital = counts.rarely_capitalised
+        self.rule = Rules(NumbersAsWritten(self.tokenizer), NamesAsWritten(self.tokenizer, counts.never_met))
 
     def source_text(self, text):
         """`text` as the model reads it: its first max_source_chars characters, lone surrogates replaced

@@ -119,13 +119,13 @@ class ModelDirectory:
 
 def open_for_translation(path, dtype, device):
     """The model directory `path` with only what translating needs: its `CheckedTranslator` (`load_checked`) and its
-    word counts, which the translator reads input with (a capitalised word they say the model barely knows is read
-    in lower case: `CheckedTranslator.rare_capital`). A process that only decodes opens this, not `open_model`,
-    whose training histories are megabytes of JSON."""
+    word counts, which the translator reads and writes by (`CheckedTranslator.know_words`: a capitalised word they
+    say the model barely knows is read in lower case, a name it never met written as the English writes it). A
+    process that only decodes opens this, not `open_model`, whose training histories are megabytes of JSON."""
     directory = ModelDirectory(load_checked(CheckedTranslator, path, dtype, device), Path(path))
     directory.word_counts = directory.read_optional(WORD_COUNTS, read_word_counts)
     if directory.word_counts is not None:
-        directory.translator.rare_capital = directory.word_counts.rarely_capitalised
+        directory.translator.know_words(directory.word_counts)
     return directory
 
 

@@ -57,6 +57,11 @@ class WordCounts:
             return False
         return self.capitalised[word] < RARELY_CAPITALISED and self.english[word.lower()] >= OFTEN_SEEN
 
+    def never_met(self, word):
+        """Whether no training pair held `word`, in any case: a name the model can only copy
+        (`inputs.names.NamesAsWritten`). Counts of no pairs say nothing: False."""
+        return self.pairs > 0 and self.english[word.lower()] == 0
+
     def at_least(self, earlier):
         """These counts with, per word, the larger of this and `earlier`'s (the model this one was continued from):
         the parts of a model mostly train on the same files, so a sum would count their pairs twice."""

@@ -152,3 +152,18 @@ def train_args(train, dev, out, *extra, config="tiny"):
         "float32",
         *extra,
     ]
+
+
+def allowed_after(rule, tokenizer, source, written, among):
+    """Which of the tokens `among` a decoding `rule` (`inputs.rules`) lets follow the Italian `written` so far when
+    the English is `source`."""
+    import torch
+
+    from transformer.tokenizer import BOS_ID, EOS_ID
+
+    logits = torch.zeros(1, tokenizer.get_vocab_size())
+    src = torch.tensor([tokenizer.encode(source).ids + [EOS_ID]])
+    rule(logits, torch.tensor([[BOS_ID] + tokenizer.encode(written).ids]), src)
+    token_ids = {token: tokenizer.token_to_id(token) for token in among}
+    assert None not in token_ids.values(), token_ids
+    return {token for token, i in token_ids.items() if torch.isfinite(logits[0, i])}

@@ -99,16 +99,16 @@ def test_the_status_names_the_words_read_in_lower_case():
     assert "lower case" not in translation.translation_status(0.5, "greedy", report, 3, 127)
 
 
-def test_the_status_names_the_digits_held_to_the_englishs_numbers():
+def test_the_status_names_the_digits_and_names_held_to_the_englishs():
     from interpretability import InputReport
 
     report = InputReport(8, 0, False, False)
     status = translation.translation_status(0.5, "greedy", report, 3, 127, overruled=[(4, "▁e", "0"), (7, "▁1", "5")])
     assert (
-        "Numbers as the English writes them: '0' for its '▁e' (step 5), '5' for its '▁1' (step 8). The model's"
-        in status
+        "Numbers and names as the English writes them: '0' for its '▁e' (step 5), '5' for its '▁1' (step 8). The "
+        "model's own first choice would have written a number the English does not hold, or misspelt a name" in status
     )
-    assert "Numbers as the English" not in translation.translation_status(0.5, "greedy", report, 3, 127)
+    assert "as the English writes" not in translation.translation_status(0.5, "greedy", report, 3, 127)
 
 
 def test_input_that_does_not_look_english_is_warned_about(served):

@@ -94,7 +94,7 @@ def apply_decoding_rules(logits, ys, no_repeat_ngram=0, rule=None, src=None):
     """Forbid (in place, and returned) what decoding never writes after the prefixes `ys` (B, T): padding, <s> and
     <unk> (byte fallback spells any character), with `no_repeat_ngram` a repeated n-gram, and what `rule(logits, ys,
     src)` forbids in place, given each row's source `src` (B, S): a rule the lesson leaves to its users (the app's
-    `inputs.numbers.NumbersAsWritten`). logits (B, V)."""
+    `inputs.rules.Rules`: numbers, and names the model never met, as the English writes them). logits (B, V)."""
     logits[:, [PAD_ID, BOS_ID, UNK_ID]] = float("-inf")
     if rule is not None:
         rule(logits, ys, src)

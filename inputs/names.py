@@ -1,0 +1,83 @@
+"""Names the model never met, in a translation as the English writes them: a decoding rule for the lesson's
+`Translator`.
+
+A name the training pairs never held ("Molterer", "Dirndl") reaches the model as pieces of the vocabulary
+(`▁Mol tere r`), and a small model copies the first pieces and then guesses: part 14 wrote "Wilhelm Molta controese"
+for "Wilhelm Molterer" and "Dirl" for "Dirndl". Where the English holds a capitalised word its model never met
+(`modeldir.seen.WordCounts.never_met`), `NamesAsWritten` lets a word of the translation that has begun as that name
+(its first PREFIX letters or more, with the same capital) go on only as the name goes on, letter for letter, until it
+is the whole name. A word that never begins so is free, and so is a name the model met: "London" may become "Londra".
+Chosen on dev, dev-news and the demo set: docs/training-log.md#names-the-model-never-met."""
+
+import re
+from functools import lru_cache
+
+import torch
+
+from .rules import RowsOfSource, keep_only
+
+LETTERS = re.compile(r"[^\W\d_]+")
+LAST_LETTERS = re.compile(r"[^\W\d_]+$")  # the word being written: "Arabia" in "dell'Arabia"
+PREFIX = 3  # letters of a name written before it is held: fewer could be the start of an Italian word ("Su", "Mo")
+
+
+class NamesAsWritten:
+    """`rule(logits, ys, src)` for `decoding.apply_decoding_rules`: in place, after each prefix `ys` (B, T) that ends
+    in the beginning of a name its source `src` (B, S) holds and the model never met (`never_met(word)`), forbid
+    every token but those that go on spelling it."""
+
+    def __init__(self, tokenizer, never_met):
+        vocab = tokenizer.get_vocab()
+        self.never_met = never_met
+        self.text = {i: token.removeprefix("▁") for token, i in vocab.items()}  # what each token writes
+        self.word_starts = {i for token, i in vocab.items() if token.startswith("▁")}
+        self.inside = [(i, text) for i, text in self.text.items() if i not in self.word_starts and text]
+        # Decoding asks at every step: each source's names, and what may follow a name's beginning, are worked out once.
+        self.source_names = lru_cache(maxsize=4096)(self.names)
+        self.going_on = lru_cache(maxsize=4096)(self.tokens_going_on)
+        self.rows_with_names = RowsOfSource(self.source_names)  # [(row, its names)] of the rows with names
+
+    def words(self, ids):
+        """The words that the token ids `ids` spell, each from a token that starts one ("▁Mol tere r": "Molterer")."""
+        words = []
+        for i in ids:
+            if i in self.word_starts or not words:
+                words.append("")
+            words[-1] += self.text.get(i, "")
+        return words
+
+    def names(self, source):
+        """The capitalised words of the token ids `source` (a tuple), runs of letters longer than PREFIX, that the
+        model never met."""
+        return frozenset(
+            run
+            for word in self.words(source)
+            for run in LETTERS.findall(word)
+            if run[0].isupper() and len(run) > PREFIX and self.never_met(run)
+        )
+
+    def open_word(self, prefix):
+        """The letters the token ids `prefix` end in, from the last token that starts a word: the word being
+        written ("" after a space or a punctuation mark)."""
+        start = len(prefix)
+        while start and prefix[start - 1] not in self.word_starts:
+            start -= 1
+        written = LAST_LETTERS.search("".join(self.text.get(i, "") for i in prefix[max(start - 1, 0) :]))
+        return written.group() if written else ""
+
+    def tokens_going_on(self, names, word):
+        """The token ids that may follow `word` (`open_word`) when the source holds `names`: a tensor of those that
+        go on spelling a name `word` has begun, or None when `word` has begun none (or is one already)."""
+        begun = [name for name in names if name.startswith(word) and name != word]
+        if len(word) < PREFIX or not begun or word in names:
+            return None
+        return torch.tensor(
+            [i for i, text in self.inside if any(name.startswith(word + text) for name in begun)], dtype=torch.long
+        )
+
+    def __call__(self, logits, ys, src):
+        for row, names in self.rows_with_names(src):
+            tokens = self.going_on(names, self.open_word(ys[row].tolist()))
+            if tokens is not None:
+                keep_only(logits, row, tokens)
+        return logits
