@@ -6,7 +6,8 @@ A name the training pairs never held ("Molterer", "Dirndl") reaches the model as
 for "Wilhelm Molterer" and "Dirl" for "Dirndl". Where the English holds a capitalised word its model never met
 (`modeldir.seen.WordCounts.never_met`), `NamesAsWritten` lets a word of the translation that has begun as that name
 (its first PREFIX letters or more, with the same capital) go on only as the name goes on, letter for letter, until it
-is the whole name. A word that never begins so is free, and so is a name the model met: "London" may become "Londra".
+is the whole name, and then end. A word that never begins so is free, and so is a name the model met: "London" may
+become "Londra".
 Chosen on dev, dev-news and the demo set: docs/training-log.md#names-the-model-never-met."""
 
 import re
@@ -24,7 +25,7 @@ PREFIX = 3  # letters of a name written before it is held: fewer could be the st
 class NamesAsWritten:
     """`rule(logits, ys, src)` for `decoding.apply_decoding_rules`: in place, after each prefix `ys` (B, T) that ends
     in the beginning of a name its source `src` (B, S) holds and the model never met (`never_met(word)`), forbid
-    every token but those that go on spelling it."""
+    every token but those that go on spelling it, and after the whole name, the letters that would go on with it."""
 
     def __init__(self, tokenizer, never_met):
         vocab = tokenizer.get_vocab()
@@ -32,6 +33,7 @@ class NamesAsWritten:
         self.text = {i: token.removeprefix("▁") for token, i in vocab.items()}  # what each token writes
         self.word_starts = {i for token, i in vocab.items() if token.startswith("▁")}
         self.inside = [(i, text) for i, text in self.text.items() if i not in self.word_starts and text]
+        self.letters = torch.tensor([i for i, text in self.inside if text[0].isalpha()], dtype=torch.long)  # "ford"
         # Decoding asks at every step: each source's names, and what may follow a name's beginning, are worked out once.
         self.source_names = lru_cache(maxsize=4096)(self.names)
         self.going_on = lru_cache(maxsize=4096)(self.tokens_going_on)
@@ -66,18 +68,29 @@ class NamesAsWritten:
         return written.group() if written else ""
 
     def tokens_going_on(self, names, word):
-        """The token ids that may follow `word` (`open_word`) when the source holds `names`: a tensor of those that
-        go on spelling a name `word` has begun, or None when `word` has begun none (or is one already)."""
-        begun = [name for name in names if name.startswith(word) and name != word]
-        if len(word) < PREFIX or not begun or word in names:
+        """What may follow `word` (`open_word`) when the source holds `names`: (True, ids) when only the token ids
+        `ids` (a tensor) may, those that go on spelling a name `word` has begun; (False, ids) when every token but
+        `ids` may, those that would go on with letters after a whole name (Italian adds none to a name, and the
+        model, free again, would write its end twice: "Guildfordford"); None when `word` is neither, or is a whole
+        name that another goes on from."""
+        if len(word) < PREFIX:
             return None
-        return torch.tensor(
-            [i for i, text in self.inside if any(name.startswith(word + text) for name in begun)], dtype=torch.long
-        )
+        begun = [name for name in names if name.startswith(word) and name != word]
+        if word in names:
+            return None if begun else (False, self.letters)
+        if not begun:
+            return None
+        going_on = [i for i, text in self.inside if any(name.startswith(word + text) for name in begun)]
+        return True, torch.tensor(going_on, dtype=torch.long)
 
     def __call__(self, logits, ys, src):
         for row, names in self.rows_with_names(src):
-            tokens = self.going_on(names, self.open_word(ys[row].tolist()))
-            if tokens is not None:
+            held = self.going_on(names, self.open_word(ys[row].tolist()))
+            if held is None:
+                continue
+            only, tokens = held
+            if only:
                 keep_only(logits, row, tokens)
+            else:
+                logits[row, tokens.to(logits.device)] = float("-inf")
         return logits

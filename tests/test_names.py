@@ -45,15 +45,20 @@ def test_the_word_being_written_is_the_letters_the_prefix_ends_in(rule, written,
     assert rule.open_word(ids(written)) == word
 
 
-def test_a_name_begun_goes_on_only_as_the_name_does(rule):
+def test_a_name_begun_goes_on_only_as_the_name_does_and_ends_with_it(rule):
     source = "The minister Wilhelm Molterer resigned."
     among = ["ter", "t", "ta", "r", "er", "</s>", "▁ha", ","]
     assert allowed_after(rule, TOKENIZER, source, "Il ministro Wilhelm Mol", among) == {"ter", "t"}
     assert allowed_after(rule, TOKENIZER, source, "Il ministro Wilhelm Molt", among) == {"er"}
     assert allowed_after(rule, TOKENIZER, source, "Il ministro Wilhelm Molter", among) == {"er"}
-    assert allowed_after(rule, TOKENIZER, source, "Il ministro Wilhelm Molterer", among) == set(
-        among
-    )  # whole: free again
+    whole = allowed_after(rule, TOKENIZER, source, "Il ministro Wilhelm Molterer", among)
+    assert whole == {"</s>", "▁ha", ","}  # the name ends: no letters after it ("Guildfordford")
+    both = NamesAsWritten(TOKENIZER, {"Molterer", "Moltereri"}.__contains__)  # a whole name, or another begun
+    assert allowed_after(both, TOKENIZER, "Molterer met Moltereri.", "Molterer", ["i", "▁ha", "ter"]) == {
+        "i",
+        "▁ha",
+        "ter",
+    }
 
 
 def test_words_that_begin_no_name_the_model_never_met_are_free(rule):
