@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import torch
 
-from .rules import RowsOfSource, keep_only
+from .rules import RowsOfSource, hold
 
 LETTERS = re.compile(r"[^\W\d_]+")
 LAST_LETTERS = re.compile(r"[^\W\d_]+$")  # the word being written: "Arabia" in "dell'Arabia"
@@ -86,11 +86,6 @@ class NamesAsWritten:
     def __call__(self, logits, ys, src):
         for row, names in self.rows_with_names(src):
             held = self.going_on(names, self.open_word(ys[row].tolist()))
-            if held is None:
-                continue
-            only, tokens = held
-            if only:
-                keep_only(logits, row, tokens)
-            else:
-                logits[row, tokens.to(logits.device)] = float("-inf")
+            if held is not None:
+                hold(logits, row, *held)
         return logits

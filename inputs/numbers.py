@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import torch
 
-from .rules import RowsOfSource, keep_only
+from .rules import RowsOfSource, hold
 
 SEPARATORS = ".,"  # inside a number: "1,000", "29.8" (Italian swaps them: "1.000", "29,8")
 GROUP = "|"  # where a separator stood in a number's digits: "75|000" is "75,000", "75.000" or "75 000"
@@ -111,9 +111,5 @@ class NumbersAsWritten:
 
     def __call__(self, logits, ys, src):
         for row, numbers in self.rows_with_digits(src):
-            only, tokens = self.allowed_after(numbers, *self.open_number(ys[row].tolist()))
-            if only:
-                keep_only(logits, row, tokens)
-            else:
-                logits[row, tokens.to(logits.device)] = float("-inf")
+            hold(logits, row, *self.allowed_after(numbers, *self.open_number(ys[row].tolist())))
         return logits

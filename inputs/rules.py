@@ -33,11 +33,14 @@ class RowsOfSource:
         return last[1]
 
 
-def keep_only(logits, row, tokens):
-    """Forbid, in place, every token of `logits[row]` but the ids `tokens` (a tensor), unless those are all forbidden
-    already (after a prefix the rule did not write, or by another rule): a row is never left nothing to write."""
+def hold(logits, row, only, tokens):
+    """Apply, in place, a rule's decision for `logits[row]`: with `only`, forbid every token but the ids `tokens` (a
+    tensor), unless those are all forbidden already (after a prefix the rule did not write, or by another rule: a row
+    is never left nothing to write); without, forbid the ids `tokens`."""
     tokens = tokens.to(logits.device)
-    if torch.isfinite(logits[row, tokens]).any():
+    if not only:
+        logits[row, tokens] = float("-inf")
+    elif torch.isfinite(logits[row, tokens]).any():
         kept = logits[row, tokens]
         logits[row] = float("-inf")
         logits[row, tokens] = kept
