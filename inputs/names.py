@@ -10,43 +10,27 @@ is the whole name, and then end. A word that never begins so is free, and so is 
 become "Londra".
 Chosen on dev, dev-news and the demo set: docs/training-log.md#names-the-model-never-met."""
 
-import re
 from functools import lru_cache
 
 import torch
 
-from .rules import RowsOfSource, hold
+from .rules import LETTERS, RowsOfSource, Spelling, hold
 
-LETTERS = re.compile(r"[^\W\d_]+")
-LAST_LETTERS = re.compile(r"[^\W\d_]+$")  # the word being written: "Arabia" in "dell'Arabia"
 PREFIX = 3  # letters of a name written before it is held: fewer could be the start of an Italian word ("Su", "Mo")
 
 
-class NamesAsWritten:
+class NamesAsWritten(Spelling):
     """`rule(logits, ys, src)` for `decoding.apply_decoding_rules`: in place, after each prefix `ys` (B, T) that ends
     in the beginning of a name its source `src` (B, S) holds and the model never met (`never_met(word)`), forbid
     every token but those that go on spelling it, and after the whole name, the letters that would go on with it."""
 
     def __init__(self, tokenizer, never_met):
-        vocab = tokenizer.get_vocab()
+        super().__init__(tokenizer)
         self.never_met = never_met
-        self.text = {i: token.removeprefix("▁") for token, i in vocab.items()}  # what each token writes
-        self.word_starts = {i for token, i in vocab.items() if token.startswith("▁")}
-        self.inside = [(i, text) for i, text in self.text.items() if i not in self.word_starts and text]
-        self.letters = torch.tensor([i for i, text in self.inside if text[0].isalpha()], dtype=torch.long)  # "ford"
         # Decoding asks at every step: each source's names, and what may follow a name's beginning, are worked out once.
         self.source_names = lru_cache(maxsize=4096)(self.names)
         self.going_on = lru_cache(maxsize=4096)(self.tokens_going_on)
         self.rows_with_names = RowsOfSource(self.source_names)  # [(row, its names)] of the rows with names
-
-    def words(self, ids):
-        """The words that the token ids `ids` spell, each from a token that starts one ("▁Mol tere r": "Molterer")."""
-        words = []
-        for i in ids:
-            if i in self.word_starts or not words:
-                words.append("")
-            words[-1] += self.text.get(i, "")
-        return words
 
     def names(self, source):
         """The capitalised words of the token ids `source` (a tuple), runs of letters longer than PREFIX, that the
@@ -57,15 +41,6 @@ class NamesAsWritten:
             for run in LETTERS.findall(word)
             if run[0].isupper() and len(run) > PREFIX and self.never_met(run)
         )
-
-    def open_word(self, prefix):
-        """The letters the token ids `prefix` end in, from the last token that starts a word: the word being
-        written ("" after a space or a punctuation mark)."""
-        start = len(prefix)
-        while start and prefix[start - 1] not in self.word_starts:
-            start -= 1
-        written = LAST_LETTERS.search("".join(self.text.get(i, "") for i in prefix[max(start - 1, 0) :]))
-        return written.group() if written else ""
 
     def tokens_going_on(self, names, word):
         """What may follow `word` (`open_word`) when the source holds `names`: (True, ids) when only the token ids

@@ -1,7 +1,14 @@
-"""What the translator's decoding rules share (`numbers.NumbersAsWritten`, `names.NamesAsWritten`), and the rules
-together as the one `rule` the lesson's decoding takes (`transformer.decoding.apply_decoding_rules`)."""
+"""What the translator's decoding rules share (`numbers.NumbersAsWritten`, `names.NamesAsWritten`,
+`copies.CopiesTranslated`), and the rules together as the one `rule` the lesson's decoding takes
+(`transformer.decoding.apply_decoding_rules`)."""
+
+import re
 
 import torch
+
+LETTERS = re.compile(r"[^\W\d_]+")  # a word as the rules and the reading see it: a run of letters
+LAST_LETTERS = re.compile(r"[^\W\d_]+$")  # the word being written: "Arabia" in "dell'Arabia"
+SENTENCE_END = re.compile(r"(^|[.!?]\s+)$")  # what precedes a sentence's first word
 
 
 class Rules:
@@ -44,3 +51,34 @@ def hold(logits, row, only, tokens):
         kept = logits[row, tokens]
         logits[row] = float("-inf")
         logits[row, tokens] = kept
+
+
+class Spelling:
+    """What the tokens of a vocabulary write, for rules that follow words letter by letter: `text[i]` (token i
+    without its "▁"), `word_starts` (the ids of tokens that start a word), `inside` ((id, text) of the others) and
+    `letters` (the ids of those that go on with a letter: "ford")."""
+
+    def __init__(self, tokenizer):
+        vocab = tokenizer.get_vocab()
+        self.text = {i: token.removeprefix("▁") for token, i in vocab.items()}
+        self.word_starts = {i for token, i in vocab.items() if token.startswith("▁")}
+        self.inside = [(i, text) for i, text in self.text.items() if i not in self.word_starts and text]
+        self.letters = torch.tensor([i for i, text in self.inside if text[0].isalpha()], dtype=torch.long)
+
+    def words(self, ids):
+        """The words that the token ids `ids` spell, each from a token that starts one ("▁Mol tere r": "Molterer")."""
+        words = []
+        for i in ids:
+            if i in self.word_starts or not words:
+                words.append("")
+            words[-1] += self.text.get(i, "")
+        return words
+
+    def open_word(self, prefix):
+        """The letters the token ids `prefix` end in, from the last token that starts a word: the word being
+        written ("" after a space or a punctuation mark)."""
+        start = len(prefix)
+        while start and prefix[start - 1] not in self.word_starts:
+            start -= 1
+        written = LAST_LETTERS.search("".join(self.text.get(i, "") for i in prefix[max(start - 1, 0) :]))
+        return written.group() if written else ""

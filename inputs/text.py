@@ -1,24 +1,23 @@
 """Text as people type it, read as the model reads best, behind the lesson's `Translator`: `CheckedTranslator` takes
 strings only, reads at most what the model can use of them, replaces broken characters, reads capitals in sentence
 case and a capitalised word the model barely knows in lower case, writes numbers (`numbers`) and the names the model
-never met (`names`) as the English does, and refuses decoding arguments outside their limits (`checks`) with a clear
-error."""
+never met (`names`) as the English does and the words it would copy as its training pairs translate them (`copies`),
+and refuses decoding arguments outside their limits (`checks`) with a clear error."""
 
 import re
 
 from transformer.translator import Translator
 
 from .checks import check_decoding, check_text
+from .copies import CopiesTranslated
 from .names import NamesAsWritten
 from .numbers import NumbersAsWritten
-from .rules import Rules
+from .rules import LETTERS, SENTENCE_END, Rules
 
 SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: not a character, and UTF-8 cannot encode it
 SHOUTED_WORD = re.compile(r"\b[^\W\d_]{2,}\b")  # words of two or more letters
 SENTENCE_START = re.compile(r"(^|[.!?]\s+)(\w)")
 ENGLISH_I = re.compile(r"\bi\b")  # the pronoun, also in i'm, i'll, i've, i'd
-WORD_OF_LETTERS = re.compile(r"[^\W\d_]+")
-SENTENCE_END = re.compile(r"(^|[.!?]\s+)$")  # what precedes a sentence's first word
 
 
 def mostly(words, test, at_least):
@@ -55,20 +54,20 @@ def lower_rare_capitals(text, rare):
     sentences start with a capital, so "Attention" opening a sentence was met a handful of times, "attention" hundreds
     (`modeldir.seen.WordCounts.rarely_capitalised`). Names keep their capital ("Boston"), and so does a word met
     capitalised often ("Happy", as in "Happy New Year!")."""
-    title = is_title(WORD_OF_LETTERS.findall(text))
+    title = is_title(LETTERS.findall(text))
 
     def read(match):
         word = match.group()
         starts = title or SENTENCE_END.search(text, 0, match.start()) is not None
         return word.lower() if starts and capitalised(word) and rare(word) else word
 
-    return WORD_OF_LETTERS.sub(read, text)
+    return LETTERS.sub(read, text)
 
 
 def read_in_lower_case(typed, read):
     """The capitalised words of `typed` that the translator `read` (its `source_text`) in lower case, in order: what
     the page names, so that a learner seeing the token "▁attention" for "Attention" knows why."""
-    pairs = zip(WORD_OF_LETTERS.findall(typed), WORD_OF_LETTERS.findall(read))
+    pairs = zip(LETTERS.findall(typed), LETTERS.findall(read))
     return [word for word, seen in pairs if capitalised(word) and seen == word.lower()]
 
 
@@ -76,7 +75,7 @@ def capitalised_like(typed, read, translation):
     """`translation` with its first letter capitalised when `typed`'s is and the translator `read` it in lower case
     (`lower_rare_capitals`: "computers are..." for "Computers are..."): the model starts its translation as what it
     reads starts."""
-    words = [WORD_OF_LETTERS.search(text) for text in (typed, read, translation)]
+    words = [LETTERS.search(text) for text in (typed, read, translation)]
     if None in words or not (words[0].group()[0].isupper() and words[1].group()[0].islower()):
         return translation
     first = words[2].start()  # the translation's first letter
@@ -110,10 +109,15 @@ class CheckedTranslator(Translator):
 
     def know_words(self, counts):
         """Read and write by what the model's training pairs held (`modeldir.seen.WordCounts`): a capitalised word it
-        barely knows read in lower case (`rare_capital`), and a name it never met written as the English writes it,
-        beside the numbers (`NamesAsWritten`)."""
+        barely knows read in lower case (`rare_capital`), a name it never met written as the English writes it,
+        beside the numbers (`NamesAsWritten`), and a word it starts to copy that its pairs translate written as they
+        translate it (`CopiesTranslated`)."""
         self.rare_capital = counts.rarely_capitalised
-        self.rule = Rules(NumbersAsWritten(self.tokenizer), NamesAsWritten(self.tokenizer, counts.never_met))
+        self.rule = Rules(
+            NumbersAsWritten(self.tokenizer),
+            NamesAsWritten(self.tokenizer, counts.never_met),
+            CopiesTranslated(self.tokenizer, counts.translated),
+        )
 
     def source_text(self, text):
         """`text` as the model reads it: its first max_source_chars characters, lone surrogates replaced

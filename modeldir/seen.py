@@ -6,17 +6,22 @@ handful of pairs, or never, is a word the model guesses at.
 A word is a run of letters and digits, lower-cased ("don't" is "don" and "t"); each pair counts once per word, however
 often the word occurs in it. English words written capitalised ("Attention", "Boston") are counted as typed too: a
 common word the model met capitalised a handful of times is read in lower case (`rarely_capitalised`,
-`inputs.text.lower_rare_capitals`). Stored as {"pairs": N, "sources": [...], "en": {word: count}, "it": {...},
-"en_capitalised": {Word: count}}, gzip-compressed: tens of thousands of words fit in well under the 1 MB a model
-directory allows them (tests/test_shipped_model.py)."""
+`inputs.text.lower_rare_capitals`). The words the pairs translate rather than copy are kept with the Italian word they
+give each (`translations`: "Alps" -> "Alpi"), which the translator writes where the model starts to copy one
+(`inputs.copies.CopiesTranslated`). Stored as {"pairs": N, "sources": [...], "en": {word: count}, "it": {...},
+"en_capitalised": {Word: count}, "translated": {word: word}}, gzip-compressed: tens of thousands of words fit in well
+under the 1 MB a model directory allows them (tests/test_shipped_model.py)."""
 
 import gzip
 import json
 import re
-from collections import Counter
+from bisect import bisect_right
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inputs.copies import keyed_words
+from inputs.rules import LETTERS
 from inputs.text import capitalised
 
 WORD_COUNTS = "word_counts.json.gz"
@@ -26,6 +31,12 @@ RARELY_SEEN = 5  # fewer training pairs than this: the app marks the word as one
 # lower case. Chosen on dev, dev-news and the demo set: docs/training-log.md#rare-capitals-read-in-lower-case.
 RARELY_CAPITALISED = 20
 OFTEN_SEEN = 50
+# An English word is translated, not copied (`translations`), when at least TRANSLATED training pairs hold it, at most
+# COPIED of them hold it in the Italian too, it begins no Italian word of TOGETHER pairs or more, and one Italian word
+# goes with it: in TOGETHER pairs or more, with a Dice coefficient (2 * both / (pairs with either counted apart)) of
+# DICE or more. A word held by more than MOST pairs the model knows. Chosen on dev, dev-news and the demo set:
+# docs/training-log.md#words-the-model-copies.
+TRANSLATED, MOST, COPIED, TOGETHER, DICE = 5, 1000, 0.1, 3, 0.4
 
 
 def words(text):
@@ -40,6 +51,8 @@ class WordCounts:
     italian: Counter = field(default_factory=Counter)
     sources: list = field(default_factory=list)  # the files counted, as given
     capitalised: Counter = field(default_factory=Counter)  # English words as typed, capitalised ("Attention")
+    # English word -> the Italian word its pairs give it, for the words they translate rather than copy (`translations`)
+    translated: dict = field(default_factory=dict)
 
     def add(self, pairs):
         """Count the words of more (English, Italian) pairs."""
@@ -71,6 +84,7 @@ class WordCounts:
             Counter(self.italian),
             self.sources + [s for s in earlier.sources if s not in self.sources],
             Counter(self.capitalised),
+            {**earlier.translated, **self.translated},
         )
         for mine, theirs in (
             (merged.english, earlier.english),
@@ -88,7 +102,48 @@ class WordCounts:
             "en": dict(self.english.most_common()),
             "it": dict(self.italian.most_common()),
             "en_capitalised": dict(self.capitalised.most_common()),
+            "translated": dict(sorted(self.translated.items())),
         }
+
+
+def translations(pairs):
+    """{English word (as `inputs.copies.keyed_words` gives it): the Italian word that goes with it} for the words of
+    the (English, Italian) `pairs` (a list) that they translate rather than copy (TRANSLATED to DICE above), each
+    Italian word as their Italian sides most often write it inside a sentence ("Alpi", "agosto")."""
+    english, italian = Counter(), Counter()
+    for en, it in pairs:
+        english.update(set(keyed_words(en)))
+        italian.update(set(words(it)))
+    followed = {word for word, n in english.items() if TRANSLATED <= n <= MOST}
+    together, copied = defaultdict(Counter), Counter()
+    for en, it in pairs:
+        held = set(keyed_words(en)) & followed
+        if held:
+            italian_words = {w for w in words(it) if w.isalpha()}
+            for word in held:
+                together[word].update(italian_words)
+                copied[word] += word.lower() in italian_words
+    common = sorted(w for w, n in italian.items() if n >= TOGETHER)  # the Italian words of TOGETHER pairs or more
+
+    def begins_italian(word):  # "ten" begins "tenere": written, it may be that word's beginning, not a copy
+        at = bisect_right(common, word)
+        return at < len(common) and common[at].startswith(word)
+
+    chosen = {}
+    for word, with_it in together.items():
+        n = english[word]
+        if copied[word] > COPIED * n or begins_italian(word.lower()):
+            continue
+        dice, both, best = max((2 * k / (n + italian[w]), k, w) for w, k in with_it.items())
+        if both >= TOGETHER and dice >= DICE:
+            chosen[word] = best
+    forms = defaultdict(Counter)  # how each chosen Italian word is written inside a sentence
+    wanted = set(chosen.values())
+    for _, it in pairs:
+        for match in list(LETTERS.finditer(it))[1:]:
+            if match.group().lower() in wanted:
+                forms[match.group().lower()][match.group()] += 1
+    return {word: forms[best].most_common(1)[0][0] if forms[best] else best for word, best in chosen.items()}
 
 
 def write_word_counts(model_dir, counts):
@@ -108,16 +163,22 @@ def read_word_counts(model_dir):
         values = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
     except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as e:  # not gzip, cut short, not JSON
         raise ValueError(f"{path}: cannot read it: {e}") from e
-    # "en_capitalised" is optional: files written before capitalised words were counted lack it
+    # "en_capitalised" and "translated" are optional: files written before they were counted lack them
     tables = [values.get("en"), values.get("it"), values.get("en_capitalised", {})] if isinstance(values, dict) else []
+    translated = values.get("translated", {}) if isinstance(values, dict) else None
     if (
         not isinstance(values, dict)
         or not isinstance(values.get("pairs"), int)
         or not all(isinstance(table, dict) and all(isinstance(n, int) for n in table.values()) for table in tables)
+        or not isinstance(translated, dict)
+        or not all(isinstance(w, str) and w.isalpha() for w in translated.values())
     ):
-        raise ValueError(f'{path}: expected {{"pairs": N, "en": {{word: count}}, "it": {{word: count}}}}')
+        raise ValueError(
+            f'{path}: expected {{"pairs": N, "en": {{word: count}}, "it": {{word: count}}, '
+            '"translated": {word: word}}'
+        )
     english, italian, capitalised_words = map(Counter, tables)
-    return WordCounts(values["pairs"], english, italian, list(values.get("sources", [])), capitalised_words)
+    return WordCounts(values["pairs"], english, italian, list(values.get("sources", [])), capitalised_words, translated)
 
 
 @dataclass

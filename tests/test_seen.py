@@ -83,8 +83,12 @@ def test_a_counts_file_written_before_capitalised_words_were_counted_still_reads
         (gzip.compress(b"{oops", mtime=0), "cannot read it"),
         (gzip.compress(json.dumps({"pairs": 2, "en": {"a": "x"}, "it": {}}).encode(), mtime=0), "expected"),
         (gzip.compress(json.dumps([1, 2]).encode(), mtime=0), "expected"),
+        (
+            gzip.compress(json.dumps({"pairs": 2, "en": {}, "it": {}, "translated": {"cat": 3}}).encode(), mtime=0),
+            "expected",
+        ),
     ],
-    ids=["not gzip", "not JSON", "a count not a number", "not an object"],
+    ids=["not gzip", "not JSON", "a count not a number", "not an object", "a translation not a word"],
 )
 def test_a_malformed_counts_file_is_a_clear_error(tmp_path, content, problem):
     (tmp_path / WORD_COUNTS).write_bytes(content)
@@ -145,13 +149,14 @@ def test_the_trainer_writes_the_counts_of_its_training_pairs(tiny_model_dir, toy
     assert counts.english["cat"] == sum("cat" in words(en) for en, _ in pairs) > 0
     assert counts.italian["gatto"] == sum("gatto" in words(it) for _, it in pairs) > 0
     assert open_model(tiny_model_dir).word_counts.english == counts.english
+    assert counts.translated["cat"] == "gatto"  # what its pairs translate, not copy
 
 
 def test_the_command_counts_a_model_trained_before_the_trainer_did(tmp_path, capsys):
     data = write_tsv(tmp_path / "train.tsv", [("Good morning.", "Buongiorno."), ("Good night.", "Buona notte.")])
     word_counts_main(["--model", str(tmp_path), "--train", str(data)])
     assert read_word_counts(tmp_path).english == Counter({"good": 2, "morning": 1, "night": 1})
-    assert re.search(r"3 English and 3 Italian words in 2 pairs", capsys.readouterr().out)
+    assert re.search(r"3 English and 3 Italian words in 2 pairs, 0 English words translated", capsys.readouterr().out)
     more = write_tsv(tmp_path / "more.tsv", [("Morning!", "Buongiorno!")])
     word_counts_main(["--model", str(tmp_path), "--train", str(more), "--add"])
     added = read_word_counts(tmp_path)

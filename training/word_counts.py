@@ -1,16 +1,18 @@
 """Count what a model has seen, for a model trained before the trainer wrote `word_counts.json.gz` itself: how many of
-its training pairs hold each word (`modeldir.seen`), from the files its card names.
+its training pairs hold each word, and the words they translate rather than copy (`modeldir.seen`), from the files its
+card names.
 
     python -m training.word_counts --model assets/model \\
         --train data/en-it/train.tsv data/en-it/train-extra.tsv data/en-it/train-docs.tsv
 
 `--add` keeps the counts the directory has, each word's the larger of the two (`WordCounts.at_least`): for counts
-its file lacks, such as the capitalised words a file written before they were counted has none of.
+its file lacks, such as the capitalised words (or the translated ones) a file written before they were counted has
+none of.
 """
 
 import argparse
 
-from modeldir.seen import WordCounts, read_word_counts, write_word_counts
+from modeldir.seen import WordCounts, read_word_counts, translations, write_word_counts
 
 from .cli import run_cli
 from .data import load_pairs
@@ -23,14 +25,16 @@ def main(argv=None):
     p.add_argument("--add", action="store_true", help="keep the directory's counts, each word's the larger")
     args = p.parse_args(argv)
     counts = WordCounts(0, sources=list(args.train))
-    for spec in args.train:
-        counts.add(load_pairs(spec)[0])
+    pairs = [pair for spec in args.train for pair in load_pairs(spec)[0]]
+    counts.add(pairs)
+    counts.translated = translations(pairs)
     earlier = read_word_counts(args.model) if args.add else None
     counts = counts.at_least(earlier) if earlier else counts
     path = write_word_counts(args.model, counts)
     print(
         f"{path}: {len(counts.english):,} English and {len(counts.italian):,} Italian words "
-        f"in {counts.pairs:,} pairs ({path.stat().st_size / 1e6:.2f} MB)"
+        f"in {counts.pairs:,} pairs, {len(counts.translated):,} English words translated, not copied "
+        f"({path.stat().st_size / 1e6:.2f} MB)"
     )
 
 

@@ -104,7 +104,8 @@ def translation_status(
     (`interpretability.input_report`), the line naming the words its training pairs held a handful of times or
     never (`rarely_seen`: `modeldir.seen.SeenWords.warning`), the one naming the capitalised words it read in
     lower case (`lowered`: `inputs.text.read_in_lower_case`), and the one naming where the digits were held to the
-    English's numbers, or a name the model never met to its spelling (`overruled`: `Inspection.overruled`)."""
+    English's numbers, a name the model never met to its spelling, or a word it was copying written as its training
+    pairs translate it (`overruled`: `Inspection.overruled`)."""
     again = " (earlier: shown again from the recent translations)" if kept else ""
     lines = [
         f"Translated in {seconds:.2f} s{again} · {decoding} · {report.tokens} English → {italian_tokens} Italian "
@@ -136,8 +137,9 @@ def translation_status(
     if overruled:
         replaced = ", ".join(f"'{written}' for its '{first}' (step {step + 1})" for step, first, written in overruled)
         lines.append(
-            f"**ℹ️ Numbers and names as the English writes them: {replaced}. The model's own first choice would have "
-            "written a number the English does not hold, or misspelt a name it never met in training.**"
+            f"**ℹ️ Numbers and names as the English writes them, words as the training pairs translate them: "
+            f"{replaced}. The model's own first choice would have written a number the English does not hold, "
+            "misspelt a name it never met in training, or copied an English word its training pairs translate.**"
         )
     if report.truncated:
         lines.append(

@@ -1,0 +1,130 @@
+"""English words the model copies where its training pairs translate them: a decoding rule for the lesson's
+`Translator`.
+
+A word met in a handful of training pairs is one a small model half knows: part 14 wrote "Le Alps separano l'Italia
+dalla Francia" and "La Sicily è l'isola più grande", though its pairs hold "Alps" nine times beside "Alpi" and never
+copy it. The model directory's word counts keep, for each English word its pairs translate and rarely or never copy,
+the Italian word that goes with it in them (`modeldir.seen.translations`). Where the model is about to finish copying
+such a word of its English (the copy is its most likely next token), `CopiesTranslated` writes that Italian word
+instead, from the letters written so far ("Al" + "pi", not "Al" + "ps"). A translation that does not copy the word
+is free.
+Chosen on dev, dev-news and the demo set: docs/training-log.md#words-the-model-copies."""
+
+from collections import OrderedDict
+from functools import lru_cache
+
+import torch
+
+from .rules import LETTERS, SENTENCE_END, RowsOfSource, Spelling, hold
+
+SHORTEST = 3  # letters of the shortest word followed: shorter ones ("di", "la") are written everywhere
+MAX_BEGUN = 4096  # the Italian words begun that are remembered
+
+
+def keyed_words(text):
+    """The words of `text` (runs of SHORTEST letters or more) as the training pairs are counted by them: as typed, but
+    a sentence's first word in lower case, where a capital says only that a sentence starts ("Fuel", "Turkey")."""
+    for match in LETTERS.finditer(text):
+        word = match.group()
+        if len(word) >= SHORTEST:
+            yield word.lower() if SENTENCE_END.search(text, 0, match.start()) else word
+
+
+class CopiesTranslated(Spelling):
+    """`rule(logits, ys, src)` for `decoding.apply_decoding_rules`: in place, where the most likely next token after
+    the prefix `ys` (B, T) finishes copying a word of the source `src` (B, S) that `translated` (a dict: English word,
+    as `keyed_words` gives it, -> Italian word) holds, forbid every token but those that go on spelling its Italian
+    word from what is written; then hold the word so begun to its end, and end it there."""
+
+    def __init__(self, tokenizer, translated):
+        super().__init__(tokenizer)
+        self.translated = translated
+        self.special = {i for i, text in self.text.items() if text.startswith("<") and text.endswith(">")}  # </s>
+        # {(source, prefix): (Italian word, the open word then)} where this rule began an Italian word in place of a
+        # copy: decoding asks again at each of its letters, and holds it to its end. The oldest go first.
+        self.begun = OrderedDict()
+        self.source_copies = lru_cache(maxsize=4096)(self.copies)
+        self.going_on = lru_cache(maxsize=4096)(self.tokens_spelling)
+        self.rows_with_copies = RowsOfSource(self.with_copies)  # [(row, (its source, its words))]
+
+    def copies(self, source):
+        """((English word, Italian word), ...) of the token ids `source` (a tuple): its words that `translated`
+        holds, a sentence's first word found as typed where it is held so ("Sicily"), else in lower case."""
+        text = " ".join(self.words(i for i in source if i not in self.special)).strip()
+        found = {}
+        for match in LETTERS.finditer(text):
+            typed = match.group()
+            first = SENTENCE_END.search(text, 0, match.start()) is not None
+            for key in (typed, typed.lower()) if first else (typed,):
+                if len(key) >= SHORTEST and key in self.translated:
+                    found.setdefault(typed.lower(), self.translated[key])
+                    break
+        return tuple(found.items())
+
+    def with_copies(self, source):
+        """(`source`, its `copies`) when it has any, else (): decoding's steps then need not read `src` again."""
+        copies = self.source_copies(source)
+        return (source, copies) if copies else ()
+
+    def tokens_spelling(self, word, written, starting):
+        """The ids (a tensor) of the tokens that go on spelling `word` after the open word `written`: tokens that
+        start a word when `starting` (`written` is then ""), else tokens inside one. None when `written` does not
+        begin `word` or is all of it."""
+        if not word.lower().startswith(written.lower()) or written.lower() == word.lower():
+            return None
+        rest = word[len(written) :]
+        if starting:
+            ids = [i for i in self.word_starts if self.text[i] and rest.startswith(self.text[i])]
+        else:
+            ids = [i for i, text in self.inside if rest.startswith(text)]
+        return torch.tensor(ids, dtype=torch.long) if ids else None
+
+    def begun_word(self, source, prefix, written):
+        """The Italian word this rule began in place of a copy, when the open word `written` of `prefix` (a list of
+        ids) is one it began after the English `source` (a tuple), with nothing else written since; else None."""
+        start = len(prefix)
+        while start and prefix[start - 1] not in self.word_starts:
+            start -= 1
+        for end in range(max(start - 1, 0), len(prefix) + 1):
+            begun = self.begun.get((source, tuple(prefix[:end])))
+            if begun is not None:
+                italian, then = begun  # its Italian word, and the open word when it began it
+                since = "".join(self.text.get(i, "") for i in prefix[end:])
+                if then + since == written:
+                    return italian
+        return None
+
+    def copied(self, copies, written, best):
+        """The Italian word of the English word of `copies` that the token `best` finishes copying after the open
+        word `written` ("" when `best` starts a word), unless the copy begins it too ("▁protest" may begin
+        "protestare"); None when it copies none."""
+        spelt = (written + self.text[best]).lower()
+        return next((it for en, it in copies if en == spelt and not it.lower().startswith(spelt)), None)
+
+    def __call__(self, logits, ys, src):
+        for row, (source, copies) in self.rows_with_copies(src):
+            prefix = ys[row].tolist()
+            written = self.open_word(prefix)
+            italian = self.begun_word(source, prefix, written)
+            if italian is not None and written.lower() == italian.lower():
+                hold(logits, row, False, self.letters)  # the word is written whole: it ends there
+                continue
+            begins, starting = italian is None, False
+            if begins:
+                best = int(logits[row].argmax())
+                starting = best in self.word_starts
+                written = "" if starting else written
+                italian = self.copied(copies, written, best)
+                if italian is None:
+                    continue
+                if starting and not any(LETTERS.search(self.text[i]) for i in prefix if i not in self.special):
+                    italian = italian[0].upper() + italian[1:]  # the translation's first word
+            held = self.going_on(italian, written, starting)
+            if held is None or not torch.isfinite(logits[row, held]).any():
+                continue  # nothing writes it from here (another rule forbids it): the model goes on alone
+            if begins:
+                self.begun[(source, tuple(prefix))] = (italian, written)
+                while len(self.begun) > MAX_BEGUN:
+                    self.begun.popitem(last=False)  # one call: safe beside another thread's decoding
+            hold(logits, row, True, held)
+        return logits

@@ -1,0 +1,159 @@
+"""inputs.copies.CopiesTranslated and modeldir.seen.translations: an English word the training pairs translate, and
+the model starts to copy, is written as the pairs translate it ("Le Alps" -> "Le Alpi"), on the shipped vocabulary."""
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from helpers import allowed_after
+from inputs.copies import CopiesTranslated, keyed_words
+from inputs.names import NamesAsWritten
+from inputs.numbers import NumbersAsWritten
+from inputs.rules import Rules
+from interpretability.inspection import inspect
+from modeldir.directory import open_model
+from modeldir.seen import TRANSLATED, WordCounts, read_word_counts, translations, write_word_counts
+from transformer.tokenizer import BOS_ID, EOS_ID, load_tokenizer
+
+MODEL_DIR = Path(__file__).resolve().parent.parent / "assets" / "model"
+TOKENIZER = load_tokenizer(MODEL_DIR / "tokenizer.json")
+TRANSLATED_WORDS = {
+    "Alps": "Alpi",
+    "sicily": "Sicilia",
+    "Sicily": "Sicilia",
+    "protest": "protestare",
+    "fuel": "carburante",
+}
+
+
+@pytest.fixture
+def rule():
+    return CopiesTranslated(TOKENIZER, TRANSLATED_WORDS)  # a new one each test: it remembers the words it began
+
+
+def test_words_are_keyed_as_typed_but_a_sentence_starts_in_lower_case():
+    text = "Fuel prices rose. Turkey and the Alps? I am."
+    assert list(keyed_words(text)) == ["fuel", "prices", "rose", "turkey", "and", "the", "Alps"]  # "I", "am": short
+
+
+def test_the_pairs_translate_a_word_they_never_copy_into_the_italian_word_that_goes_with_it():
+    alps = [(f"The Alps are {a}.", f"Le Alpi sono {b}.") for a, b in [("high", "alte"), ("cold", "fredde")] * 3]
+    alps += [("They are here.", "Loro sono qui."), ("I see the girls.", "Vedo le ragazze.")] * 3
+    pizza = [("I like pizza.", "Mi piace la pizza.")] * TRANSLATED  # copied: no translation of its own
+    rare = [("The Tiber flows.", "Il Tevere scorre.")] * (TRANSLATED - 1)  # too few pairs to say
+    names = [("I see Bill.", "Vedo Bill."), ("Ask Bill.", "Chiedi a Bill.")] * 3  # a name: copied
+    bills = [("Pay the bill.", "Paga il conto."), ("The bill, please.", "Il conto, per favore.")] * 3
+    ten = [("I have ten cats.", "Ho dieci gatti."), ("We have ten.", "Ne abbiamo dieci.")] * 3
+    hold_on = [("They hold on.", "Tengono duro.")] * 3  # "ten" begins "tengono": "▁ten" may start an Italian word
+    found = translations(alps + pizza + rare + names + bills + ten + hold_on)
+    assert found["Alps"] == "Alpi"  # written as the Italian writes it inside a sentence, with its capital
+    assert found["bill"] == "conto" and "Bill" not in found
+    assert {"pizza", "tiber", "Tiber", "ten"}.isdisjoint(found)
+    assert translations(alps + ten)["ten"] == "dieci"
+
+
+def test_the_translated_words_round_trip_through_the_model_directory(tmp_path):
+    counts = WordCounts(0, sources=["a.tsv"])
+    counts.add([("The Alps.", "Le Alpi.")])
+    counts.translated = {"Alps": "Alpi"}
+    write_word_counts(tmp_path, counts)
+    assert read_word_counts(tmp_path).translated == {"Alps": "Alpi"}
+    older = WordCounts(1, translated={"Alps": "Alpe", "fuel": "carburante"})
+    assert counts.at_least(older).translated == {"Alps": "Alpi", "fuel": "carburante"}  # this model's first
+
+
+def test_the_words_of_a_source_its_pairs_translate(rule):
+    assert rule.copies(tuple(TOKENIZER.encode("The Alps and the alps.").ids + [EOS_ID])) == (("alps", "Alpi"),)
+    assert rule.copies(tuple(TOKENIZER.encode("Sicily is big. Fuel is dear.").ids)) == (
+        ("sicily", "Sicilia"),
+        ("fuel", "carburante"),
+    )
+    assert rule.copies(tuple(TOKENIZER.encode("I love alps and Fuel.").ids)) == ()  # not as the pairs had them
+
+
+def test_a_copy_about_to_be_finished_is_written_as_the_pairs_translate_it(rule):
+    source, among = "The Alps separate Italy from France.", ["ps", "pi", "p", "pe", "▁e"]
+    assert TOKENIZER.encode("Le Alps").tokens == ["▁Le", "▁Al", "ps"]
+    assert allowed_after(rule, TOKENIZER, source, "Le Al", among, best="ps") == {"pi", "p"}
+    fresh = CopiesTranslated(TOKENIZER, TRANSLATED_WORDS)
+    assert allowed_after(fresh, TOKENIZER, source, "Le Al", among, best="pi") == set(among)  # no copy: free
+
+
+def test_the_italian_word_begun_is_held_to_its_end_and_ends_there(rule):
+    source, among = "The Alps separate Italy from France.", ["ps", "pi", "i", "re", "ine", "▁e"]
+    allowed_after(rule, TOKENIZER, source, "Le Al", among, best="ps")  # the rule begins "Alpi" after "Al"
+    assert allowed_after(rule, TOKENIZER, source, "Le Alp", among, best="re") == {"i"}  # not "Alpre"
+    assert allowed_after(rule, TOKENIZER, source, "Le Alpi", among) == {"▁e"}  # whole: no letter follows
+    fresh = CopiesTranslated(TOKENIZER, TRANSLATED_WORDS)  # the model wrote "Alp" itself: free
+    assert allowed_after(fresh, TOKENIZER, source, "Le Alp", among, best="re") == set(among)
+
+
+def test_a_copy_that_begins_its_italian_word_or_a_word_not_in_the_source_is_free(rule):
+    among = ["est", "ano", "▁Al"]
+    assert TOKENIZER.encode("protestano").tokens == ["▁pro", "t", "est", "ano"]
+    assert allowed_after(rule, TOKENIZER, "Students protest.", "Gli studenti prot", among, best="est") == set(among)
+    assert allowed_after(rule, TOKENIZER, "They climb.", "Le Al", ["ps", "pi"], best="ps") == {"ps", "pi"}
+
+
+def test_the_tokens_that_spell_an_italian_word_start_one_or_go_on_with_it(rule):
+    starting = {TOKENIZER.id_to_token(i) for i in rule.tokens_spelling("carburante", "", True).tolist()}
+    inside = {TOKENIZER.id_to_token(i) for i in rule.tokens_spelling("carburante", "car", False).tolist()}
+    assert "▁car" in starting and all(token.startswith("▁c") for token in starting)
+    assert "b" in inside and not any(token.startswith("▁") for token in inside)
+    assert rule.tokens_spelling("carburante", "carburante", False) is None
+    assert rule.tokens_spelling("carburante", "fu", False) is None
+
+
+def test_a_translation_that_starts_with_the_word_starts_it_with_a_capital():
+    attention = CopiesTranslated(TOKENIZER, {"attention": "attenzione"})
+    among = ["▁Att", "▁attenzione", "▁atten", "▁attention"]
+    assert allowed_after(attention, TOKENIZER, "Attention, please.", "", among, best="▁attention") == {"▁Att"}
+    later = allowed_after(attention, TOKENIZER, "Pay attention.", "Fai", among, best="▁attention")
+    assert later == {"▁attenzione", "▁atten"}
+
+
+def test_each_row_follows_its_own_source_and_a_row_is_never_left_nothing(rule):
+    sources = ["The Alps separate Italy.", "They separate Italy."]
+    src = torch.nn.utils.rnn.pad_sequence([torch.tensor(TOKENIZER.encode(s).ids + [EOS_ID]) for s in sources]).T
+    ys = torch.tensor([[BOS_ID] + TOKENIZER.encode("Le Al").ids] * 2)
+    logits = torch.zeros(2, TOKENIZER.get_vocab_size())
+    logits[:, TOKENIZER.token_to_id("ps")] = 1.0
+    rule(logits, ys, src)
+    assert torch.isinf(logits[0, TOKENIZER.token_to_id("ps")]) and torch.isfinite(logits[1]).all()
+    blocked = torch.zeros(1, TOKENIZER.get_vocab_size())
+    blocked[0, [TOKENIZER.token_to_id(t) for t in ("pi", "p")]] = float("-inf")  # another rule forbade "Alpi"
+    blocked[0, TOKENIZER.token_to_id("ps")] = 1.0
+    rule(blocked, ys[:1], src[:1])
+    assert torch.isfinite(blocked[0, TOKENIZER.token_to_id("ps")])  # the copy stays: something is written
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return open_model(MODEL_DIR)
+
+
+def test_the_shipped_counts_hold_what_its_pairs_translate(shipped):
+    translated = shipped.word_counts.translated
+    assert translated["Alps"] == "Alpi" and translated["Sicily"] == "Sicilia" and translated["fuel"] == "carburante"
+    assert translated["Turkey"] == "Turchia" and translated["turkey"] == "tacchino"  # the country, the bird
+    assert "pizza" not in translated and "Tom" not in translated  # copied
+
+
+def test_the_shipped_translator_writes_what_it_would_copy_as_its_pairs_translate_it(shipped):
+    translator = shipped.translator
+    sentences = ["The Alps separate Italy from France.", "Sicily is the largest island in the Mediterranean."]
+    assert translator.translate(sentences) == [
+        "Le Alpi separano l'Italia dalla Francia.",
+        "La Sicilia è l'isola più grande del Mediterraneo.",
+    ]
+    ruled = translator.rule
+    try:
+        translator.rule = Rules(NumbersAsWritten(TOKENIZER), NamesAsWritten(TOKENIZER, shipped.word_counts.never_met))
+        assert translator.translate(sentences) == [
+            "Le Alps separano l'Italia dalla Francia.",
+            "La Sicily è l'isola più grande del Mediterraneo.",
+        ]
+    finally:
+        translator.rule = ruled
+    assert inspect(translator, sentences[0]).overruled == [(2, "ps", "p"), (3, "re", "i")]  # the page names them
