@@ -21,13 +21,18 @@ SHORTEST = 3  # letters of the shortest word followed: shorter ones ("di", "la")
 MAX_BEGUN = 4096  # the Italian words begun that are remembered
 
 
-def keyed_words(text):
-    """The words of `text` (runs of SHORTEST letters or more) as the training pairs are counted by them: as typed, but
-    a sentence's first word in lower case, where a capital says only that a sentence starts ("Fuel", "Turkey")."""
+def words_and_starts(text):
+    """(word, whether it starts a sentence) for the words of `text`: runs of SHORTEST letters or more."""
     for match in LETTERS.finditer(text):
-        word = match.group()
-        if len(word) >= SHORTEST:
-            yield word.lower() if SENTENCE_END.search(text, 0, match.start()) else word
+        if len(match.group()) >= SHORTEST:
+            yield match.group(), SENTENCE_END.search(text, 0, match.start()) is not None
+
+
+def keyed_words(text):
+    """The words of `text` as the training pairs are counted by them: as typed, but a sentence's first word in lower
+    case, where a capital says only that a sentence starts ("Fuel", "Turkey")."""
+    for word, first in words_and_starts(text):
+        yield word.lower() if first else word
 
 
 class CopiesTranslated(Spelling):
@@ -50,13 +55,10 @@ class CopiesTranslated(Spelling):
     def copies(self, source):
         """((English word, Italian word), ...) of the token ids `source` (a tuple): its words that `translated`
         holds, a sentence's first word found as typed where it is held so ("Sicily"), else in lower case."""
-        text = " ".join(self.words(i for i in source if i not in self.special)).strip()
         found = {}
-        for match in LETTERS.finditer(text):
-            typed = match.group()
-            first = SENTENCE_END.search(text, 0, match.start()) is not None
+        for typed, first in words_and_starts(" ".join(self.words(i for i in source if i not in self.special)).strip()):
             for key in (typed, typed.lower()) if first else (typed,):
-                if len(key) >= SHORTEST and key in self.translated:
+                if key in self.translated:
                     found.setdefault(typed.lower(), self.translated[key])
                     break
         return tuple(found.items())
@@ -82,10 +84,7 @@ class CopiesTranslated(Spelling):
     def begun_word(self, source, prefix, written):
         """The Italian word this rule began in place of a copy, when the open word `written` of `prefix` (a list of
         ids) is one it began after the English `source` (a tuple), with nothing else written since; else None."""
-        start = len(prefix)
-        while start and prefix[start - 1] not in self.word_starts:
-            start -= 1
-        for end in range(max(start - 1, 0), len(prefix) + 1):
+        for end in range(self.last_word_start(prefix), len(prefix) + 1):
             begun = self.begun.get((source, tuple(prefix[:end])))
             if begun is not None:
                 italian, then = begun  # its Italian word, and the open word when it began it

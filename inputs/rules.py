@@ -74,11 +74,15 @@ class Spelling:
             words[-1] += self.text.get(i, "")
         return words
 
-    def open_word(self, prefix):
-        """The letters the token ids `prefix` end in, from the last token that starts a word: the word being
-        written ("" after a space or a punctuation mark)."""
+    def last_word_start(self, prefix):
+        """The index in the token ids `prefix` of the last token that starts a word (0 when none does)."""
         start = len(prefix)
         while start and prefix[start - 1] not in self.word_starts:
             start -= 1
-        written = LAST_LETTERS.search("".join(self.text.get(i, "") for i in prefix[max(start - 1, 0) :]))
+        return max(start - 1, 0)
+
+    def open_word(self, prefix):
+        """The letters the token ids `prefix` end in, from the last token that starts a word: the word being
+        written ("" after a space or a punctuation mark)."""
+        written = LAST_LETTERS.search("".join(self.text.get(i, "") for i in prefix[self.last_word_start(prefix) :]))
         return written.group() if written else ""

@@ -106,6 +106,16 @@ class WordCounts:
         }
 
 
+def counted(pairs, sources):
+    """The WordCounts of the training `pairs` (a list) read from the files `sources`, with the words they translate
+    rather than copy (`translations`): what the trainer writes at export, and `training.word_counts` for an older
+    model."""
+    counts = WordCounts(0, sources=list(sources))
+    counts.add(pairs)
+    counts.translated = translations(pairs)
+    return counts
+
+
 def translations(pairs):
     """{English word (as `inputs.copies.keyed_words` gives it): the Italian word that goes with it} for the words of
     the (English, Italian) `pairs` (a list) that they translate rather than copy (TRANSLATED to DICE above), each

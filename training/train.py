@@ -34,7 +34,7 @@ from inputs.text import CheckedTranslator
 from modeldir.directory import ModelDirectory, open_model, save_model_dir
 from modeldir.files import LOSS_CURVE, SNAPSHOTS, Score, add_score
 from modeldir.loading import DTYPES, TOKEN_ROWS, TOKENIZER, tied_weight_names
-from modeldir.seen import WordCounts, read_word_counts, translations, write_word_counts
+from modeldir.seen import WordCounts, counted, read_word_counts, write_word_counts
 from transformer.model import Transformer, TransformerConfig
 from transformer.tokenizer import PAD_ID, load_tokenizer
 
@@ -450,10 +450,7 @@ def build_data(run):
 def training_word_counts(run, sources):
     """How many of the --train pairs hold each word, at least as many as the --init-from model had seen, and the words
     they translate rather than copy (`modeldir.seen.translations`)."""
-    counts = WordCounts(0, sources=[str(spec) for spec, _, _ in sources])
-    for _, _, pairs in sources:
-        counts.add(pairs)
-    counts.translated = translations([pair for _, _, pairs in sources for pair in pairs])
+    counts = counted([pair for _, _, pairs in sources for pair in pairs], [str(spec) for spec, _, _ in sources])
     earlier = read_word_counts(run.args.init_from) if run.args.init_from else None
     return counts.at_least(earlier) if earlier else counts
 
