@@ -6,8 +6,8 @@ histories; the benchmark numbers the README and the design notes quote are those
 of its directory.
 
 After files change length, `python tests/test_docs.py` prints the README's reading-order table with today's line
-counts, and `python tests/test_docs.py --write` puts it into README.md, with the table of the page's clicks made
-from bench/results/app_latency.json.
+counts, and `python tests/test_docs.py --write` puts it into README.md, and docs/app.md's table of the page's clicks
+made from bench/results/app_latency.json.
 """
 
 import ast
@@ -362,7 +362,7 @@ def bench_result(name):
 
 
 def latency_table(result):
-    """The README's table of the page's clicks, made from a saved `bench.app_latency --browser` run."""
+    """docs/app.md's table of the page's clicks, made from a saved `bench.app_latency --browser` run."""
     rows = [
         f"| {case} | {numbers['p50_ms']:.0f} | {numbers['requests']} |" for case, numbers in result["browser"].items()
     ]
@@ -378,11 +378,11 @@ def bench_quotes():
     first_opening = browser["map: open a box, first opening (its vectors asked)"]["p50_ms"]
     return [
         (
-            "README.md",
+            "docs/app.md",
             f"{payload['12 words']['kB']} kB for a 12-word sentence, {payload['40 tokens']['kB']} kB for 40 tokens",
         ),
-        ("README.md", latency_table(app)),
-        ("README.md", f"asks the server once for its vectors ({first_opening:.0f} ms"),
+        ("docs/app.md", latency_table(app)),
+        ("docs/app.md", f"asks the server once for its vectors ({first_opening:.0f} ms"),
         ("README.md", f"{cached16:.0f} ms per sentence (p50) on 2 CPU cores in float16"),
         (
             "docs/design.md",
@@ -569,17 +569,19 @@ def test_the_docs_translation_examples_say_what_the_shipped_model_writes():
         assert eval(code, {"tr": tr}) == ast.literal_eval(said), f"{doc}: {code}"
 
 
-def synced_latency_table(readme_text):
-    """The README with its table of the page's clicks made from bench/results/app_latency.json."""
+def synced_latency_table(app_text):
+    """docs/app.md with its table of the page's clicks made from bench/results/app_latency.json."""
     header = "| click → figure on the page |"
-    before, rest = readme_text.split(header, 1)
+    before, rest = app_text.split(header, 1)
     after = rest.split("\n\n", 1)[1]
     return f"{before}{latency_table(bench_result('app_latency'))}\n\n{after}"
 
 
 if __name__ == "__main__":
-    synced = synced_latency_table(synced_reading_order(README.read_text(encoding="utf-8")))
+    synced = synced_reading_order(README.read_text(encoding="utf-8"))
+    app_doc = ROOT / "docs" / "app.md"
     if sys.argv[1:] == ["--write"]:
         README.write_text(synced, encoding="utf-8")
+        app_doc.write_text(synced_latency_table(app_doc.read_text(encoding="utf-8")), encoding="utf-8")
     for line, _, _ in reading_order_rows(synced):
         print(line)
