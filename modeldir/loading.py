@@ -83,6 +83,16 @@ def read_config(model_dir):
         raise ModelLoadError(f"{path}: invalid config: {e}") from e
 
 
+def read_tokenizer(model_dir):
+    """The tokenizer of the model directory `model_dir`; ModelLoadError (one line, naming the file) if it cannot be
+    read."""
+    path = Path(model_dir) / TOKENIZER
+    try:
+        return load_tokenizer(path)
+    except Exception as e:
+        raise ModelLoadError(f"{path}: cannot read tokenizer: {e}") from e
+
+
 def check_model_dir(model_dir):
     """Raise ModelLoadError (one line, naming the file) unless `model_dir` holds a config, a tokenizer of its
     vocabulary size and weights of exactly its parameters' names and shapes."""
@@ -103,10 +113,7 @@ def check_model_dir(model_dir):
         except OSError as e:  # permission denied, a directory of that name
             raise ModelLoadError(f"{model_dir / name}: cannot read it ({e.strerror})") from None
     cfg = read_config(model_dir)
-    try:
-        vocab_size = load_tokenizer(model_dir / TOKENIZER).get_vocab_size()
-    except Exception as e:
-        raise ModelLoadError(f"{model_dir / TOKENIZER}: cannot read tokenizer: {e}") from e
+    vocab_size = read_tokenizer(model_dir).get_vocab_size()
     if vocab_size != cfg.vocab_size:
         raise ModelLoadError(
             f"{model_dir}: tokenizer has {vocab_size} tokens but config.json says vocab_size={cfg.vocab_size}"

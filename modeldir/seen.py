@@ -15,7 +15,6 @@ under the 1 MB a model directory allows them (tests/test_shipped_model.py)."""
 import gzip
 import json
 import re
-from bisect import bisect_right
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,10 +31,10 @@ RARELY_SEEN = 5  # fewer training pairs than this: the app marks the word as one
 RARELY_CAPITALISED = 20
 OFTEN_SEEN = 50
 # An English word is translated, not copied (`translations`), when at least TRANSLATED training pairs hold it, at most
-# COPIED of them hold it in the Italian too, it begins no Italian word of TOGETHER pairs or more, and one Italian word
-# goes with it: in TOGETHER pairs or more, with a Dice coefficient (2 * both / (pairs with either counted apart)) of
-# DICE or more. A word held by more than MOST pairs the model knows. Chosen on dev, dev-news and the demo set:
-# docs/training-log.md#words-the-model-copies.
+# COPIED of them hold it in the Italian too, the vocabulary's tokens spell no Italian word of TOGETHER pairs or more
+# through it, and one Italian word goes with it: in TOGETHER pairs or more, with a Dice coefficient (2 * both / (pairs
+# with either counted apart)) of DICE or more. A word held by more than MOST pairs the model knows. Chosen on dev,
+# dev-news and the demo set: docs/training-log.md#words-the-model-copies.
 TRANSLATED, MOST, COPIED, TOGETHER, DICE = 5, 1000, 0.1, 3, 0.4
 
 
@@ -106,20 +105,35 @@ class WordCounts:
         }
 
 
-def counted(pairs, sources):
+def counted(pairs, sources, tokenizer):
     """The WordCounts of the training `pairs` (a list) read from the files `sources`, with the words they translate
-    rather than copy (`translations`): what the trainer writes at export, and `training.word_counts` for an older
-    model."""
+    rather than copy (`translations`, by the model's `tokenizer`): what the trainer writes at export, and
+    `training.word_counts` for an older model."""
     counts = WordCounts(0, sources=list(sources))
     counts.add(pairs)
-    counts.translated = translations(pairs)
+    counts.translated = translations(pairs, tokenizer)
     return counts
 
 
-def translations(pairs):
+def spelt_through(tokenizer, italian_words):
+    """The beginnings of `italian_words` at which the `tokenizer` (a `tokenizers.Tokenizer`) ends a token, in lower
+    case, each word read as it starts a word, in lower case and capitalised: "tenero" is "▁ten ero", so "ten" is one."""
+    forms = [form for word in italian_words for form in (word, word[:1].upper() + word[1:])]
+    ends = set()
+    for encoding in tokenizer.encode_batch(forms, add_special_tokens=False):
+        text = ""
+        for token in encoding.tokens[:-1]:
+            text += token.removeprefix("▁")
+            ends.add(text.lower())
+    return ends
+
+
+def translations(pairs, tokenizer):
     """{English word (as `inputs.copies.keyed_words` gives it): the Italian word that goes with it} for the words of
     the (English, Italian) `pairs` (a list) that they translate rather than copy (TRANSLATED to DICE above), each
-    Italian word as their Italian sides most often write it inside a sentence ("Alpi", "agosto")."""
+    Italian word as their Italian sides most often write it inside a sentence ("Alpi", "agosto"). A word whose letters
+    the model's `tokenizer` ends a token at inside an Italian word of TOGETHER pairs or more is left out: written, it
+    may be that word's beginning ("▁ten" of "▁ten ero"), not a copy."""
     english, italian = Counter(), Counter()
     for en, it in pairs:
         english.update(set(keyed_words(en)))
@@ -133,16 +147,11 @@ def translations(pairs):
             for word in held:
                 together[word].update(italian_words)
                 copied[word] += word.lower() in italian_words
-    common = sorted(w for w, n in italian.items() if n >= TOGETHER)  # the Italian words of TOGETHER pairs or more
-
-    def begins_italian(word):  # "ten" begins "tenere": written, it may be that word's beginning, not a copy
-        at = bisect_right(common, word)
-        return at < len(common) and common[at].startswith(word)
-
+    beginnings = spelt_through(tokenizer, [w for w, n in italian.items() if n >= TOGETHER and w.isalpha()])
     chosen = {}
     for word, with_it in together.items():
         n = english[word]
-        if copied[word] > COPIED * n or begins_italian(word.lower()):
+        if copied[word] > COPIED * n or word.lower() in beginnings:
             continue
         dice, both, best = max((2 * k / (n + italian[w]), k, w) for w, k in with_it.items())
         if both >= TOGETHER and dice >= DICE:

@@ -7,6 +7,7 @@ import html
 import json
 import os
 import re
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 
 from helpers import toy_pairs, write_tsv
 from modeldir.directory import open_model
+from modeldir.loading import TOKENIZER
 from modeldir.seen import (
     OFTEN_SEEN,
     RARELY_CAPITALISED,
@@ -154,6 +156,9 @@ def test_the_trainer_writes_the_counts_of_its_training_pairs(tiny_model_dir, toy
 
 def test_the_command_counts_a_model_trained_before_the_trainer_did(tmp_path, capsys):
     data = write_tsv(tmp_path / "train.tsv", [("Good morning.", "Buongiorno."), ("Good night.", "Buona notte.")])
+    with pytest.raises(ValueError, match=r"tokenizer\.json: cannot read tokenizer"):  # it reads by the vocabulary
+        word_counts_main(["--model", str(tmp_path), "--train", str(data)])
+    shutil.copy(Path(SHIPPED) / TOKENIZER, tmp_path / TOKENIZER)
     word_counts_main(["--model", str(tmp_path), "--train", str(data)])
     assert read_word_counts(tmp_path).english == Counter({"good": 2, "morning": 1, "night": 1})
     assert re.search(r"3 English and 3 Italian words in 2 pairs, 0 English words translated", capsys.readouterr().out)

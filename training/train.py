@@ -444,13 +444,15 @@ def build_data(run):
         f"pairs of {cfg.long_words}+ English words seen {cfg.long_weight:g}x as often"
         + (f"; BPE-dropout {cfg.bpe_dropout:g}" if cfg.bpe_dropout else "")
     )
-    return Data(sources, dev_pairs[: cfg.eval_limit or None], tokenizer, training, training_word_counts(run, sources))
+    counts = training_word_counts(run, sources, tokenizer)
+    return Data(sources, dev_pairs[: cfg.eval_limit or None], tokenizer, training, counts)
 
 
-def training_word_counts(run, sources):
+def training_word_counts(run, sources, tokenizer):
     """How many of the --train pairs hold each word, at least as many as the --init-from model had seen, and the words
-    they translate rather than copy (`modeldir.seen.translations`)."""
-    counts = counted([pair for _, _, pairs in sources for pair in pairs], [str(spec) for spec, _, _ in sources])
+    they translate rather than copy (`modeldir.seen.translations`, by the model's `tokenizer`)."""
+    training_pairs = [pair for _, _, pairs in sources for pair in pairs]
+    counts = counted(training_pairs, [str(spec) for spec, _, _ in sources], tokenizer)
     earlier = read_word_counts(run.args.init_from) if run.args.init_from else None
     return counts.at_least(earlier) if earlier else counts
 

@@ -12,6 +12,7 @@ none of.
 
 import argparse
 
+from modeldir.loading import read_tokenizer
 from modeldir.seen import counted, read_word_counts, write_word_counts
 
 from .cli import run_cli
@@ -24,7 +25,8 @@ def main(argv=None):
     p.add_argument("--train", nargs="+", required=True, help="the TSV files of English<TAB>Italian pairs it trained on")
     p.add_argument("--add", action="store_true", help="keep the directory's counts, each word's the larger")
     args = p.parse_args(argv)
-    counts = counted([pair for spec in args.train for pair in load_pairs(spec)[0]], args.train)
+    pairs = [pair for spec in args.train for pair in load_pairs(spec)[0]]
+    counts = counted(pairs, args.train, read_tokenizer(args.model))
     earlier = read_word_counts(args.model) if args.add else None
     counts = counts.at_least(earlier) if earlier else counts
     path = write_word_counts(args.model, counts)
