@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import torch
 
-from .rules import LETTERS, SENTENCE_END, RowsOfSource, Spelling, hold
+from .rules import LETTERS, SENTENCE_END, RowsOfSource, Spelling, hold, writes_no_word
 
 SHORTEST = 3  # letters of the shortest word followed: shorter ones ("di", "la") are written everywhere
 MAX_BEGUN = 4096  # the Italian words begun that are remembered
@@ -44,7 +44,7 @@ class CopiesTranslated(Spelling):
     def __init__(self, tokenizer, translated):
         super().__init__(tokenizer)
         self.translated = translated
-        self.special = {i for i, text in self.text.items() if text.startswith("<") and text.endswith(">")}  # </s>
+        self.special = {i for i, text in self.text.items() if writes_no_word(text)}  # </s>, <0xE6>: read as no word
         # {(source, prefix): (Italian word, the open word then)} where this rule began an Italian word in place of a
         # copy: decoding asks again at each of its letters, and holds it to its end. The oldest go first.
         self.begun = OrderedDict()

@@ -11,6 +11,12 @@ LAST_LETTERS = re.compile(r"[^\W\d_]+$")  # the word being written: "Arabia" in 
 SENTENCE_END = re.compile(r"(^|[.!?]\s+)$")  # what precedes a sentence's first word
 
 
+def writes_no_word(token):
+    """Whether the vocabulary's `token` is no part of a word of the text: a special token (<s>, </s>, <unk>, <pad>)
+    or a byte of a character the vocabulary lacks (<0xE6>)."""
+    return token.startswith("<") and token.endswith(">")
+
+
 class Rules:
     """Decoding rules applied in turn, as one `rule(logits, ys, src)`: what any of them forbids stays forbidden."""
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from inputs.copies import keyed_words
-from inputs.rules import LETTERS
+from inputs.rules import LETTERS, writes_no_word
 from inputs.text import capitalised
 
 WORD_COUNTS = "word_counts.json.gz"
@@ -111,7 +111,7 @@ def counted(pairs, sources, tokenizer):
     `training.word_counts` for an older model."""
     counts = WordCounts(0, sources=list(sources))
     counts.add(pairs)
-    counts.translated = translations(pairs, tokenizer)
+    counts.translated = translations(pairs, counts.italian, tokenizer)
     return counts
 
 
@@ -128,16 +128,16 @@ def spelt_through(tokenizer, italian_words):
     return ends
 
 
-def translations(pairs, tokenizer):
+def translations(pairs, italian, tokenizer):
     """{English word (as `inputs.copies.keyed_words` gives it): the Italian word that goes with it} for the words of
-    the (English, Italian) `pairs` (a list) that they translate rather than copy (TRANSLATED to DICE above), each
+    the (English, Italian) `pairs` (a list), whose Italian sides hold each Italian word in `italian[word]` of them
+    (`WordCounts.italian`), that they translate rather than copy (TRANSLATED to DICE above), each
     Italian word as their Italian sides most often write it inside a sentence ("Alpi", "agosto"). A word whose letters
     the model's `tokenizer` ends a token at inside an Italian word of TOGETHER pairs or more is left out: written, it
     may be that word's beginning ("▁ten" of "▁ten ero"), not a copy."""
-    english, italian = Counter(), Counter()
-    for en, it in pairs:
+    english = Counter()
+    for en, _ in pairs:
         english.update(set(keyed_words(en)))
-        italian.update(set(words(it)))
     followed = {word for word, n in english.items() if TRANSLATED <= n <= MOST}
     together, copied = defaultdict(Counter), Counter()
     for en, it in pairs:
@@ -248,7 +248,7 @@ def seen_words(tokens, counts):
                     seen[i] = (rarest, counts.english[rarest])
 
     for i, token in enumerate(tokens):
-        if token.startswith("<") and token.endswith(">"):  # <s>, </s>, <unk>: no word of the text
+        if writes_no_word(token):
             close()
             spelled, members = "", []
         elif token.startswith("▁") or not members:

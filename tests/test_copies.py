@@ -13,7 +13,7 @@ from inputs.numbers import NumbersAsWritten
 from inputs.rules import Rules
 from interpretability.inspection import inspect
 from modeldir.directory import open_model
-from modeldir.seen import TRANSLATED, WordCounts, read_word_counts, spelt_through, translations, write_word_counts
+from modeldir.seen import TRANSLATED, WordCounts, counted, read_word_counts, spelt_through, write_word_counts
 from transformer.tokenizer import BOS_ID, EOS_ID, load_tokenizer
 
 MODEL_DIR = Path(__file__).resolve().parent.parent / "assets" / "model"
@@ -48,12 +48,12 @@ def test_the_pairs_translate_a_word_they_never_copy_into_the_italian_word_that_g
     hold_on = [("They hold on.", "Tengono duro.")] * 3  # "▁ten gono": written, "▁ten" may begin "tengono"
     august = [("It rains in August.", "Piove in agosto."), ("See you in August.", "Ci vediamo ad agosto.")] * 3
     augustus = [("Augustus ruled Rome.", "Augusto governò Roma.")] * 3  # "▁aug usto": never through "august"
-    found = translations(alps + pizza + rare + names + bills + ten + hold_on + august + augustus, TOKENIZER)
+    found = counted(alps + pizza + rare + names + bills + ten + hold_on + august + augustus, [], TOKENIZER).translated
     assert found["Alps"] == "Alpi"  # written as the Italian writes it inside a sentence, with its capital
     assert found["bill"] == "conto" and "Bill" not in found
     assert {"pizza", "tiber", "Tiber", "ten"}.isdisjoint(found)
     assert found["August"] == "agosto"  # "augusto" begins with it, but its tokens never end at "august"
-    assert translations(alps + ten, TOKENIZER)["ten"] == "dieci"
+    assert counted(alps + ten, [], TOKENIZER).translated["ten"] == "dieci"
 
 
 def test_a_word_is_left_out_where_the_vocabulary_spells_an_italian_word_through_it():

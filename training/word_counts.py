@@ -25,8 +25,9 @@ def main(argv=None):
     p.add_argument("--train", nargs="+", required=True, help="the TSV files of English<TAB>Italian pairs it trained on")
     p.add_argument("--add", action="store_true", help="keep the directory's counts, each word's the larger")
     args = p.parse_args(argv)
+    tokenizer = read_tokenizer(args.model)  # before the pairs: a directory without one fails at once
     pairs = [pair for spec in args.train for pair in load_pairs(spec)[0]]
-    counts = counted(pairs, args.train, read_tokenizer(args.model))
+    counts = counted(pairs, args.train, tokenizer)
     earlier = read_word_counts(args.model) if args.add else None
     counts = counts.at_least(earlier) if earlier else counts
     path = write_word_counts(args.model, counts)
