@@ -15,7 +15,9 @@ models of other shapes at a trained model's output lengths.
 The model runs in `--dtype`, by default as in the app: float16 where the CPU has vectorised float16 kernels. A
 decoder step at batch 1 is a chain of matrix-vector products that wait on reading the weights from memory, and
 float16 halves the bytes read.
-Each call is `Translator.translate_ids([sentence], beam, use_cache)`: tokenisation, encoder, decoding loop.
+Each call is `Translator.translate_ids([sentence], beam, use_cache)`: tokenisation, encoder, decoding loop: the
+lesson's translator, or with `--rules` the app's (`modeldir.directory.open_model`: the text read as the app reads it,
+and its decoding rules, which follow numbers, names and the words the model would copy, and look ahead at a copy).
 Every mode first translates `--warmup` sentences untimed. Reported per mode: p50 / p95 / mean milliseconds, the
 mean number of generated tokens, and for the uncached modes how many outputs equal the cached mode's (they
 should all, up to floating-point ties). Goal, the shipped model's budget whatever its shape: cached greedy float16
@@ -42,6 +44,7 @@ from bench.common import (
     read_pairs,
     set_threads,
 )
+from modeldir.directory import open_model
 from modeldir.loading import DTYPES, WEIGHTS
 from training.configs import load_config, model_config
 from transformer import Translator
@@ -66,6 +69,7 @@ def parse_args(argv=None):
         help="TSV the random model's tokenizer is learnt from (default: train.tsv, else --data)",
     )
     p.add_argument("--beam", type=int, default=4)
+    p.add_argument("--rules", action="store_true", help="time the app's translator, with its reading and rules")
     add_save_argument(p)
     return parse_timing_args(p, argv)
 
@@ -105,8 +109,12 @@ def random_translator(args):
 def load_translator(args):
     """(translator, description, trained?)"""
     model_dir = find_model_dir(args.model)
+    if model_dir and args.rules:
+        return open_model(model_dir, dtype=args.dtype).translator, f"model {model_dir}, the app's rules", True
     if model_dir:
         return Translator.load(model_dir, dtype=args.dtype), f"model {model_dir}", True
+    if args.rules:
+        raise SystemExit("--rules needs a trained model directory (--model, assets/model or runs/cpu/model)")
     translator, note = random_translator(args)
     return (
         translator,

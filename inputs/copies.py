@@ -6,8 +6,10 @@ dalla Francia" and "La Sicily è l'isola più grande", though its pairs hold "Al
 copy it. The model directory's word counts keep, for each English word its pairs translate and rarely or never copy,
 the Italian word that goes with it in them (`modeldir.seen.translations`). Where the model is about to finish copying
 such a word of its English (the copy is its most likely next token), `CopiesTranslated` writes that Italian word
-instead, from the letters written so far ("Al" + "pi", not "Al" + "ps"). A translation that does not copy the word
-is free.
+instead, from the letters written so far ("Al" + "pi", not "Al" + "ps"). Where those letters cannot begin the Italian
+word ("▁E" + "aster" cannot become "Pasqua"), the rule looks ahead instead: at the first token of a word it follows
+the model alone to the word's end, and where that spells such an English word whole, it writes the Italian word from
+there ("Buona Pasqua!", not "Buona Easter!"). A translation that does not copy the word is free.
 Chosen on dev, dev-news and the demo set: docs/training-log.md#words-the-model-copies."""
 
 from collections import OrderedDict
@@ -41,15 +43,18 @@ class CopiesTranslated(Spelling):
     as `keyed_words` gives it, -> Italian word) holds, forbid every token but those that go on spelling its Italian
     word from what is written; then hold the word so begun to its end, and end it there."""
 
-    def __init__(self, tokenizer, translated):
+    def __init__(self, tokenizer, translated, model=None):
         super().__init__(tokenizer)
         self.translated = translated
+        self.model = model  # followed ahead where a copy may begin (`copies_ahead`); None: not followed
         self.special = {i for i, text in self.text.items() if writes_no_word(text)}  # </s>, <0xE6>: read as no word
         # {(source, prefix): (Italian word, the open word then)} where this rule began an Italian word in place of a
         # copy: decoding asks again at each of its letters, and holds it to its end. The oldest go first.
         self.begun = OrderedDict()
         self.source_copies = lru_cache(maxsize=4096)(self.copies)
         self.going_on = lru_cache(maxsize=4096)(self.tokens_spelling)
+        self.copies_ahead = lru_cache(maxsize=4096)(self.copies_whole)
+        self.encoded = lru_cache(maxsize=64)(self.encode)  # a sentence's copies are looked ahead at several steps
         self.rows_with_copies = RowsOfSource(self.with_copies)  # [(row, (its source, its words))]
 
     def copies(self, source):
@@ -84,7 +89,7 @@ class CopiesTranslated(Spelling):
     def begun_word(self, source, prefix, written):
         """The Italian word this rule began in place of a copy, when the open word `written` of `prefix` (a list of
         ids) is one it began after the English `source` (a tuple), with nothing else written since; else None."""
-        for end in range(self.last_word_start(prefix), len(prefix) + 1):
+        for end in range(self.last_word_start(prefix), len(prefix)):  # begun at an earlier step, not this one
             begun = self.begun.get((source, tuple(prefix[:end])))
             if begun is not None:
                 italian, then = begun  # its Italian word, and the open word when it began it
@@ -100,6 +105,44 @@ class CopiesTranslated(Spelling):
         spelt = (written + self.text[best]).lower()
         return next((it for en, it in copies if en == spelt and not it.lower().startswith(spelt)), None)
 
+    def encode(self, source):
+        """The model's encoder output (1, S, C) and source mask for the source ids `source` (a tuple)."""
+        with torch.inference_mode():
+            return self.model.encode(torch.tensor([source], device=next(self.model.parameters()).device))
+
+    def copies_whole(self, source, prefix, best, english):
+        """Whether the model alone, writing the token `best` after the ids `prefix` (a tuple) for the source ids
+        `source` (a tuple), goes on to write the word `english` and end it: its most likely tokens followed while they
+        spell `english`'s letters, to the next word."""
+        memory, src_mask = self.encoded(source)
+        with torch.inference_mode():
+            ys = torch.tensor([prefix + (best,)], device=memory.device)  # (1, T)
+            word = self.open_word(ys[0].tolist())
+            while english.startswith(word.lower()):
+                last = self.model.decoder_output(ys, memory, src_mask)[:, -1]  # (1, C): only the next token's
+                following = int(self.model.output_projection(last).argmax())
+                if following in self.word_starts or not self.text[following][:1].isalpha():
+                    break  # a word, a space or a mark follows (</s> and bytes are no letters either)
+                word += self.text[following]
+                ys = torch.cat([ys, ys.new_tensor([[following]])], dim=1)  # (1, T + 1)
+        return word.lower() == english
+
+    def copy_leaving(self, source, copies, prefix, written, best):
+        """The Italian word of the English word of `copies` that the token `best`, after the open word `written` of
+        the ids `prefix`, goes on copying where its letters leave the Italian word's, capitals counted ("" + "E" for
+        "Easter" leaves "Pasqua", "" + "T" for "Turkish" leaves "turco", "A" + "ug" for "August" "agosto"), when the
+        model would copy it whole (`copies_ahead`): the last token at which the Italian word can still be written.
+        None when it leaves none, or would not copy it."""
+        if self.model is None:
+            return None
+        spelt = written + self.text[best]
+        for english, italian in copies:
+            leaves = english.startswith(spelt.lower()) and not italian.startswith(spelt)
+            if leaves and italian.lower().startswith(written.lower()):
+                if self.copies_ahead(source, tuple(prefix), best, english):
+                    return italian
+        return None
+
     def __call__(self, logits, ys, src):
         for row, (source, copies) in self.rows_with_copies(src):
             prefix = ys[row].tolist()
@@ -113,11 +156,13 @@ class CopiesTranslated(Spelling):
                 best = int(logits[row].argmax())
                 starting = best in self.word_starts
                 written = "" if starting else written
+                if starting and not any(LETTERS.search(self.text[i]) for i in prefix if i not in self.special):
+                    copies = tuple((en, it[0].upper() + it[1:]) for en, it in copies)  # the translation's first word
                 italian = self.copied(copies, written, best)
                 if italian is None:
+                    italian = self.copy_leaving(source, copies, prefix, written, best)
+                if italian is None:
                     continue
-                if starting and not any(LETTERS.search(self.text[i]) for i in prefix if i not in self.special):
-                    italian = italian[0].upper() + italian[1:]  # the translation's first word
             held = self.going_on(italian, written, starting)
             if held is None or not torch.isfinite(logits[row, held]).any():
                 continue  # nothing writes it from here (another rule forbids it): the model goes on alone

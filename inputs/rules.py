@@ -8,7 +8,8 @@ import torch
 
 LETTERS = re.compile(r"[^\W\d_]+")  # a word as the rules and the reading see it: a run of letters
 LAST_LETTERS = re.compile(r"[^\W\d_]+$")  # the word being written: "Arabia" in "dell'Arabia"
-SENTENCE_END = re.compile(r"(^|[.!?]\s+)$")  # what precedes a sentence's first word
+# What precedes a sentence's first word; an initial ("George W. Bush") ends no sentence.
+SENTENCE_END = re.compile(r"(^|(?<!\b[A-Z])[.!?]\s+)$")
 
 
 def writes_no_word(token):

@@ -116,7 +116,7 @@ class CheckedTranslator(Translator):
         self.rule = Rules(
             NumbersAsWritten(self.tokenizer),
             NamesAsWritten(self.tokenizer, counts.never_met),
-            CopiesTranslated(self.tokenizer, counts.translated),
+            CopiesTranslated(self.tokenizer, counts.translated, self.model),
         )
 
     def source_text(self, text):

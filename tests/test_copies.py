@@ -37,6 +37,16 @@ def test_words_are_keyed_as_typed_but_a_sentence_starts_in_lower_case():
     assert list(keyed_words(text)) == ["fuel", "prices", "rose", "turkey", "and", "the", "Alps"]  # "I", "am": short
 
 
+def test_an_initial_ends_no_sentence():
+    assert list(keyed_words("President George W. Bush. Bush spoke.")) == [
+        "president",
+        "George",
+        "Bush",  # after "W.": the name, as typed
+        "bush",  # after "Bush.": a sentence starts
+        "spoke",
+    ]
+
+
 def test_the_pairs_translate_a_word_they_never_copy_into_the_italian_word_that_goes_with_it():
     alps = [(f"The Alps are {a}.", f"Le Alpi sono {b}.") for a, b in [("high", "alte"), ("cold", "fredde")] * 3]
     alps += [("They are here.", "Loro sono qui."), ("I see the girls.", "Vedo le ragazze.")] * 3
@@ -140,6 +150,25 @@ def shipped():
     return open_model(MODEL_DIR)
 
 
+def test_a_copy_whose_first_token_leaves_its_italian_word_is_seen_ahead(shipped):
+    easter = CopiesTranslated(TOKENIZER, {"Easter": "Pasqua"}, shipped.translator.model)
+    among = ["▁E", "▁P", "▁B"]
+    assert TOKENIZER.encode("Buona Easter").tokens[-3:] == ["▁E", "as", "ter"]  # "E" cannot begin "Pasqua"
+    assert allowed_after(easter, TOKENIZER, "Happy Easter!", "Buona", among, best="▁E") == {"▁P"}
+    blind = CopiesTranslated(TOKENIZER, {"Easter": "Pasqua"})  # without the model, nothing is seen ahead
+    assert allowed_after(blind, TOKENIZER, "Happy Easter!", "Buona", among, best="▁E") == set(among)
+
+
+def test_a_word_that_leaves_the_italian_word_but_copies_nothing_is_free(shipped):
+    easter = CopiesTranslated(TOKENIZER, {"Easter": "Pasqua"}, shipped.translator.model)
+    among = ["▁e", "▁P"]  # "e" (and) begins "Easter" and leaves "Pasqua": the model goes on to "le uova"
+    assert allowed_after(easter, TOKENIZER, "I like Easter and eggs.", "Mi piace la Pasqua", among, best="▁e") == {
+        "▁e",
+        "▁P",
+    }
+    assert easter.copies_ahead.cache_info().misses == 1  # it was looked ahead at, once
+
+
 def test_the_shipped_counts_hold_what_its_pairs_translate(shipped):
     translated = shipped.word_counts.translated
     assert translated["Alps"] == "Alpi" and translated["Sicily"] == "Sicilia" and translated["fuel"] == "carburante"
@@ -164,3 +193,21 @@ def test_the_shipped_translator_writes_what_it_would_copy_as_its_pairs_translate
     finally:
         translator.rule = ruled
     assert inspect(translator, sentences[0]).overruled == [(2, "ps", "p"), (3, "re", "i")]  # the page names them
+
+
+def test_the_shipped_translator_writes_a_copy_it_sees_ahead_as_its_pairs_translate_it(shipped):
+    translator = shipped.translator
+    sentences = ["Happy Easter!", "Data is the fuel of artificial intelligence."]
+    assert translator.translate(sentences) == ["Buona Pasqua!", "Dati è il carburante dell'intelligenza artificiale."]
+    turkish = "But the AKP with its well-known Islamist roots represents a paradigm shift in the Turkish consensus."
+    assert translator.translate(turkish).endswith(" nel consenso turco.")  # its own case: "T" leaves "turco"
+    jamaica = "They agreed in Montego Bay, Jamaica."  # a row beside its twin once wrote "Bay,Giamaica"
+    assert translator.translate([jamaica] * 2) == ["Hanno acconsentito a Montego Bay, Giamaica."] * 2
+    ruled = translator.rule
+    try:
+        blind = CopiesTranslated(TOKENIZER, shipped.word_counts.translated)  # the copies rule without its look ahead
+        translator.rule = Rules(*ruled.rules[:-1], blind)
+        assert translator.translate(sentences) == ["Buona Easter!", "Dati è il fuel dell'intelligenza artificiale."]
+    finally:
+        translator.rule = ruled
+    assert inspect(translator, sentences[0]).overruled == [(2, "▁E", "▁P"), (4, "ter", "qua")]  # the page names them
