@@ -376,6 +376,7 @@ def bench_quotes():
     float16, float32 = bench_result("decode_latency-float16"), bench_result("decode_latency-float32")
     cached16, cached32 = float16["modes"][0]["p50_ms"], float32["modes"][0]["p50_ms"]
     first_opening = browser["map: open a box, first opening (its vectors asked)"]["p50_ms"]
+    rules, rules_before = bench_result("decode_latency-rules"), bench_result("decode_latency-rules-before")
     return [
         (
             "docs/app.md",
@@ -399,7 +400,25 @@ def bench_quotes():
         *serving_quotes(bench_result("app_throughput")),
         *(start_quote(name, bold) for name, bold in (("app_start-before", False), ("app_start", True))),
         ("README.md", f"it answers about {bench_result('app_start')['page_answers_s']:.0f} s after it starts"),
+        (
+            "docs/design.md",
+            f"takes {rules['modes'][0]['p50_ms']} ms p50 with the look ahead against "
+            f"{rules_before['modes'][0]['p50_ms']} ms without",
+        ),
+        *(rules_latency_quote(name, label) for name, label in RULES_RUNS),
     ]
+
+
+RULES_RUNS = (
+    ("decode_latency-rules-before", "without the look ahead"),
+    ("decode_latency-rules", "**with it (shipped)**"),
+)
+
+
+def rules_latency_quote(name, label):
+    """docs/benchmarks.md's row of the saved `bench.decode_latency --rules` run NAME: p50 / p95 ms of each mode."""
+    cells = " | ".join(f"{mode['p50_ms']:.1f} / {mode['p95_ms']:.1f}" for mode in bench_result(name)["modes"])
+    return "docs/benchmarks.md", f"| {label} (`bench/results/{name}.json`) | {cells} |"
 
 
 def start_quote(name, bold):
