@@ -6,10 +6,10 @@ dalla Francia" and "La Sicily è l'isola più grande", though its pairs hold "Al
 copy it. The model directory's word counts keep, for each English word its pairs translate and rarely or never copy,
 the Italian word that goes with it in them (`modeldir.seen.translations`). Where the model is about to finish copying
 such a word of its English (the copy is its most likely next token), `CopiesTranslated` writes that Italian word
-instead, from the letters written so far ("Al" + "pi", not "Al" + "ps"). Where those letters cannot begin the Italian
-word ("▁E" + "aster" cannot become "Pasqua"), the rule looks ahead instead: at the first token of a word it follows
-the model alone to the word's end, and where that spells such an English word whole, it writes the Italian word from
-there ("Buona Pasqua!", not "Buona Easter!"). A translation that does not copy the word is free.
+instead, from the letters written so far ("Al" + "pi", not "Al" + "ps"). Where a copy's letters leave the Italian
+word before its last token ("▁E" + "aster" cannot become "Pasqua"), the rule looks ahead at the token where they would
+leave it: it follows the model alone to the word's end, and where that spells the English word whole, it writes the
+Italian word from there ("Buona Pasqua!", not "Buona Easter!"). A translation that does not copy the word is free.
 Chosen on dev, dev-news and the demo set: docs/training-log.md#words-the-model-copies."""
 
 from collections import OrderedDict
