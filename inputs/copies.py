@@ -98,12 +98,18 @@ class CopiesTranslated(Spelling):
                     return italian
         return None
 
-    def copied(self, copies, written, best):
+    def copied(self, source, copies, prefix, written, best):
         """The Italian word of the English word of `copies` that the token `best` finishes copying after the open
-        word `written` ("" when `best` starts a word), unless the copy begins it too ("▁protest" may begin
-        "protestare"); None when it copies none."""
+        word `written` ("" when `best` starts a word) of the ids `prefix`. Where the copy begins the Italian word too
+        ("▁protest" may begin "protestano"), only when the model would end the word there (`copies_ahead`: "pilot",
+        not "pilota"). None when it copies none."""
         spelt = (written + self.text[best]).lower()
-        return next((it for en, it in copies if en == spelt and not it.lower().startswith(spelt)), None)
+        for english, italian in copies:
+            if english == spelt and not italian.lower().startswith(spelt):
+                return italian
+            if english == spelt and self.model is not None and self.copies_ahead(source, tuple(prefix), best, english):
+                return italian
+        return None
 
     def encode(self, source):
         """The model's encoder output (1, S, C) and source mask for the source ids `source` (a tuple)."""
@@ -158,7 +164,7 @@ class CopiesTranslated(Spelling):
                 written = "" if starting else written
                 if starting and not any(LETTERS.search(self.text[i]) for i in prefix if i not in self.special):
                     copies = tuple((en, it[0].upper() + it[1:]) for en, it in copies)  # the translation's first word
-                italian = self.copied(copies, written, best)
+                italian = self.copied(source, copies, prefix, written, best)
                 if italian is None:
                     italian = self.copy_leaving(source, copies, prefix, written, best)
                 if italian is None:

@@ -169,6 +169,20 @@ def test_a_word_that_leaves_the_italian_word_but_copies_nothing_is_free(shipped)
     assert easter.copies_ahead.cache_info().misses == 1  # it was looked ahead at, once
 
 
+def test_a_copy_that_begins_its_italian_word_is_translated_where_the_model_would_end_it(shipped):
+    source = "Among his many records, there is also flying at 15,445 metres, above the Andes, but with a co-pilot."
+    written, among = (
+        "Tra i suoi molti record, anche volano al 15,445 metri, sopra le Andes, ma con un co-pil",
+        ["ot", "o", "."],
+    )
+    pilot = CopiesTranslated(TOKENIZER, {"pilot": "pilota"}, shipped.translator.model)
+    assert allowed_after(pilot, TOKENIZER, source, written, among, best="ot") == {"ot", "o"}  # "pilot" + "a"
+    assert allowed_after(pilot, TOKENIZER, source, written + "ot", ["a", "o", "."]) == {"a"}
+    protest = CopiesTranslated(TOKENIZER, {"protest": "protestare"}, shipped.translator.model)
+    among = ["est", "ano", "e"]  # the model goes on to "protestano": the Italian word of its own
+    assert allowed_after(protest, TOKENIZER, "Students protest.", "Gli studenti prot", among, best="est") == set(among)
+
+
 def test_the_shipped_counts_hold_what_its_pairs_translate(shipped):
     translated = shipped.word_counts.translated
     assert translated["Alps"] == "Alpi" and translated["Sicily"] == "Sicilia" and translated["fuel"] == "carburante"
