@@ -105,9 +105,11 @@ class CopiesTranslated(Spelling):
         not "pilota"). None when it copies none."""
         spelt = (written + self.text[best]).lower()
         for english, italian in copies:
-            if english == spelt and not italian.lower().startswith(spelt):
+            if english != spelt:
+                continue
+            if not italian.lower().startswith(spelt):
                 return italian
-            if english == spelt and self.model is not None and self.copies_ahead(source, tuple(prefix), best, english):
+            if self.model is not None and self.copies_ahead(source, tuple(prefix), best, english):
                 return italian
         return None
 
