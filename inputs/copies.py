@@ -125,7 +125,7 @@ class CopiesTranslated(Spelling):
         memory, src_mask = self.encoded(source)
         with torch.inference_mode():
             ys = torch.tensor([prefix + (best,)], device=memory.device)  # (1, T)
-            word = self.open_word(ys[0].tolist())
+            word = self.open_word(prefix + (best,))
             while english.startswith(word.lower()):
                 last = self.model.decoder_output(ys, memory, src_mask)[:, -1]  # (1, C): only the next token's
                 following = int(self.model.output_projection(last).argmax())
