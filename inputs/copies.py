@@ -1,5 +1,5 @@
-"""English words the model copies where its training pairs translate them: a decoding rule for the lesson's
-`Translator`.
+"""English words the model copies, or makes up Italian for, where its training pairs translate them: a decoding rule
+for the lesson's `Translator`.
 
 A word met in a handful of training pairs is one a small model half knows: part 14 wrote "Le Alps separano l'Italia
 dalla Francia" and "La Sicily è l'isola più grande", though its pairs hold "Alps" nine times beside "Alpi" and never
@@ -10,17 +10,35 @@ instead, from the letters written so far ("Al" + "pi", not "Al" + "ps"). Where a
 word before its last token ("▁E" + "aster" cannot become "Pasqua"), the rule looks ahead at the token where they would
 leave it: it follows the model alone to the word's end, and where that spells the English word whole, it writes the
 Italian word from there ("Buona Pasqua!", not "Buona Easter!"). A translation that does not copy the word is free.
-Chosen on dev, dev-news and the demo set: docs/training-log.md#words-the-model-copies."""
+Chosen on dev, dev-news and the demo set: docs/training-log.md#words-the-model-copies.
+
+A word the model half knows is also one it makes up Italian for: "una torta con fioritorio" for "a cake with flour",
+"una nuova specie di ranrogeno" for "a new species of frog". Where the word the model is about to begin is one no
+Italian side of its training pairs holds, the rule follows the model to the word's end and reads which English word
+its cross-attention weighed most while writing it; where the pairs translate that word and its Italian word is not
+written yet, the rule writes it instead ("farina", "rana"). Chosen on dev, dev-news and the demo set:
+docs/training-log.md#made-up-words-written-as-the-pairs-translate-the-english."""
 
 from collections import OrderedDict
 from functools import lru_cache
 
 import torch
 
+from transformer.decoding import KVCache
+from transformer.model import recording_attention
+
 from .rules import LETTERS, SENTENCE_END, RowsOfSource, Spelling, hold, writes_no_word
 
 SHORTEST = 3  # letters of the shortest word followed: shorter ones ("di", "la") are written everywhere
 MAX_BEGUN = 4096  # the Italian words begun that are remembered
+LONGEST = 16  # tokens of one word followed ahead at most
+VERB_ENDINGS = ("are", "ere", "ire", "ato", "ito", "uto")  # an infinitive's, a participle's
+VERB_ENDING = 6  # letters of a verb's longest ending after its stem: "chied" + "eranno"
+VOWELS = "aeiouàèéìòù"  # how an Italian word ends
+# Where the model's first token of a word is one the pairs hold as a word in OFTEN pairs or more, and it gives that
+# token a probability of SURE or more, it is taken to write that word: no made-up word is looked for there. Chosen on
+# dev, dev-news and the demo set: docs/training-log.md#made-up-words-written-as-the-pairs-translate-the-english.
+OFTEN, SURE = 100, 0.5
 
 
 def words_and_starts(text):
@@ -28,6 +46,21 @@ def words_and_starts(text):
     for match in LETTERS.finditer(text):
         if len(match.group()) >= SHORTEST:
             yield match.group(), SENTENCE_END.search(text, 0, match.start()) is not None
+
+
+def inflected(word, italian):
+    """Whether `word` is the Italian word `italian` with another ending: all of `italian` but its ending, then a
+    vowel for a noun's or an adjective's ("congelati", "ordinari" for "congelato", "ordinario") or at most
+    VERB_ENDING letters ending in one for a verb's (an infinitive's or a participle's -are/-ato: "dominerà",
+    "addestrata" for "dominare", "addestrato"): the model's own gender, number or tense, not a made-up word
+    ("ranrogeno" for "rana", "pandemico" for "pandemia")."""
+    word, italian = word.lower(), italian.lower()
+    verb = italian.endswith(VERB_ENDINGS)
+    stem = italian[:-3] if verb else italian[:-1]
+    ending = word[len(stem) :]
+    return (
+        word != italian and word.startswith(stem) and len(ending) <= (VERB_ENDING if verb else 1) and word[-1] in VOWELS
+    )
 
 
 def keyed_words(text):
@@ -41,20 +74,24 @@ class CopiesTranslated(Spelling):
     """`rule(logits, ys, src)` for `decoding.apply_decoding_rules`: in place, where the most likely next token after
     the prefix `ys` (B, T) finishes copying a word of the source `src` (B, S) that `translated` (a dict: English word,
     as `keyed_words` gives it, -> Italian word) holds, forbid every token but those that go on spelling its Italian
-    word from what is written; then hold the word so begun to its end, and end it there."""
+    word from what is written; then hold the word so begun to its end, and end it there. Given the `model` and
+    `italian` (a Counter: Italian word, in lower case -> training pairs that hold it), so too where the word the model
+    begins is one no training pair holds (`made_up_word`)."""
 
-    def __init__(self, tokenizer, translated, model=None):
+    def __init__(self, tokenizer, translated, model=None, italian=None):
         super().__init__(tokenizer)
         self.translated = translated
-        self.model = model  # followed ahead where a copy may begin (`copies_ahead`); None: not followed
+        self.model = model  # followed ahead where a copy may begin (`word_ahead`); None: not followed
+        self.italian = italian  # where the model writes a word it never holds, the word is made up; None: not asked
         self.special = {i for i, text in self.text.items() if writes_no_word(text)}  # </s>, <0xE6>: read as no word
         # {(source, prefix): (Italian word, the open word then)} where this rule began an Italian word in place of a
         # copy: decoding asks again at each of its letters, and holds it to its end. The oldest go first.
         self.begun = OrderedDict()
         self.source_copies = lru_cache(maxsize=4096)(self.copies)
         self.going_on = lru_cache(maxsize=4096)(self.tokens_spelling)
-        self.copies_ahead = lru_cache(maxsize=4096)(self.copies_whole)
+        self.ahead = lru_cache(maxsize=4096)(self.word_ahead)
         self.encoded = lru_cache(maxsize=64)(self.encode)  # a sentence's copies are looked ahead at several steps
+        self.source_words = lru_cache(maxsize=64)(self.letter_words)
         self.rows_with_copies = RowsOfSource(self.with_copies)  # [(row, (its source, its words))]
 
     def copies(self, source):
@@ -109,7 +146,7 @@ class CopiesTranslated(Spelling):
                 continue
             if not italian.lower().startswith(spelt):
                 return italian
-            if self.model is not None and self.copies_ahead(source, tuple(prefix), best, english):
+            if self.model is not None and self.copies_ahead(source, prefix, best, english):
                 return italian
         return None
 
@@ -118,22 +155,72 @@ class CopiesTranslated(Spelling):
         with torch.inference_mode():
             return self.model.encode(torch.tensor([source], device=next(self.model.parameters()).device))
 
-    def copies_whole(self, source, prefix, best, english):
-        """Whether the model alone, writing the token `best` after the ids `prefix` (a tuple) for the source ids
-        `source` (a tuple), goes on to write the word `english` and end it: its most likely tokens followed while they
-        spell `english`'s letters, to the next word."""
+    def word_ahead(self, source, prefix, best):
+        """(word, weights): the word the model alone writes from the token `best` after the ids `prefix` (a tuple) for
+        the source ids `source` (a tuple), its most likely tokens followed to the next word, and the cross-attention
+        (S,) that wrote it from `best` on, summed over those steps, layers and heads."""
         memory, src_mask = self.encoded(source)
-        with torch.inference_mode():
-            ys = torch.tensor([prefix + (best,)], device=memory.device)  # (1, T)
-            word = self.open_word(prefix + (best,))
-            while english.startswith(word.lower()):
-                last = self.model.decoder_output(ys, memory, src_mask)[:, -1]  # (1, C): only the next token's
+        cache = KVCache(self.model.cfg.n_decoder_layers)
+        step = torch.tensor([prefix + (best,)], device=memory.device)  # (1, T): the prefix once, then a token a pass
+        word, paid = self.open_word(prefix + (best,)), memory.new_zeros(memory.size(1), dtype=torch.float32)  # (S,)
+        with torch.inference_mode(), recording_attention(self.model) as recorded:
+            for passes in range(min(LONGEST, self.model.cfg.max_len - len(prefix))):
+                last = self.model.decoder_output(step, memory, src_mask, cache)[:, -1]  # (1, C): the next token's
+                rows = torch.stack(recorded.maps("cross"))[:, 0].sum(dim=(0, 1)).float()  # (t, S): layers, heads summed
+                if passes == 0:
+                    paid += rows[-2]  # the query that wrote `best`
                 following = int(self.model.output_projection(last).argmax())
                 if following in self.word_starts or not self.text[following][:1].isalpha():
                     break  # a word, a space or a mark follows (</s> and bytes are no letters either)
+                paid += rows[-1]  # the query that wrote `following`
                 word += self.text[following]
-                ys = torch.cat([ys, ys.new_tensor([[following]])], dim=1)  # (1, T + 1)
-        return word.lower() == english
+                step = step.new_tensor([[following]])  # (1, 1)
+        return word, paid
+
+    def copies_ahead(self, source, prefix, best, english):
+        """Whether the model alone, writing the token `best` after the ids `prefix`, goes on to write the word
+        `english` and end it (`word_ahead`)."""
+        return self.ahead(source, tuple(prefix), best)[0].lower() == english
+
+    def letter_words(self, source):
+        """(words, owners): the words of the source ids `source` (a tuple) as the rule reads them, runs of letters
+        in lower case ("czech" and "indian" in "Czech-Indian"), and for each id the index of the word it writes
+        into (-1: none, as for "-" or </s>)."""
+        text, spans = "", []
+        for i in source:
+            piece = "" if i in self.special else self.text.get(i, "")
+            text += " " if i in self.word_starts and text else ""
+            spans.append((len(text), len(text) + len(piece)))
+            text += piece
+        found = list(LETTERS.finditer(text))
+        owners = [next((k for k, m in enumerate(found) if m.start() < b and a < m.end()), -1) for a, b in spans]
+        return [m.group().lower() for m in found], owners
+
+    def made_up_word(self, source, copies, prefix, best, scores):
+        """The Italian word of `copies` to write in place of the word the model begins with the token `best` after
+        the ids `prefix`, where that word is made up: no Italian side of its training pairs holds it, nor does the
+        English ("fioritorio"). It is the Italian word of the English word the model's cross-attention weighed most
+        while writing it (`word_ahead`: "flour"), when the pairs translate that word ("farina"), its Italian word is
+        not written yet, and the made-up word is not it inflected (`inflected`). Not looked ahead where the model
+        (its next-token `scores`, (V,)) begins surely with a word the pairs hold often ("▁della"). None otherwise."""
+        if self.italian is None or self.model is None or not self.text[best].isalpha():
+            return None
+        said = {w.lower() for w in LETTERS.findall(" ".join(self.words(i for i in prefix if i not in self.special)))}
+        unsaid = {english: italian for english, italian in copies if italian.lower() not in said}
+        if not unsaid:
+            return None
+        if self.italian[self.text[best].lower()] >= OFTEN and torch.softmax(scores.float(), -1)[best] >= SURE:
+            return None
+        word, paid = self.ahead(source, tuple(prefix), best)
+        words, owners = self.source_words(source)
+        if len(word) < SHORTEST or not word.isalpha() or word.lower() in words or self.italian[word.lower()]:
+            return None
+        weighed = [0.0] * len(words)
+        for owner, weight in zip(owners, paid.tolist()):
+            if owner >= 0:
+                weighed[owner] += weight
+        italian = unsaid.get(words[max(range(len(words)), key=weighed.__getitem__)]) if words else None
+        return None if italian is None or inflected(word, italian) else italian
 
     def copy_leaving(self, source, copies, prefix, written, best):
         """The Italian word of the English word of `copies` that the token `best`, after the open word `written` of
@@ -147,7 +234,7 @@ class CopiesTranslated(Spelling):
         for english, italian in copies:
             leaves = english.startswith(spelt.lower()) and not italian.startswith(spelt)
             if leaves and italian.lower().startswith(written.lower()):
-                if self.copies_ahead(source, tuple(prefix), best, english):
+                if self.copies_ahead(source, prefix, best, english):
                     return italian
         return None
 
@@ -169,6 +256,8 @@ class CopiesTranslated(Spelling):
                 italian = self.copied(source, copies, prefix, written, best)
                 if italian is None:
                     italian = self.copy_leaving(source, copies, prefix, written, best)
+                if italian is None and starting:
+                    italian = self.made_up_word(source, copies, prefix, best, logits[row])
                 if italian is None:
                     continue
             held = self.going_on(italian, written, starting)

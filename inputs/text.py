@@ -1,8 +1,8 @@
 """Text as people type it, read as the model reads best, behind the lesson's `Translator`: `CheckedTranslator` takes
 strings only, reads at most what the model can use of them, replaces broken characters, reads capitals in sentence
 case and a capitalised word the model barely knows in lower case, writes numbers (`numbers`) and the names the model
-never met (`names`) as the English does and the words it would copy as its training pairs translate them (`copies`),
-and refuses decoding arguments outside their limits (`checks`) with a clear error."""
+never met (`names`) as the English does and the words it would copy or make up Italian for as its training pairs
+translate them (`copies`), and refuses decoding arguments outside their limits (`checks`) with a clear error."""
 
 import re
 
@@ -110,13 +110,13 @@ class CheckedTranslator(Translator):
     def know_words(self, counts):
         """Read and write by what the model's training pairs held (`modeldir.seen.WordCounts`): a capitalised word it
         barely knows read in lower case (`rare_capital`), a name it never met written as the English writes it,
-        beside the numbers (`NamesAsWritten`), and a word it starts to copy that its pairs translate written as they
-        translate it (`CopiesTranslated`)."""
+        beside the numbers (`NamesAsWritten`), and a word it starts to copy, or makes up Italian for, that its pairs
+        translate written as they translate it (`CopiesTranslated`)."""
         self.rare_capital = counts.rarely_capitalised
         self.rule = Rules(
             NumbersAsWritten(self.tokenizer),
             NamesAsWritten(self.tokenizer, counts.never_met),
-            CopiesTranslated(self.tokenizer, counts.translated, self.model),
+            CopiesTranslated(self.tokenizer, counts.translated, self.model, counts.italian),
         )
 
     def source_text(self, text):

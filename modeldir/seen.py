@@ -7,10 +7,11 @@ A word is a run of letters and digits, lower-cased ("don't" is "don" and "t"); e
 often the word occurs in it. English words written capitalised ("Attention", "Boston") are counted as typed too: a
 common word the model met capitalised a handful of times is read in lower case (`rarely_capitalised`,
 `inputs.text.lower_rare_capitals`). The words the pairs translate rather than copy are kept with the Italian word they
-give each (`translations`: "Alps" -> "Alpi"), which the translator writes where the model starts to copy one
-(`inputs.copies.CopiesTranslated`). Stored as {"pairs": N, "sources": [...], "en": {word: count}, "it": {...},
-"en_capitalised": {Word: count}, "translated": {word: word}}, gzip-compressed: tens of thousands of words fit in well
-under the 1 MB a model directory allows them (tests/test_shipped_model.py)."""
+give each (`translations`: "Alps" -> "Alpi"), which the translator writes where the model starts to copy one, or to
+make up an Italian word no pair holds for one (`inputs.copies.CopiesTranslated`). Stored as {"pairs": N, "sources":
+[...], "en": {word: count}, "it": {...}, "en_capitalised": {Word: count}, "translated": {word: word}},
+gzip-compressed: tens of thousands of words fit in well under the 1 MB a model directory allows them
+(tests/test_shipped_model.py)."""
 
 import gzip
 import json

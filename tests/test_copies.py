@@ -1,5 +1,6 @@
 """inputs.copies.CopiesTranslated and modeldir.seen.translations: an English word the training pairs translate, and
-the model starts to copy, is written as the pairs translate it ("Le Alps" -> "Le Alpi"), on the shipped vocabulary."""
+the model starts to copy, or writes made-up Italian for, is written as the pairs translate it ("Le Alps" -> "Le Alpi",
+"fioritorio" -> "farina"), on the shipped vocabulary."""
 
 from pathlib import Path
 
@@ -7,9 +8,7 @@ import pytest
 import torch
 
 from helpers import allowed_after
-from inputs.copies import CopiesTranslated, keyed_words
-from inputs.names import NamesAsWritten
-from inputs.numbers import NumbersAsWritten
+from inputs.copies import CopiesTranslated, inflected, keyed_words
 from inputs.rules import Rules
 from interpretability.inspection import inspect
 from modeldir.directory import open_model
@@ -150,6 +149,17 @@ def shipped():
     return open_model(MODEL_DIR)
 
 
+def translated_with_copies_rule(translator, copies_rule, sentences):
+    """What the shipped `translator` writes for `sentences` with its copies rule (the last of its rules) replaced by
+    `copies_rule` (None: left out); its own rules are put back after."""
+    ruled = translator.rule
+    try:
+        translator.rule = Rules(*ruled.rules[:-1], *([copies_rule] if copies_rule else []))
+        return translator.translate(sentences)
+    finally:
+        translator.rule = ruled
+
+
 def test_a_copy_whose_first_token_leaves_its_italian_word_is_seen_ahead(shipped):
     easter = CopiesTranslated(TOKENIZER, {"Easter": "Pasqua"}, shipped.translator.model)
     among = ["▁E", "▁P", "▁B"]
@@ -166,7 +176,7 @@ def test_a_word_that_leaves_the_italian_word_but_copies_nothing_is_free(shipped)
         "▁e",
         "▁P",
     }
-    assert easter.copies_ahead.cache_info().misses == 1  # it was looked ahead at, once
+    assert easter.ahead.cache_info().misses == 1  # it was looked ahead at, once
 
 
 def test_a_copy_that_begins_its_italian_word_is_translated_where_the_model_would_end_it(shipped):
@@ -183,6 +193,40 @@ def test_a_copy_that_begins_its_italian_word_is_translated_where_the_model_would
     assert allowed_after(protest, TOKENIZER, "Students protest.", "Gli studenti prot", among, best="est") == set(among)
 
 
+def test_a_made_up_word_is_told_from_the_model_inflecting_the_pairs_word():
+    assert not inflected("fioritorio", "farina") and not inflected("trofia", "trofeo")
+    assert not inflected("sceriff", "sceriffo")  # no Italian ending: cut short, not inflected
+    assert inflected("addestrata", "addestrato") and inflected("congelati", "congelato")  # gender, number
+    assert inflected("dominerà", "dominare") and inflected("ordinari", "ordinario")  # tense; a plural
+    assert not inflected("farina", "farina")  # the word itself is no other ending of it
+    assert not inflected("ranrogeno", "rana") and not inflected("pandemico", "pandemia")  # more than a noun's vowel
+
+
+def test_the_source_is_read_as_runs_of_letters_each_token_owning_its_word(rule):
+    source = tuple(TOKENIZER.encode("Czech-Indian relations").ids + [EOS_ID])  # ▁C ze ch - I n di an ▁relations
+    words, owners = rule.letter_words(source)
+    assert words == ["czech", "indian", "relations"]
+    assert owners == [0, 0, 0, -1, 1, 1, 1, 1, 2, -1]  # "-" and </s> write into no word
+
+
+def test_a_made_up_word_is_written_as_the_pairs_translate_the_english_it_attends_to(shipped):
+    counts, model = shipped.word_counts, shipped.translator.model
+    flour = CopiesTranslated(TOKENIZER, counts.translated, model, counts.italian)
+    source, written, among = "She made a cake with flour, sugar and eggs.", "Ha fatto una torta con", ["▁fi", "▁far"]
+    assert TOKENIZER.encode("fioritorio").tokens[0] == "▁fi" and counts.italian["fioritorio"] == 0  # no pair holds it
+    assert allowed_after(flour, TOKENIZER, source, written, among, best="▁fi") == {"▁far"}  # "farina"
+    source_ids, prefix = tuple(TOKENIZER.encode(source).ids + [EOS_ID]), (BOS_ID, *TOKENIZER.encode(written).ids)
+    word, weights = flour.ahead(source_ids, prefix, TOKENIZER.token_to_id("▁fi"))
+    assert word == "fioritorio"  # the model's own word, followed to its end
+    words, owners = flour.source_words(source_ids)
+    weighed = {w: sum(x for o, x in zip(owners, weights.tolist()) if o == k) for k, w in enumerate(words)}
+    assert max(weighed, key=weighed.get) == "flour"  # the English its cross-attention weighed most while writing it
+    without = CopiesTranslated(TOKENIZER, counts.translated, model)  # not told which Italian words the pairs hold
+    assert allowed_after(without, TOKENIZER, source, written, among, best="▁fi") == set(among)
+    said = "Ha fatto una torta di farina con"  # "farina" is written already: the model goes on alone
+    assert allowed_after(flour, TOKENIZER, source, said, among, best="▁fi") == set(among)
+
+
 def test_the_shipped_counts_hold_what_its_pairs_translate(shipped):
     translated = shipped.word_counts.translated
     assert translated["Alps"] == "Alpi" and translated["Sicily"] == "Sicilia" and translated["fuel"] == "carburante"
@@ -190,38 +234,64 @@ def test_the_shipped_counts_hold_what_its_pairs_translate(shipped):
     assert "pizza" not in translated and "Tom" not in translated  # copied
 
 
-def test_the_shipped_translator_writes_what_it_would_copy_as_its_pairs_translate_it(shipped):
-    translator = shipped.translator
-    sentences = ["The Alps separate Italy from France.", "Sicily is the largest island in the Mediterranean."]
-    assert translator.translate(sentences) == [
-        "Le Alpi separano l'Italia dalla Francia.",
-        "La Sicilia è l'isola più grande del Mediterraneo.",
-    ]
-    ruled = translator.rule
-    try:
-        translator.rule = Rules(NumbersAsWritten(TOKENIZER), NamesAsWritten(TOKENIZER, shipped.word_counts.never_met))
-        assert translator.translate(sentences) == [
-            "Le Alps separano l'Italia dalla Francia.",
-            "La Sicily è l'isola più grande del Mediterraneo.",
-        ]
-    finally:
-        translator.rule = ruled
-    assert inspect(translator, sentences[0]).overruled == [(2, "ps", "p"), (3, "re", "i")]  # the page names them
+# (English, the shipped translator's Italian, the copies rule it is compared with (None: none; "blind": without the
+# model, no look ahead; "unasked": without the pairs' Italian words, no made-up words), that rule's Italian, the steps
+# the page names for the first sentence: (step, the model's token, the rule's))
+SHIPPED_RULES = [
+    (
+        ["The Alps separate Italy from France.", "Sicily is the largest island in the Mediterranean."],
+        ["Le Alpi separano l'Italia dalla Francia.", "La Sicilia è l'isola più grande del Mediterraneo."],
+        None,
+        ["Le Alps separano l'Italia dalla Francia.", "La Sicily è l'isola più grande del Mediterraneo."],
+        [(2, "ps", "p"), (3, "re", "i")],
+    ),
+    (
+        ["Happy Easter!", "Data is the fuel of artificial intelligence."],
+        ["Buona Pasqua!", "Dati è il carburante dell'intelligenza artificiale."],
+        "blind",
+        ["Buona Easter!", "Dati è il fuel dell'intelligenza artificiale."],
+        [(2, "▁E", "▁P"), (4, "ter", "qua")],
+    ),
+    (
+        ["She made a cake with flour, sugar and eggs.", "Scientists discovered a new species of frog."],
+        ["Ha fatto una torta con farina, zucchero e uova.", "Gli scienziati hanno scoperto una nuova specie di rana."],
+        "unasked",
+        [
+            "Ha fatto una torta con fioritorio, zucchero e uova.",
+            "Gli scienziati hanno scoperto una nuova specie di ranrogeno.",
+        ],
+        [(5, "▁fi", "▁f"), (6, "iam", "ar"), (7, "re", "ina")],  # "▁f" + "ar" + "ina" for "▁fi" + "iam" + "re"
+    ),
+]
 
 
-def test_the_shipped_translator_writes_a_copy_it_sees_ahead_as_its_pairs_translate_it(shipped):
+@pytest.mark.parametrize("sentences, italian, other, others, named", SHIPPED_RULES)
+def test_the_shipped_translator_writes_what_it_would_copy_or_make_up_as_its_pairs_translate_it(
+    shipped, sentences, italian, other, others, named
+):
+    translator, translated = shipped.translator, shipped.word_counts.translated
+    rule = {
+        None: None,
+        "blind": CopiesTranslated(TOKENIZER, translated),
+        "unasked": CopiesTranslated(TOKENIZER, translated, translator.model),
+    }[other]
+    assert translator.translate(sentences) == italian
+    assert translated_with_copies_rule(translator, rule, sentences) == others
+    assert inspect(translator, sentences[0]).overruled == named  # the page names the steps the rule chose
+
+
+def test_the_shipped_translator_sees_ahead_a_copy_in_its_own_case_and_beside_its_twin(shipped):
     translator = shipped.translator
-    sentences = ["Happy Easter!", "Data is the fuel of artificial intelligence."]
-    assert translator.translate(sentences) == ["Buona Pasqua!", "Dati è il carburante dell'intelligenza artificiale."]
     turkish = "But the AKP with its well-known Islamist roots represents a paradigm shift in the Turkish consensus."
     assert translator.translate(turkish).endswith(" nel consenso turco.")  # its own case: "T" leaves "turco"
     jamaica = "They agreed in Montego Bay, Jamaica."  # a row beside its twin once wrote "Bay,Giamaica"
     assert translator.translate([jamaica] * 2) == ["Hanno acconsentito a Montego Bay, Giamaica."] * 2
-    ruled = translator.rule
-    try:
-        blind = CopiesTranslated(TOKENIZER, shipped.word_counts.translated)  # the copies rule without its look ahead
-        translator.rule = Rules(*ruled.rules[:-1], blind)
-        assert translator.translate(sentences) == ["Buona Easter!", "Dati è il fuel dell'intelligenza artificiale."]
-    finally:
-        translator.rule = ruled
-    assert inspect(translator, sentences[0]).overruled == [(2, "▁E", "▁P"), (4, "ter", "qua")]  # the page names them
+
+
+def test_the_shipped_translator_keeps_its_own_inflection_of_the_pairs_word(shipped):
+    # "addestrata" is held by no pair; the pairs give "trained" as "addestrato"
+    assert shipped.word_counts.italian["addestrata"] == 0 and shipped.word_counts.translated["trained"] == "addestrato"
+    assert (
+        shipped.translator.translate("The network was trained for many hours.")
+        == "La rete era addestrata per molte ore."
+    )

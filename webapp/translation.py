@@ -139,7 +139,8 @@ def translation_status(
         lines.append(
             f"**ℹ️ Numbers and names as the English writes them, words as the training pairs translate them: "
             f"{replaced}. The model's own first choice would have written a number the English does not hold, "
-            "misspelt a name it never met in training, or copied an English word its training pairs translate.**"
+            "misspelt a name it never met in training, copied an English word its training pairs translate, or made "
+            "up a word for one.**"
         )
     if report.truncated:
         lines.append(
