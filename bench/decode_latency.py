@@ -17,7 +17,8 @@ decoder step at batch 1 is a chain of matrix-vector products that wait on readin
 float16 halves the bytes read.
 Each call is `Translator.translate_ids([sentence], beam, use_cache)`: tokenisation, encoder, decoding loop: the
 lesson's translator, or with `--rules` the app's (`modeldir.directory.open_model`: the text read as the app reads it,
-and its decoding rules, which follow numbers, names and the words the model would copy, and look ahead at a copy).
+and its decoding rules, which follow numbers, names and the words the model would copy or make up, looking ahead at
+a copy and at a word's first token).
 Every mode first translates `--warmup` sentences untimed. Reported per mode: p50 / p95 / mean milliseconds, the
 mean number of generated tokens, and for the uncached modes how many outputs equal the cached mode's (they
 should all, up to floating-point ties). Goal, the shipped model's budget whatever its shape: cached greedy float16

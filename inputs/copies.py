@@ -98,12 +98,16 @@ class CopiesTranslated(Spelling):
         """((English word, Italian word), ...) of the token ids `source` (a tuple): its words that `translated`
         holds, a sentence's first word found as typed where it is held so ("Sicily"), else in lower case."""
         found = {}
-        for typed, first in words_and_starts(" ".join(self.words(i for i in source if i not in self.special)).strip()):
+        for typed, first in words_and_starts(self.spelt(source).strip()):
             for key in (typed, typed.lower()) if first else (typed,):
                 if key in self.translated:
                     found.setdefault(typed.lower(), self.translated[key])
                     break
         return tuple(found.items())
+
+    def spelt(self, ids):
+        """The words the token ids `ids` spell, joined by spaces, special tokens and bytes left out."""
+        return " ".join(self.words(i for i in ids if i not in self.special))
 
     def with_copies(self, source):
         """(`source`, its `copies`) when it has any, else (): decoding's steps then need not read `src` again."""
@@ -205,7 +209,7 @@ class CopiesTranslated(Spelling):
         (its next-token `scores`, (V,)) begins surely with a word the pairs hold often ("▁della"). None otherwise."""
         if self.italian is None or self.model is None or not self.text[best].isalpha():
             return None
-        said = {w.lower() for w in LETTERS.findall(" ".join(self.words(i for i in prefix if i not in self.special)))}
+        said = {w.lower() for w in LETTERS.findall(self.spelt(prefix))}
         unsaid = {english: italian for english, italian in copies if italian.lower() not in said}
         if not unsaid:
             return None
