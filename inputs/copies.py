@@ -17,8 +17,11 @@ A word the model half knows is also one it makes up Italian for: "una torta con 
 Italian side of its training pairs holds, the rule follows the model to the word's end and reads which English word
 its cross-attention weighed most while writing it; where the pairs translate that word and its Italian word is not
 written yet, the rule writes it instead ("farina", "rana"). Chosen on dev, dev-news and the demo set:
-docs/training-log.md#made-up-words-written-as-the-pairs-translate-the-english."""
+docs/training-log.md#made-up-words-written-as-the-pairs-translate-the-english. So too after an elided article ("l'",
+"dell'"), where Italian elides before the word, and for an English word the pairs copy, a loanword, as Italian writes
+it ("I robot" for "I raobici"): docs/training-log.md#made-up-words-after-an-elided-article-and-loanwords."""
 
+import re
 from collections import OrderedDict
 from functools import lru_cache
 
@@ -39,6 +42,8 @@ VOWELS = "aeiouàèéìòù"  # how an Italian word ends
 # token a probability of SURE or more, it is taken to write that word: no made-up word is looked for there. Chosen on
 # dev, dev-news and the demo set: docs/training-log.md#made-up-words-written-as-the-pairs-translate-the-english.
 OFTEN, SURE = 100, 0.5
+ELIDED = re.compile(r"[^\W\d_]['’]$")  # an elided article or preposition ends the text: "L'", "dell'"
+ELIDES_BEFORE = VOWELS + "h"  # the letters Italian elides before: "l'alleanza", "l'hotel", not "l'disoccupazione"
 
 
 def words_and_starts(text):
@@ -78,9 +83,10 @@ class CopiesTranslated(Spelling):
     `italian` (a Counter: Italian word, in lower case -> training pairs that hold it), so too where the word the model
     begins is one no training pair holds (`made_up_word`)."""
 
-    def __init__(self, tokenizer, translated, model=None, italian=None):
+    def __init__(self, tokenizer, translated, model=None, italian=None, loans=None):
         super().__init__(tokenizer)
-        self.translated = translated
+        self.loans = loans or {}  # English word -> the loanword Italian writes for it ("robots" -> "robot")
+        self.translated = {**self.loans, **translated}
         self.model = model  # followed ahead where a copy may begin (`word_ahead`); None: not followed
         self.italian = italian  # where the model writes a word it never holds, the word is made up; None: not asked
         self.special = {i for i, text in self.text.items() if writes_no_word(text)}  # </s>, <0xE6>: read as no word
@@ -146,8 +152,8 @@ class CopiesTranslated(Spelling):
         not "pilota"). None when it copies none."""
         spelt = (written + self.text[best]).lower()
         for english, italian in copies:
-            if english != spelt:
-                continue
+            if english != spelt or english in self.loans:
+                continue  # not this word, or a loanword: written only for a made-up word
             if not italian.lower().startswith(spelt):
                 return italian
             if self.model is not None and self.copies_ahead(source, prefix, best, english):
@@ -226,6 +232,11 @@ class CopiesTranslated(Spelling):
         italian = unsaid.get(words[max(range(len(words)), key=weighed.__getitem__)]) if words else None
         return None if italian is None or inflected(word, italian) else italian
 
+    def after_elision(self, prefix):
+        """Whether the token ids `prefix` end in an elided article or preposition ("L'", "dell'"): the next letters
+        begin a word, though no token that starts one writes them ("▁dell ' Ir terior")."""
+        return ELIDED.search("".join(self.text.get(i, "") for i in prefix[self.last_word_start(prefix) :])) is not None
+
     def copy_leaving(self, source, copies, prefix, written, best):
         """The Italian word of the English word of `copies` that the token `best`, after the open word `written` of
         the ids `prefix`, goes on copying where its letters leave the Italian word's, capitals counted ("" + "E" for
@@ -236,7 +247,7 @@ class CopiesTranslated(Spelling):
             return None
         spelt = written + self.text[best]
         for english, italian in copies:
-            leaves = english.startswith(spelt.lower()) and not italian.startswith(spelt)
+            leaves = english.startswith(spelt.lower()) and not italian.startswith(spelt) and english not in self.loans
             if leaves and italian.lower().startswith(written.lower()):
                 if self.copies_ahead(source, prefix, best, english):
                     return italian
@@ -262,6 +273,9 @@ class CopiesTranslated(Spelling):
                     italian = self.copy_leaving(source, copies, prefix, written, best)
                 if italian is None and starting:
                     italian = self.made_up_word(source, copies, prefix, best, logits[row])
+                elif italian is None and not written and self.after_elision(prefix):
+                    italian = self.made_up_word(source, copies, prefix, best, logits[row])
+                    italian = italian if italian and italian[0].lower() in ELIDES_BEFORE else None
                 if italian is None:
                     continue
             held = self.going_on(italian, written, starting)

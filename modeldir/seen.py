@@ -8,9 +8,10 @@ often the word occurs in it. English words written capitalised ("Attention", "Bo
 common word the model met capitalised a handful of times is read in lower case (`rarely_capitalised`,
 `inputs.text.lower_rare_capitals`). The words the pairs translate rather than copy are kept with the Italian word they
 give each (`translations`: "Alps" -> "Alpi"), which the translator writes where the model starts to copy one, or to
-make up an Italian word no pair holds for one (`inputs.copies.CopiesTranslated`). Stored as {"pairs": N, "sources":
-[...], "en": {word: count}, "it": {...}, "en_capitalised": {Word: count}, "translated": {word: word}},
-gzip-compressed: tens of thousands of words fit in well under the 1 MB a model directory allows them
+make up an Italian word no pair holds for one (`inputs.copies.CopiesTranslated`); the words they copy as Italian
+writes a loanword ("computer", "robots" -> "robot") are read from the counts (`WordCounts.loanwords`). Stored as
+{"pairs": N, "sources": [...], "en": {word: count}, "it": {...}, "en_capitalised": {Word: count}, "translated": {word:
+word}}, gzip-compressed: tens of thousands of words fit in well under the 1 MB a model directory allows them
 (tests/test_shipped_model.py)."""
 
 import gzip
@@ -20,7 +21,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from inputs.copies import keyed_words
+from inputs.copies import SHORTEST, VOWELS, keyed_words
 from inputs.rules import LETTERS, writes_no_word
 from inputs.text import capitalised
 
@@ -37,6 +38,11 @@ OFTEN_SEEN = 50
 # with either counted apart)) of DICE or more. A word held by more than MOST pairs the model knows. Chosen on dev,
 # dev-news and the demo set: docs/training-log.md#words-the-model-copies.
 TRANSLATED, MOST, COPIED, TOGETHER, DICE = 5, 1000, 0.1, 3, 0.4
+# An English word is a loanword (`loanwords`) when its pairs do not translate it, it or its singular ends in no vowel
+# and is held by as many Italian sides as English ones, LOANED times fewer to LOANED times more, in TRANSLATED pairs or
+# more, and it is written capitalised in fewer than half its pairs (no name). Chosen on dev, dev-news and the demo set:
+# docs/training-log.md#made-up-words-after-an-elided-article-and-loanwords.
+LOANED = 2
 
 
 def words(text):
@@ -74,6 +80,26 @@ class WordCounts:
         """Whether no training pair held `word`, in any case: a name the model can only copy
         (`inputs.names.NamesAsWritten`). Counts of no pairs say nothing: False."""
         return self.pairs > 0 and self.english[word.lower()] == 0
+
+    def loanwords(self):
+        """{English word: the Italian word} for the words the pairs copy rather than translate, in Italian as a
+        loanword: the word itself ("computer"), or for a plural its singular, as Italian leaves a loanword unchanged
+        in the plural ("robots" -> "robot", "films" -> "film"). Where the model makes up a word for one
+        ("raobici"), the translator writes that (`inputs.copies.CopiesTranslated`)."""
+        loans = {}
+        for word, n in self.english.items():
+            if n < TRANSLATED or len(word) < SHORTEST or not word.isalpha() or word in self.translated:
+                continue
+            if 2 * self.capitalised[word.title()] >= n:
+                continue
+            singular = [word[:-1]] if word.endswith("s") and not word.endswith("ss") and len(word) > SHORTEST else []
+            for italian in [word, *singular]:
+                english, held = self.english[italian] or n, self.italian[italian]
+                borrowed = italian[-1] not in VOWELS  # "computer"; "come", "terminate" are Italian words
+                if borrowed and held >= TRANSLATED and english <= LOANED * held and held <= LOANED * english:
+                    loans[word] = italian
+                    break
+        return loans
 
     def at_least(self, earlier):
         """These counts with, per word, the larger of this and `earlier`'s (the model this one was continued from):

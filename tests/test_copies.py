@@ -160,6 +160,12 @@ def translated_with_copies_rule(translator, copies_rule, sentences):
         translator.rule = ruled
 
 
+def looked_ahead(source, written, best):
+    """`CopiesTranslated.ahead`'s arguments: the English `source`'s ids, the Italian `written`'s, the token `best`'s."""
+    source_ids, prefix = tuple(TOKENIZER.encode(source).ids + [EOS_ID]), (BOS_ID, *TOKENIZER.encode(written).ids)
+    return source_ids, prefix, TOKENIZER.token_to_id(best)
+
+
 def test_a_copy_whose_first_token_leaves_its_italian_word_is_seen_ahead(shipped):
     easter = CopiesTranslated(TOKENIZER, {"Easter": "Pasqua"}, shipped.translator.model)
     among = ["▁E", "▁P", "▁B"]
@@ -215,8 +221,8 @@ def test_a_made_up_word_is_written_as_the_pairs_translate_the_english_it_attends
     source, written, among = "She made a cake with flour, sugar and eggs.", "Ha fatto una torta con", ["▁fi", "▁far"]
     assert TOKENIZER.encode("fioritorio").tokens[0] == "▁fi" and counts.italian["fioritorio"] == 0  # no pair holds it
     assert allowed_after(flour, TOKENIZER, source, written, among, best="▁fi") == {"▁far"}  # "farina"
-    source_ids, prefix = tuple(TOKENIZER.encode(source).ids + [EOS_ID]), (BOS_ID, *TOKENIZER.encode(written).ids)
-    word, weights = flour.ahead(source_ids, prefix, TOKENIZER.token_to_id("▁fi"))
+    source_ids, prefix, best = looked_ahead(source, written, "▁fi")
+    word, weights = flour.ahead(source_ids, prefix, best)
     assert word == "fioritorio"  # the model's own word, followed to its end
     words, owners = flour.source_words(source_ids)
     weighed = {w: sum(x for o, x in zip(owners, weights.tolist()) if o == k) for k, w in enumerate(words)}
@@ -235,8 +241,9 @@ def test_the_shipped_counts_hold_what_its_pairs_translate(shipped):
 
 
 # (English, the shipped translator's Italian, the copies rule it is compared with (None: none; "blind": without the
-# model, no look ahead; "unasked": without the pairs' Italian words, no made-up words), that rule's Italian, the steps
-# the page names for the first sentence: (step, the model's token, the rule's))
+# model, no look ahead; "unasked": without the pairs' Italian words, no made-up words; "unloaned": without the
+# loanwords, `modeldir.seen.WordCounts.loanwords`), that rule's Italian, the steps the page names for the first
+# sentence: (step, the model's token, the rule's))
 SHIPPED_RULES = [
     (
         ["The Alps separate Italy from France.", "Sicily is the largest island in the Mediterranean."],
@@ -262,6 +269,13 @@ SHIPPED_RULES = [
         ],
         [(5, "▁fi", "▁f"), (6, "iam", "ar"), (7, "re", "ina")],  # "▁f" + "ar" + "ina" for "▁fi" + "iam" + "re"
     ),
+    (
+        ["Robots will not replace translators.", "We watched two films."],
+        ["I robot non sostituiranno i traduttori.", "Abbiamo guardato due film."],
+        "unloaned",
+        ["I raobici non sostituiranno i traduttori.", "Abbiamo guardato due film."],
+        [(1, "▁ra", "▁r"), (3, "ots", "ot"), (4, "t", "▁non")],  # "robot", ended where the model went on ("robott")
+    ),
 ]
 
 
@@ -274,6 +288,7 @@ def test_the_shipped_translator_writes_what_it_would_copy_or_make_up_as_its_pair
         None: None,
         "blind": CopiesTranslated(TOKENIZER, translated),
         "unasked": CopiesTranslated(TOKENIZER, translated, translator.model),
+        "unloaned": CopiesTranslated(TOKENIZER, translated, translator.model, shipped.word_counts.italian),
     }[other]
     assert translator.translate(sentences) == italian
     assert translated_with_copies_rule(translator, rule, sentences) == others
@@ -295,3 +310,18 @@ def test_the_shipped_translator_keeps_its_own_inflection_of_the_pairs_word(shipp
         shipped.translator.translate("The network was trained for many hours.")
         == "La rete era addestrata per molte ore."
     )
+
+
+def test_a_made_up_word_after_an_elided_article_is_written_where_italian_elides(shipped):
+    counts, model = shipped.word_counts, shipped.translator.model
+    rule = CopiesTranslated(TOKENIZER, counts.translated, model, counts.italian)
+    assert counts.translated["acronym"] == "acronimo" and counts.italian["acronomo"] == 0
+    source, among = "I saw the acronym.", ["ac", "ad"]  # "▁l ' ac ron omo": no token that starts a word begins it
+    assert allowed_after(rule, TOKENIZER, source, "Ho visto l'", among, best="ac") == {"ac"}  # "acronimo"
+    assert rule.ahead.cache_info().misses == 1  # looked ahead: "acronomo", made up
+    assert allowed_after(rule, TOKENIZER, source, "Ho visto l'acron", ["omo", "im"], best="omo") == {"im"}  # held
+    # Italian elides before a vowel only: after "L'", "disoccupazione" is not written in place of "Unemploy"
+    unemployment, among = "Unemployment fell to its lowest level in ten years.", ["U", "d"]
+    assert counts.translated["unemployment"] == "disoccupazione" and counts.italian["unemploy"] == 0
+    assert allowed_after(rule, TOKENIZER, unemployment, "L'", among, best="U") == set(among)
+    assert rule.ahead(*looked_ahead(unemployment, "L'", "U"))[0] == "Unemploy"  # made up, and left

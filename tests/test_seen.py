@@ -17,9 +17,11 @@ from helpers import toy_pairs, write_tsv
 from modeldir.directory import open_model
 from modeldir.loading import TOKENIZER
 from modeldir.seen import (
+    LOANED,
     OFTEN_SEEN,
     RARELY_CAPITALISED,
     RARELY_SEEN,
+    TRANSLATED,
     WORD_COUNTS,
     WordCounts,
     read_word_counts,
@@ -58,6 +60,18 @@ def test_a_word_is_rarely_capitalised_when_met_so_in_few_pairs_and_often_in_any_
     counts.add([("Zorblax", "x")])
     assert not counts.rarely_capitalised("Zorblax")  # a name, or a word met too rarely to know in any case
     assert not WordCounts(1, Counter({"machine": OFTEN_SEEN})).rarely_capitalised("Machine")  # nothing counted so
+
+
+def test_a_loanword_is_a_word_the_pairs_copy_and_its_plural_is_its_singular():
+    counts = WordCounts(0)
+    n = TRANSLATED
+    counts.add([("the computer", "il computer"), ("a robot", "un robot"), ("robots", "i robot")] * n)
+    counts.add([("it comes", "viene"), ("come here", "vieni qui"), ("how", "come")] * n)  # "come": an Italian word
+    counts.add([("the cat", "il gatto"), ("the Tom cat", "il gatto di Tom")] * n + [("Tom", "Tom")] * n)
+    counts.add([("a club", "un club")] * n + [("a club", "un circolo")] * (LOANED * n + 1))  # translated more often
+    counts.translated = {"cat": "gatto"}
+    assert counts.loanwords() == {"computer": "computer", "robot": "robot", "robots": "robot"}
+    # not: a word the pairs translate ("cat"), a name ("Tom"), an Italian word ("come"), one copied too rarely ("club")
 
 
 def test_counts_round_trip_through_the_model_directory(tmp_path):
@@ -190,6 +204,13 @@ def test_the_page_marks_rarely_seen_words_on_the_chips_and_says_it(served):
     assert f"'see': {RARELY_SEEN} of {RARELY_SEEN + 1} training pairs" in html.unescape(chips)
     _, status, chips, _ = translation.translate(served, "we see the dog.", "greedy", 4, 1.0, 0, 0)
     assert " rare" not in chips and "Rarely seen" not in status  # a model directory without counts
+
+
+def test_the_page_names_the_dates_it_read_as_italian_writes_them(served):
+    _, status, _, _ = translation.translate(served, "See you on March 3rd, or the 12th of May.", "greedy", 1, 1.0, 0, 0)
+    assert "Dates read as Italian writes them: 'March 3rd' as '3 March', '12th of May' as '12 May'" in status
+    _, status, _, _ = translation.translate(served, "See you in the 19th century.", "greedy", 1, 1.0, 0, 0)
+    assert "Dates read" not in status  # no month: no date
 
 
 def test_the_page_says_which_capitalised_words_it_read_in_lower_case(served):

@@ -116,6 +116,13 @@ def test_shipped_model_translates_issue_48s_sentences_greedy(shipped):
     assert not lacking_words(GREEDY, shipped.translate(list(GREEDY)))
 
 
+def test_shipped_model_writes_dates_day_first_as_it_reads_them(shipped, monkeypatch):
+    dates = ["The shop opens on the 5th of June.", "The museum closes on December 24th."]
+    assert shipped.translate(dates) == ["Il negozio apre il 5 giugno.", "Il museo chiude il 24 dicembre."]
+    monkeypatch.setattr("inputs.text.read_dates", lambda text: (text, []))  # read as typed
+    assert shipped.translate(dates) == ["Il negozio apre il V secolo di giugno.", "Il museo chiude il 24 settembre."]
+
+
 def test_shipped_model_gets_the_demo_sets_set_phrases_right(shipped):
     demo = {sentence.english: sentence for sentence in read_demo_set(SETS["demo"])}
     wrong = {}

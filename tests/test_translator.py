@@ -16,7 +16,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from helpers import toy_pairs
-from inputs.text import capitalised_like, lower_rare_capitals, read_in_lower_case, unshout
+from inputs.text import capitalised_like, lower_rare_capitals, read_dates, read_in_lower_case, unshout
 from interpretability import Inspection, embedding_norms, input_report, inspect, positional_encoding
 from modeldir.device import fast_cpu_dtype
 from modeldir.files import scores
@@ -299,6 +299,28 @@ def test_translator_reads_capitals_in_sentence_case_unless_told_not_to(translato
         assert translator.encode_source(["I SEE THE CAT."])[0] != shouted
     finally:
         translator.unshout = True
+
+
+@pytest.mark.parametrize(
+    "typed, read, dates",
+    [
+        ("I was born on March 3rd, 1985.", "I was born on 3 March 1985.", [("March 3rd", "3 March")]),
+        ("It ends on the 12th of October.", "It ends on the 12 October.", [("12th of October", "12 October")]),
+        ("Until the 15th November.", "Until the 15 November.", [("15th November", "15 November")]),
+        ("On September 19, we left.", "On 19 September, we left.", [("September 19", "19 September")]),  # no year
+        ("From May 1st to June 2nd", "From 1 May to 2 June", [("May 1st", "1 May"), ("June 2nd", "2 June")]),
+        ("The 19th century.", "The 19th century.", []),  # no month: no date
+        ("In May 2007.", "In May 2007.", []),  # a month and a year
+        ("In march 3rd place.", "In march 3rd place.", []),  # a month has a capital
+    ],
+)
+def test_dates_are_read_day_first_as_italian_writes_them(typed, read, dates):
+    assert read_dates(typed) == (read, dates)
+
+
+def test_the_words_read_in_lower_case_are_named_beside_a_date_read_day_first():
+    typed = "I left on the 3rd of May. Attention please."  # "rd" and "of" are read no more
+    assert read_in_lower_case(typed, lower_rare_capitals(read_dates(typed)[0], RARE_CAPITALS)) == ["Attention"]
 
 
 RARE_CAPITALS = {"Attention", "Machine", "Need", "Computers"}.__contains__  # what a model's word counts would say

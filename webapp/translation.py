@@ -17,7 +17,7 @@ import gradio as gr
 from inputs.checks import SERVER_MAX_BEAM
 from inputs.language import check_language
 from inputs.request import one_line, parse_request  # noqa: F401 (one_line: the tabs read text as the box does)
-from inputs.text import read_in_lower_case
+from inputs.text import read_dates, read_in_lower_case, unshout
 from interpretability import input_report
 from modeldir.seen import seen_words
 from transformer.tokenizer import EOS
@@ -95,6 +95,7 @@ def translation_status(
     kept=False,
     lowered=(),
     overruled=(),
+    dated=(),
 ):
     """The status line under a translation (`seconds`: what making it took, `kept`: True when it was a recent one
     shown again, which took no time now; `decoding`: `decoding_label`; tokens counted without the closing </s>, as
@@ -103,9 +104,10 @@ def translation_status(
     (`one_line`), a warning for each thing in the input the model may not have read
     (`interpretability.input_report`), the line naming the words its training pairs held a handful of times or
     never (`rarely_seen`: `modeldir.seen.SeenWords.warning`), the one naming the capitalised words it read in
-    lower case (`lowered`: `inputs.text.read_in_lower_case`), and the one naming where the digits were held to the
-    English's numbers, a name the model never met to its spelling, or a word it was copying written as its training
-    pairs translate it (`overruled`: `Inspection.overruled`)."""
+    lower case (`lowered`: `inputs.text.read_in_lower_case`), the one naming the dates it read as Italian writes
+    them (`dated`: (as typed, as read) pairs of `inputs.text.read_dates`), and the one naming where the digits were
+    held to the English's numbers, a name the model never met to its spelling, or a word it was copying or made up
+    written as its training pairs translate it (`overruled`: `Inspection.overruled`)."""
     again = " (earlier: shown again from the recent translations)" if kept else ""
     lines = [
         f"Translated in {seconds:.2f} s{again} · {decoding} · {report.tokens} English → {italian_tokens} Italian "
@@ -133,6 +135,12 @@ def translation_status(
         lines.append(
             f"**ℹ️ Read in lower case: {named}. The model met {'it' if len(lowered) == 1 else 'them'} capitalised in "
             "a handful of training pairs, and in lower case often.**"
+        )
+    if dated:
+        named = ", ".join(f"'{typed}' as '{read}'" for typed, read in dated)
+        lines.append(
+            f"**ℹ️ Dates read as Italian writes them: {named}, the day first and as a number: the model met few "
+            "English dates.**"
         )
     if overruled:
         replaced = ", ".join(f"'{written}' for its '{first}' (step {step + 1})" for step, first, written in overruled)
@@ -209,6 +217,7 @@ def translate(served, text, decoding, beam, temperature, top_k, seed):
         kept,
         read_in_lower_case(request.text, served.translator.source_text(request.text)),
         inspection.overruled,
+        read_dates(unshout(request.text))[1],
     )
     chips = token_chips(inspection.source_tokens, "English", seen=seen) + token_chips(outputs, "Italian")
     return (
