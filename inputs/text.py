@@ -143,13 +143,18 @@ class CheckedTranslator(Translator):
             CopiesTranslated(self.tokenizer, counts.translated, self.model, counts.italian, counts.loanwords()),
         )
 
-    def source_text(self, text):
-        """`text` as the model reads it: its first max_source_chars characters, lone surrogates replaced
-        (`without_lone_surrogates`), in sentence case if typed in capitals (`unshout`), dates as Italian writes them
-        (`read_dates`), rare capitalised words in lower case (`lower_rare_capitals`)."""
+    def reading(self, text):
+        """(`text` as the model reads it, the dates read in it as `read_dates` names them): its first
+        max_source_chars characters, lone surrogates replaced (`without_lone_surrogates`), in sentence case if typed
+        in capitals (`unshout`), dates as Italian writes them (`read_dates`), rare capitalised words in lower case
+        (`lower_rare_capitals`). The page names the dates from here, so it names only those the model read."""
         text = without_lone_surrogates(text[: self.max_source_chars])
-        text = read_dates(unshout(text) if self.unshout else text)[0]
-        return text if self.rare_capital is None else lower_rare_capitals(text, self.rare_capital)
+        text, dates = read_dates(unshout(text) if self.unshout else text)
+        return (text if self.rare_capital is None else lower_rare_capitals(text, self.rare_capital)), dates
+
+    def source_text(self, text):
+        """`text` as the model reads it (`reading`)."""
+        return self.reading(text)[0]
 
     def target_text(self, text, ids):
         """`Translator.target_text`, starting with a capital where `text` did before it was read in lower case

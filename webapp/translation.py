@@ -17,7 +17,7 @@ import gradio as gr
 from inputs.checks import SERVER_MAX_BEAM
 from inputs.language import check_language
 from inputs.request import one_line, parse_request  # noqa: F401 (one_line: the tabs read text as the box does)
-from inputs.text import read_dates, read_in_lower_case, unshout
+from inputs.text import read_in_lower_case
 from interpretability import input_report
 from modeldir.seen import seen_words
 from transformer.tokenizer import EOS
@@ -105,7 +105,7 @@ def translation_status(
     (`interpretability.input_report`), the line naming the words its training pairs held a handful of times or
     never (`rarely_seen`: `modeldir.seen.SeenWords.warning`), the one naming the capitalised words it read in
     lower case (`lowered`: `inputs.text.read_in_lower_case`), the one naming the dates it read as Italian writes
-    them (`dated`: (as typed, as read) pairs of `inputs.text.read_dates`), and the one naming where the digits were
+    them (`dated`: (as typed, as read) pairs of `CheckedTranslator.reading`), and the one naming where the digits were
     held to the English's numbers, a name the model never met to its spelling, or a word it was copying or made up
     written as its training pairs translate it (`overruled`: `Inspection.overruled`)."""
     again = " (earlier: shown again from the recent translations)" if kept else ""
@@ -205,6 +205,7 @@ def translate(served, text, decoding, beam, temperature, top_k, seed):
     outputs = output_tokens(inspection)
     counts = served.directory.word_counts
     seen = seen_words(inspection.source_tokens, counts) if counts else None
+    read, dated = served.translator.reading(request.text)
     status = translation_status(
         seconds,
         decoding_label(request.beam, request.sampling),
@@ -215,9 +216,9 @@ def translate(served, text, decoding, beam, temperature, top_k, seed):
         check_language(request.text).warning,
         seen.warning() if seen else None,
         kept,
-        read_in_lower_case(request.text, served.translator.source_text(request.text)),
+        read_in_lower_case(request.text, read),
         inspection.overruled,
-        read_dates(unshout(request.text))[1],
+        dated,
     )
     chips = token_chips(inspection.source_tokens, "English", seen=seen) + token_chips(outputs, "Italian")
     return (
