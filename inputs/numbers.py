@@ -9,6 +9,7 @@ may be kept or dropped ("40 000"), and a number may be written out in words: onl
 An English sentence without digits is decoded as the model alone decodes it. Chosen on dev, dev-news and the demo
 set: docs/training-log.md#numbers-as-the-english-writes-them."""
 
+import re
 from functools import lru_cache
 
 import torch
@@ -112,4 +113,85 @@ class NumbersAsWritten:
     def __call__(self, logits, ys, src):
         for row, numbers in self.rows_with_digits(src):
             hold(logits, row, *self.allowed_after(numbers, *self.open_number(ys[row].tolist())))
+        return logits
+
+
+ROMAN_LETTERS = "IVXLC"
+CENTURY_WORD = re.compile(r"\bcentur(?:y|ies)\b", re.IGNORECASE)
+ORDINAL_NUMBER = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b")  # "19th"
+ROMAN_CENTURY = re.compile(r"\b([IVX]+)[ -](?i:centur)")  # "the V century"
+ROMAN = re.compile(r"\b(?=[IVX]{2,}\b)X{0,3}(?:IX|IV|V?I{0,3})\b")  # a Roman numeral the English holds: "XIX", "II"
+
+
+def roman(number):
+    """`number` (1 to 39) in Roman numerals: 19 is "XIX", as Italian writes a century ("il XIX secolo")."""
+    tens, units = divmod(number, 10)
+    return "X" * tens + ["", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX"][units]
+
+
+class CenturiesAsWritten:
+    """`rule(logits, ys, src)` for `decoding.apply_decoding_rules`: in place, hold the Roman numerals of a translation
+    to the centuries its source `src` (B, S) names ("the 15th century": "il XV secolo") and the numerals it holds.
+
+    Italian writes a century in Roman numerals, which the vocabulary spells letter by letter (`▁ X V I`), and the
+    model miscounts them as it does digits: part 14 wrote "XVI" for "the 15th century" and "II" for "the 3rd". Where
+    the English names a century, its ordinals in digits (`inputs.text.read_dates` reads a century's in words so) are
+    the numerals it may write (`numerals`): a letter that would make a numeral none of them begins is forbidden, and
+    so is ending a numeral of two or more letters before it is one of them; words stay free ("il quindicesimo
+    secolo"). A numeral is a run of the letters I, V, X, L and C started by a word's first token ("▁I", "▁V") or
+    after a token that ends in no letter ("▁", "'": "dell'XI"). One letter may end it, as the article "I" does ("I
+    robot"), unless it follows a lone space ("▁ X": a numeral). Chosen on dev-news and the demo set:
+    docs/training-log.md#centuries-in-roman-numerals."""
+
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer
+        vocab = tokenizer.get_vocab()
+        self.letters = {vocab[letter]: letter for letter in ROMAN_LETTERS if letter in vocab}  # inside a word
+        self.starts = {vocab["▁" + letter]: letter for letter in ROMAN_LETTERS if "▁" + letter in vocab}  # "▁I"
+        self.letterless = {i for token, i in vocab.items() if not token[-1:].isalpha()}  # "▁", "'", "("
+        self.space = vocab.get("▁")  # "▁ X I X": what follows a lone space is a numeral, even one letter of it
+        self.source_numerals = lru_cache(maxsize=4096)(self.numerals)
+        self.allowed_after = lru_cache(maxsize=4096)(self.allowed_after_numeral)
+        self.rows_with_centuries = RowsOfSource(self.source_numerals)  # [(row, its numerals)]
+
+    def numerals(self, source):
+        """The Roman numerals the token ids `source` (a tuple) may be translated with where it names a century: each
+        ordinal's in digits ("XIX" for "the 19th century", "XII" and "XIII" for "the late 12th and early 13th
+        centuries") and those the English holds ("World War II", "the V century"); empty where it names no century,
+        and then decoding is the model's own."""
+        text = self.tokenizer.decode(list(source))
+        if not CENTURY_WORD.search(text):
+            return frozenset()
+        ordinals = {roman(int(n)) for n in ORDINAL_NUMBER.findall(text) if 1 <= int(n) <= 39}
+        return frozenset(ordinals | set(ROMAN.findall(text)) | set(ROMAN_CENTURY.findall(text)))
+
+    def open_numeral(self, prefix):
+        """(The Roman numeral `prefix` (token ids) ends in, as letters, whether it follows a lone space); ("", False)
+        when it ends in anything else, or in letters inside a word."""
+        start = len(prefix)
+        while start and prefix[start - 1] in self.letters:
+            start -= 1
+        run = "".join(self.letters[token] for token in prefix[start:])
+        before = prefix[start - 1] if start else None
+        if before in self.starts:
+            return self.starts[before] + run, False
+        return (run, before == self.space) if before is None or before in self.letterless else ("", False)
+
+    def allowed_after_numeral(self, numerals, numeral, spaced):
+        """What may follow the open `numeral` (`open_numeral`; `spaced`: after a lone space) when the source names
+        `numerals`: (True, ids) when only the token ids `ids` (a tensor) may, (False, ids) when every token but `ids`
+        may."""
+        going_on = {
+            token for token, letter in self.letters.items() if any(n.startswith(numeral + letter) for n in numerals)
+        }
+        # "XV" when the English names the 16th century: only its letters may follow, to "XVI"
+        if (spaced or len(numeral) >= 2) and numeral not in numerals:
+            return True, torch.tensor(sorted(going_on), dtype=torch.long)
+        return False, torch.tensor(sorted(set(self.letters).difference(going_on)), dtype=torch.long)
+
+    def __call__(self, logits, ys, src):
+        for row, numerals in self.rows_with_centuries(src):
+            numeral, spaced = self.open_numeral(ys[row].tolist())
+            if numeral:
+                hold(logits, row, *self.allowed_after(numerals, numeral, spaced))
         return logits

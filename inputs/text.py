@@ -12,7 +12,7 @@ from transformer.translator import Translator
 from .checks import check_decoding, check_text
 from .copies import CopiesTranslated
 from .names import NamesAsWritten
-from .numbers import NumbersAsWritten
+from .numbers import CenturiesAsWritten, NumbersAsWritten
 from .rules import LETTERS, SENTENCE_END, Rules
 
 SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: not a character, and UTF-8 cannot encode it
@@ -21,10 +21,44 @@ SENTENCE_START = re.compile(r"(^|[.!?]\s+)(\w)")
 ENGLISH_I = re.compile(r"\bi\b")  # the pronoun, also in i'm, i'll, i've, i'd
 MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
 ORDINAL = "(?:st|nd|rd|th)"  # "3rd", "25th"
-# A day and a month: "the 12th of October", "15th November"; "March 3rd, 1985", "September 19" (its comma before a year)
-DATE = re.compile(
-    rf"\b(?:(\d{{1,2}}){ORDINAL}(?: of)? ({MONTHS})\b|({MONTHS}) (\d{{1,2}}){ORDINAL}?\b(?:,(?= \d{{4}}\b))?)"
-)
+UNITS = "first second third fourth fifth sixth seventh eighth ninth".split()
+TEENS = "tenth eleventh twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth".split()
+# Ordinals in words up to a month's last day, and their numbers: "fifth" 5, "twenty-first" 21, "thirtieth" 30.
+ORDINAL_WORDS = dict(zip(UNITS + TEENS, range(1, 20)))
+ORDINAL_WORDS |= {"twentieth": 20, "thirtieth": 30, "thirty-first": 31}
+ORDINAL_WORDS |= {f"twenty-{unit}": 20 + n for n, unit in enumerate(UNITS, 1)}
+
+
+def alternatives(words):
+    """A regex matching any of `words` in any case, the longest first ("twenty-first" before "first")."""
+    return "(?i:" + "|".join(sorted(words, key=len, reverse=True)) + ")"
+
+
+# A day in words: "first" is left as typed, for Italian writes "il primo maggio", as the model does.
+DAY_WORDS = alternatives(word for word in ORDINAL_WORDS if word != "first")
+JOINED = "(?:-? (?:and|or|to) (?:the )?|, |[-–])"  # "fifteenth and sixteenth", "eighteenth- and nineteenth-"
+ORDINAL_WORD = re.compile(rf"\b{alternatives(ORDINAL_WORDS)}\b")
+
+
+def dates_pattern(months):
+    """The regex of `read_dates`: a day and a month ("the 12th of October", "15th November", "the fifth of May";
+    "March 3rd, 1985", "September 19", "May the fifth", with its comma before a year) or centuries in words ("the
+    nineteenth century", "the fifteenth and sixteenth centuries", "eighteenth-century")."""
+    return re.compile(
+        rf"\b(?:(?:(?P<day>\d{{1,2}}){ORDINAL}(?: of)?|(?P<day_word>{DAY_WORDS}) of) (?P<month>{months})\b"
+        rf"|(?P<month_first>{months}) (?:(?P<day_after>\d{{1,2}}){ORDINAL}?|(?:the )?(?P<day_after_word>{DAY_WORDS}))"
+        rf"\b(?!-)(?:,(?= \d{{4}}\b))?"
+        rf"|(?P<centuries>(?:{ORDINAL_WORD.pattern}{JOINED})*{ORDINAL_WORD.pattern})[ -](?i:centur(?:y|ies))\b)"
+    )
+
+
+DATES = dates_pattern(MONTHS)  # "march 3 miles" is not a date
+DATES_ANY_CASE = dates_pattern(f"(?i:{MONTHS})")  # text typed in capitals, its months in lower case once unshouted
+
+
+def ordinal(number):
+    """`number` (1 to 31) written as English writes an ordinal in digits: "1st", "2nd", "13th", "21st"."""
+    return f"{number}{'th' if number in (11, 12, 13) else {1: 'st', 2: 'nd', 3: 'rd'}.get(number % 10, 'th')}"
 
 
 def mostly(words, test, at_least):
@@ -44,21 +78,31 @@ def unshout(text):
     return ENGLISH_I.sub("I", text)
 
 
-def read_dates(text):
+def read_dates(text, any_case=False):
     """(`text` with each date of a day and a month written as Italian writes it, the day first and as a cardinal
-    number, [(each date as typed, as read)]): "I was born on 3 March 1985" for "I was born on March 3rd, 1985", "the
-    12 October" for "the 12th of October"; other text unchanged. The model met few English dates: read "March 3rd",
-    it wrote "il 3rdine", "the 15th November" "al XVII secolo" (a century, as "the 15th" often is), and "December
-    24th" "il 24 settembre"; read "3 March", it writes "il 3 marzo". Chosen on dev-news and the demo set:
-    docs/training-log.md#dates-read-as-italian-writes-them."""
+    number, and each century in words in digits, [(each as typed, as read)]): "I was born on 3 March 1985" for "I
+    was born on March 3rd, 1985", "the 5 May" for "the fifth of May", "the 19th century" for "the nineteenth century";
+    other text unchanged. Months are matched in any case where `any_case` (text typed in capitals: `unshout`). The
+    model met few English dates: read "March 3rd", it wrote "il 3rdine", "the fifth of May" "il quinto di maggio",
+    "the 15th November" "al XVII secolo" (a century, as "the 15th" often is), and "December 24th" "il 24
+    settembre"; read "3 March", it writes "il 3 marzo". A century in words it barely knows ("nel Nineteentesimo
+    secolo"); in digits it writes Roman numerals, held to the English's (`inputs.numbers.CenturiesAsWritten`). Chosen
+    on dev-news and the demo set: docs/training-log.md#dates-read-as-italian-writes-them and
+    #centuries-in-roman-numerals."""
     found = []
 
-    def day_first(match):
-        day_month = match.group(1, 2) if match.group(1) else match.group(4, 3)
-        found.append((match.group().rstrip(","), " ".join(day_month)))
+    def read(match):
+        if match["centuries"]:
+            ordinals = match["centuries"]
+            as_read = ORDINAL_WORD.sub(lambda word: ordinal(ORDINAL_WORDS[word.group().lower()]), ordinals)
+            found.append((match.group(), as_read + match.group()[len(ordinals) :]))
+            return found[-1][1]
+        day_word = match["day_word"] or match["day_after_word"]
+        day = match["day"] or match["day_after"] or str(ORDINAL_WORDS[day_word.lower()])
+        found.append((match.group().rstrip(","), f"{day} {(match['month'] or match['month_first']).capitalize()}"))
         return found[-1][1]
 
-    return DATE.sub(day_first, text), found
+    return (DATES_ANY_CASE if any_case else DATES).sub(read, text), found
 
 
 def is_title(words):
@@ -121,9 +165,9 @@ class CheckedTranslator(Translator):
     def __init__(self, model, tokenizer, **settings):
         super().__init__(model, tokenizer, **settings)
         self.unshout = True  # read text in capitals in sentence case (`unshout`); False feeds it as typed
-        # Digits as the English writes them (and names the model never met: `know_words`); None decodes as the model
-        # alone.
-        self.rule = NumbersAsWritten(tokenizer)
+        # Digits, and a century's Roman numerals, as the English writes them (and names the model never met:
+        # `know_words`); None decodes as the model alone.
+        self.rule = Rules(NumbersAsWritten(tokenizer), CenturiesAsWritten(tokenizer))
         # Whether the model met a capitalised word too rarely to know it (`lower_rare_capitals`); `open_model` sets it
         # from the directory's word counts (`know_words`). None: capitalised words are read as typed.
         self.rare_capital = None
@@ -139,6 +183,7 @@ class CheckedTranslator(Translator):
         self.rare_capital = counts.rarely_capitalised
         self.rule = Rules(
             NumbersAsWritten(self.tokenizer),
+            CenturiesAsWritten(self.tokenizer),
             NamesAsWritten(self.tokenizer, counts.never_met),
             CopiesTranslated(self.tokenizer, counts.translated, self.model, counts.italian, counts.loanwords()),
         )
@@ -148,8 +193,9 @@ class CheckedTranslator(Translator):
         max_source_chars characters, lone surrogates replaced (`without_lone_surrogates`), in sentence case if typed
         in capitals (`unshout`), dates as Italian writes them (`read_dates`), rare capitalised words in lower case
         (`lower_rare_capitals`). The page names the dates from here, so it names only those the model read."""
-        text = without_lone_surrogates(text[: self.max_source_chars])
-        text, dates = read_dates(unshout(text) if self.unshout else text)
+        typed = without_lone_surrogates(text[: self.max_source_chars])
+        text = unshout(typed) if self.unshout else typed
+        text, dates = read_dates(text, any_case=text != typed)
         return (text if self.rare_capital is None else lower_rare_capitals(text, self.rare_capital)), dates
 
     def source_text(self, text):

@@ -65,9 +65,9 @@ class Inspection:
     beam_trace: BeamTrace | None = None  # beam search step by step, when `inspect` ran it (beam > 1)
     # Embeddings, residual stream, layer norms, feed-forward units and logits of the same pass (the model map's).
     internals: Internals | None = None
-    # The steps where the translator's rule (`Translator.rule`: digits, and names the model never met, as the English
-    # writes them) forbade the token the model alone ranked first: [(step, the model's first choice, the token
-    # written), ...].
+    # The steps where the translator's rule (`Translator.rule`: digits, a century's numerals and names the model never
+    # met as the English writes them, words as its training pairs translate them) forbade the token the model alone
+    # ranked first: [(step, the model's first choice, the token written), ...].
     overruled: list = field(default_factory=list)
 
     def attention(self, kind):

@@ -210,7 +210,9 @@ def test_the_page_names_the_dates_it_read_as_italian_writes_them(served):
     _, status, _, _ = translation.translate(served, "See you on March 3rd, or the 12th of May.", "greedy", 1, 1.0, 0, 0)
     assert "Dates read as Italian writes them: 'March 3rd' as '3 March', '12th of May' as '12 May'" in status
     _, status, _, _ = translation.translate(served, "See you in the 19th century.", "greedy", 1, 1.0, 0, 0)
-    assert "Dates read" not in status  # no month: no date
+    assert "Dates read" not in status  # no month: no date, and a century in digits is read as typed
+    _, status, _, _ = translation.translate(served, "Built in the nineteenth century.", "greedy", 1, 1.0, 0, 0)
+    assert "Dates read as Italian writes them: 'nineteenth century' as '19th century'" in status
 
 
 def test_the_page_says_which_capitalised_words_it_read_in_lower_case(served):

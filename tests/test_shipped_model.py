@@ -119,8 +119,27 @@ def test_shipped_model_translates_issue_48s_sentences_greedy(shipped):
 def test_shipped_model_writes_dates_day_first_as_it_reads_them(shipped, monkeypatch):
     dates = ["The shop opens on the 5th of June.", "The museum closes on December 24th."]
     assert shipped.translate(dates) == ["Il negozio apre il 5 giugno.", "Il museo chiude il 24 dicembre."]
-    monkeypatch.setattr("inputs.text.read_dates", lambda text: (text, []))  # read as typed
+    monkeypatch.setattr("inputs.text.read_dates", lambda text, any_case=False: (text, []))  # read as typed
     assert shipped.translate(dates) == ["Il negozio apre il V secolo di giugno.", "Il museo chiude il 24 settembre."]
+
+
+def test_shipped_model_writes_dates_and_centuries_in_words_or_capitals_as_it_reads_them(shipped, monkeypatch):
+    typed = [
+        "The shop opens on the fifth of June.",
+        "THE SHOP OPENS ON JUNE 5TH.",
+        "The bridge was built in the nineteenth century.",
+    ]
+    assert shipped.translate(typed) == [
+        "Il negozio apre il 5 giugno.",
+        "Il negozio apre il 5 giugno.",
+        "Il ponte è stato costruito nel XIX secolo.",
+    ]
+    monkeypatch.setattr("inputs.text.read_dates", lambda text, any_case=False: (text, []))  # read as typed
+    assert shipped.translate(typed) == [
+        "Il negozio apre sul quinto di giugno.",
+        "Il negozio apre il VI secolo.",
+        "Il ponte è stato costruito nel Nineteentesimo secolo.",
+    ]
 
 
 def test_shipped_model_gets_the_demo_sets_set_phrases_right(shipped):

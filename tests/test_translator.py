@@ -312,10 +312,36 @@ def test_translator_reads_capitals_in_sentence_case_unless_told_not_to(translato
         ("The 19th century.", "The 19th century.", []),  # no month: no date
         ("In May 2007.", "In May 2007.", []),  # a month and a year
         ("In march 3rd place.", "In march 3rd place.", []),  # a month has a capital
+        ("My birthday is on the fifth of May.", "My birthday is on the 5 May.", [("fifth of May", "5 May")]),
+        ("Twenty-First of June", "21 June", [("Twenty-First of June", "21 June")]),
+        ("See you May the fifth.", "See you 5 May.", [("May the fifth", "5 May")]),
+        ("The first of May.", "The first of May.", []),  # Italian writes "il primo maggio" too
+        ("The second May in a row.", "The second May in a row.", []),  # a day in words needs "of"
+        ("Since May second-hand cars sold.", "Since May second-hand cars sold.", []),
+        ("The nineteenth century.", "The 19th century.", [("nineteenth century", "19th century")]),
+        (
+            "The eighteenth- and nineteenth-century art.",
+            "The 18th- and 19th-century art.",
+            [("eighteenth- and nineteenth-century", "18th- and 19th-century")],
+        ),
+        (
+            "In the fifteenth and sixteenth centuries.",
+            "In the 15th and 16th centuries.",
+            [("fifteenth and sixteenth centuries", "15th and 16th centuries")],
+        ),
     ],
 )
 def test_dates_are_read_day_first_as_italian_writes_them(typed, read, dates):
     assert read_dates(typed) == (read, dates)
+
+
+def test_months_are_read_in_any_case_only_where_the_text_was_typed_in_capitals(translator):
+    assert read_dates("on march 3rd, 1985", any_case=True) == ("on 3 March 1985", [("march 3rd", "3 March")])
+    assert translator.reading("I WAS BORN ON MARCH 3RD, 1985.") == (
+        "I was born on 3 March 1985.",
+        [("march 3rd", "3 March")],
+    )
+    assert translator.reading("In march 3rd place.")[1] == []
 
 
 def test_the_words_read_in_lower_case_are_named_beside_a_date_read_day_first():

@@ -139,8 +139,8 @@ def translation_status(
     if dated:
         named = ", ".join(f"'{typed}' as '{read}'" for typed, read in dated)
         lines.append(
-            f"**ℹ️ Dates read as Italian writes them: {named}, the day first and as a number: the model met few "
-            "English dates.**"
+            f"**ℹ️ Dates read as Italian writes them: {named}. The model met few English dates: it reads a day best "
+            "first and as a number, and a century in digits, which it writes in Roman numerals.**"
         )
     if overruled:
         replaced = ", ".join(f"'{written}' for its '{first}' (step {step + 1})" for step, first, written in overruled)
