@@ -1,11 +1,12 @@
 """Text as people type it, read as the model reads best, behind the lesson's `Translator`: `CheckedTranslator` takes
 strings only, reads at most what the model can use of them, replaces broken characters, reads capitals in sentence
-case, dates as Italian writes them and a capitalised word the model barely knows in lower case, writes numbers
-(`numbers`) and the names the model never met (`names`) as the English does and the words it would copy or make up
-Italian for as its training pairs translate them (`copies`), and refuses decoding arguments outside their limits
-(`checks`) with a clear error."""
+case, dates and percentages as Italian writes them and a capitalised word the model barely knows in lower case,
+writes numbers (`numbers`) and the names the model never met (`names`) as the English does and the words it would
+copy or make up Italian for as its training pairs translate them (`copies`), and refuses decoding arguments outside
+their limits (`checks`) with a clear error."""
 
 import re
+from difflib import SequenceMatcher
 
 from transformer.translator import Translator
 
@@ -54,6 +55,7 @@ def dates_pattern(months):
 
 DATES = dates_pattern(MONTHS)  # "march 3 miles" is not a date
 DATES_ANY_CASE = dates_pattern(f"(?i:{MONTHS})")  # text typed in capitals, its months in lower case once unshouted
+PERCENT = re.compile(r"\b(\d+(?:[.,]\d+)?) ?(?:percent|per cent)\b", re.IGNORECASE)  # "29 percent", "5.5 per cent"
 
 
 def ordinal(number):
@@ -105,6 +107,20 @@ def read_dates(text, any_case=False):
     return (DATES_ANY_CASE if any_case else DATES).sub(read, text), found
 
 
+def with_percent_signs(text):
+    """(`text` with each percentage in digits written with its sign, as Italian news writes it, [(each as typed, as
+    read)]): "29%" for "29 percent". Read "3 percent", the model wrote "per cento" and dropped the number ("I prezzi
+    sono rossi per cento"), or repeated it ("25,6 per cento per cento percento"); read "3%", it writes "il 3%". Chosen
+    on dev-news: docs/training-log.md#percentages-with-their-sign."""
+    found = []
+
+    def with_sign(match):
+        found.append((match.group(), match.group(1) + "%"))
+        return found[-1][1]
+
+    return PERCENT.sub(with_sign, text), found
+
+
 def is_title(words):
     """Words of a title written in Title Case ("Attention Is All You Need"): four or more words of two or more
     letters (three can be a name: "Happy New Year"), two thirds of them capitalised."""
@@ -135,7 +151,11 @@ def lower_rare_capitals(text, rare):
 def read_in_lower_case(typed, read):
     """The capitalised words of `typed` that the translator `read` (its `source_text`) in lower case, in order: what
     the page names, so that a learner seeing the token "▁attention" for "Attention" knows why."""
-    pairs = zip(LETTERS.findall(read_dates(typed)[0]), LETTERS.findall(read))  # "rd of" read no more in "3rd of May"
+    typed_words, read_words = LETTERS.findall(typed), LETTERS.findall(read)
+    # Paired where they read the same in lower case: a date or a percentage read otherwise ("3rd of May" as "3 May",
+    # "29 percent" as "29%") has words the read text lacks.
+    matcher = SequenceMatcher(None, [w.lower() for w in typed_words], [w.lower() for w in read_words], autojunk=False)
+    pairs = ((typed_words[i + k], read_words[j + k]) for i, j, n in matcher.get_matching_blocks() for k in range(n))
     return [word for word, seen in pairs if capitalised(word) and seen == word.lower()]
 
 
@@ -189,14 +209,17 @@ class CheckedTranslator(Translator):
         )
 
     def reading(self, text):
-        """(`text` as the model reads it, the dates read in it as `read_dates` names them): its first
-        max_source_chars characters, lone surrogates replaced (`without_lone_surrogates`), in sentence case if typed
-        in capitals (`unshout`), dates as Italian writes them (`read_dates`), rare capitalised words in lower case
-        (`lower_rare_capitals`). The page names the dates from here, so it names only those the model read."""
+        """(`text` as the model reads it, the dates and percentages read otherwise in it, each (as typed, as read)):
+        its first max_source_chars characters, lone surrogates replaced (`without_lone_surrogates`), in sentence case
+        if typed in capitals (`unshout`), dates and percentages as Italian writes them (`read_dates`,
+        `with_percent_signs`), rare capitalised words in lower case (`lower_rare_capitals`). The page names the dates
+        and percentages from here, so it names only those the model read."""
         typed = without_lone_surrogates(text[: self.max_source_chars])
         text = unshout(typed) if self.unshout else typed
         text, dates = read_dates(text, any_case=text != typed)
-        return (text if self.rare_capital is None else lower_rare_capitals(text, self.rare_capital)), dates
+        text, percentages = with_percent_signs(text)
+        read = text if self.rare_capital is None else lower_rare_capitals(text, self.rare_capital)
+        return read, dates + percentages
 
     def source_text(self, text):
         """`text` as the model reads it (`reading`)."""

@@ -123,6 +123,13 @@ def test_shipped_model_writes_dates_day_first_as_it_reads_them(shipped, monkeypa
     assert shipped.translate(dates) == ["Il negozio apre il V secolo di giugno.", "Il museo chiude il 24 settembre."]
 
 
+def test_shipped_model_writes_a_percentage_with_its_number_as_it_reads_it_with_its_sign(shipped, monkeypatch):
+    typed = ["Prices rose by 3 percent last year."]
+    assert shipped.translate(typed) == ["I prezzi sono rossi per il 3% l'anno scorso."]
+    monkeypatch.setattr("inputs.text.with_percent_signs", lambda text: (text, []))  # read as typed
+    assert shipped.translate(typed) == ["I prezzi sono rossi per cento l'anno scorso."]  # the 3 is lost
+
+
 def test_shipped_model_writes_dates_and_centuries_in_words_or_capitals_as_it_reads_them(shipped, monkeypatch):
     typed = [
         "The shop opens on the fifth of June.",

@@ -16,7 +16,14 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from helpers import toy_pairs
-from inputs.text import capitalised_like, lower_rare_capitals, read_dates, read_in_lower_case, unshout
+from inputs.text import (
+    capitalised_like,
+    lower_rare_capitals,
+    read_dates,
+    read_in_lower_case,
+    unshout,
+    with_percent_signs,
+)
 from interpretability import Inspection, embedding_norms, input_report, inspect, positional_encoding
 from modeldir.device import fast_cpu_dtype
 from modeldir.files import scores
@@ -335,6 +342,25 @@ def test_dates_are_read_day_first_as_italian_writes_them(typed, read, dates):
     assert read_dates(typed) == (read, dates)
 
 
+@pytest.mark.parametrize(
+    "typed, read",
+    [
+        ("Prices rose by 3 percent.", "Prices rose by 3%."),
+        ("With 29.8 PERCENT and 5,5 per cent.", "With 29.8% and 5,5%."),
+        ("Nine percent of a percent sign.", "Nine percent of a percent sign."),  # no digits: read as typed
+    ],
+)
+def test_percentages_are_read_with_their_sign(typed, read):
+    assert with_percent_signs(typed)[0] == read
+
+
+def test_the_words_read_in_lower_case_are_named_beside_a_percentage_read_with_its_sign():
+    typed = "Computers rose 29 percent. Attention please."  # "percent" is read no more
+    read = lower_rare_capitals(with_percent_signs(typed)[0], RARE_CAPITALS)
+    assert read == "computers rose 29%. attention please."
+    assert read_in_lower_case(typed, read) == ["Computers", "Attention"]
+
+
 def test_months_are_read_in_any_case_only_where_the_text_was_typed_in_capitals(translator):
     assert read_dates("on march 3rd, 1985", any_case=True) == ("on 3 March 1985", [("march 3rd", "3 March")])
     assert translator.reading("I WAS BORN ON MARCH 3RD, 1985.") == (
@@ -342,6 +368,13 @@ def test_months_are_read_in_any_case_only_where_the_text_was_typed_in_capitals(t
         [("march 3rd", "3 March")],
     )
     assert translator.reading("In march 3rd place.")[1] == []
+
+
+def test_the_reading_names_the_percentages_read_with_their_sign(translator):
+    assert translator.reading("Up 3 percent on May 2nd.") == (
+        "Up 3% on 2 May.",
+        [("May 2nd", "2 May"), ("3 percent", "3%")],
+    )
 
 
 def test_the_words_read_in_lower_case_are_named_beside_a_date_read_day_first():

@@ -104,10 +104,10 @@ def translation_status(
     (`one_line`), a warning for each thing in the input the model may not have read
     (`interpretability.input_report`), the line naming the words its training pairs held a handful of times or
     never (`rarely_seen`: `modeldir.seen.SeenWords.warning`), the one naming the capitalised words it read in
-    lower case (`lowered`: `inputs.text.read_in_lower_case`), the one naming the dates it read as Italian writes
-    them (`dated`: (as typed, as read) pairs of `CheckedTranslator.reading`), and the one naming where the digits were
-    held to the English's numbers, a name the model never met to its spelling, or a word it was copying or made up
-    written as its training pairs translate it (`overruled`: `Inspection.overruled`)."""
+    lower case (`lowered`: `inputs.text.read_in_lower_case`), the one naming the dates and percentages it read as
+    Italian writes them (`dated`: (as typed, as read) pairs of `CheckedTranslator.reading`), and the one naming where
+    the digits were held to the English's numbers, a name the model never met to its spelling, or a word it was
+    copying or made up written as its training pairs translate it (`overruled`: `Inspection.overruled`)."""
     again = " (earlier: shown again from the recent translations)" if kept else ""
     lines = [
         f"Translated in {seconds:.2f} s{again} · {decoding} · {report.tokens} English → {italian_tokens} Italian "
@@ -139,8 +139,9 @@ def translation_status(
     if dated:
         named = ", ".join(f"'{typed}' as '{read}'" for typed, read in dated)
         lines.append(
-            f"**ℹ️ Dates read as Italian writes them: {named}. The model met few English dates: it reads a day best "
-            "first and as a number, and a century in digits, which it writes in Roman numerals.**"
+            f"**ℹ️ Read as Italian writes them: {named}. The model met few English dates and percentages: it reads "
+            "a day best first and as a number, a century in digits (which it writes in Roman numerals), and a "
+            "percentage with its sign.**"
         )
     if overruled:
         replaced = ", ".join(f"'{written}' for its '{first}' (step {step + 1})" for step, first, written in overruled)
