@@ -117,8 +117,10 @@ class NumbersAsWritten:
 
 
 ROMAN_LETTERS = "IVXLC"
-CENTURY_WORD = re.compile(r"\bcentur(?:y|ies)\b", re.IGNORECASE)
-ORDINAL_NUMBER = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b")  # "19th"
+ORDINAL = "(?:st|nd|rd|th)"  # "3rd", "19th"
+CENTURY = "(?i:centur(?:y|ies))"  # "century", "centuries", in any case
+CENTURY_WORD = re.compile(rf"\b{CENTURY}\b")
+ORDINAL_NUMBER = re.compile(rf"\b(\d{{1,2}}){ORDINAL}\b")  # "19th"
 ROMAN_CENTURY = re.compile(r"\b([IVX]+)[ -](?i:centur)")  # "the V century"
 ROMAN = re.compile(r"\b(?=[IVX]{2,}\b)X{0,3}(?:IX|IV|V?I{0,3})\b")  # a Roman numeral the English holds: "XIX", "II"
 

@@ -13,7 +13,7 @@ from transformer.translator import Translator
 from .checks import check_decoding, check_text
 from .copies import CopiesTranslated
 from .names import NamesAsWritten
-from .numbers import CenturiesAsWritten, NumbersAsWritten
+from .numbers import CENTURY, ORDINAL, CenturiesAsWritten, NumbersAsWritten
 from .rules import LETTERS, SENTENCE_END, Rules
 
 SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: not a character, and UTF-8 cannot encode it
@@ -21,7 +21,6 @@ SHOUTED_WORD = re.compile(r"\b[^\W\d_]{2,}\b")  # words of two or more letters
 SENTENCE_START = re.compile(r"(^|[.!?]\s+)(\w)")
 ENGLISH_I = re.compile(r"\bi\b")  # the pronoun, also in i'm, i'll, i've, i'd
 MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
-ORDINAL = "(?:st|nd|rd|th)"  # "3rd", "25th"
 UNITS = "first second third fourth fifth sixth seventh eighth ninth".split()
 TEENS = "tenth eleventh twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth".split()
 # Ordinals in words up to a month's last day, and their numbers: "fifth" 5, "twenty-first" 21, "thirtieth" 30.
@@ -49,7 +48,7 @@ def dates_pattern(months):
         rf"\b(?:(?:(?P<day>\d{{1,2}}){ORDINAL}(?: of)?|(?P<day_word>{DAY_WORDS}) of) (?P<month>{months})\b"
         rf"|(?P<month_first>{months}) (?:(?P<day_after>\d{{1,2}}){ORDINAL}?|(?:the )?(?P<day_after_word>{DAY_WORDS}))"
         rf"\b(?!-)(?:,(?= \d{{4}}\b))?"
-        rf"|(?P<centuries>(?:{ORDINAL_WORD.pattern}{JOINED})*{ORDINAL_WORD.pattern})[ -](?i:centur(?:y|ies))\b)"
+        rf"|(?P<centuries>(?:{ORDINAL_WORD.pattern}{JOINED})*{ORDINAL_WORD.pattern})[ -]{CENTURY}\b)"
     )
 
 
