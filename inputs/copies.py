@@ -19,7 +19,11 @@ its cross-attention weighed most while writing it; where the pairs translate tha
 written yet, the rule writes it instead ("farina", "rana"). Chosen on dev, dev-news and the demo set:
 docs/training-log.md#made-up-words-written-as-the-pairs-translate-the-english. So too after an elided article ("l'",
 "dell'"), where Italian elides before the word, and for an English word the pairs copy, a loanword, as Italian writes
-it ("I robot" for "I raobici"): docs/training-log.md#made-up-words-after-an-elided-article-and-loanwords."""
+it ("I robot" for "I raobici"): docs/training-log.md#made-up-words-after-an-elided-article-and-loanwords.
+
+A number in words is one the model miscounts: "La febbraio ha venti giorni" for "February has twenty-eight days".
+Where the word the model begins is an Italian number the English does not say, the rule writes the first number the
+English says in words that is not written yet ("ventotto"): docs/training-log.md#numbers-in-words."""
 
 import re
 from collections import OrderedDict
@@ -30,6 +34,7 @@ import torch
 from transformer.decoding import KVCache
 from transformer.model import recording_attention
 
+from .numbers import ITALIAN_NUMBERS, NUMBER_BEGINNINGS, number_words, plain
 from .rules import LETTERS, SENTENCE_END, RowsOfSource, Spelling, hold, writes_no_word
 
 SHORTEST = 3  # letters of the shortest word followed: shorter ones ("di", "la") are written everywhere
@@ -68,6 +73,11 @@ def inflected(word, italian):
     )
 
 
+def capitalise(word):
+    """`word` with its first letter in upper case, the rest as written: "Alpi", "Ventotto"."""
+    return word[0].upper() + word[1:]
+
+
 def keyed_words(text):
     """The words of `text` as the training pairs are counted by them: as typed, but a sentence's first word in lower
     case, where a capital says only that a sentence starts ("Fuel", "Turkey")."""
@@ -81,7 +91,8 @@ class CopiesTranslated(Spelling):
     as `keyed_words` gives it, -> Italian word) holds, forbid every token but those that go on spelling its Italian
     word from what is written; then hold the word so begun to its end, and end it there. Given the `model` and
     `italian` (a Counter: Italian word, in lower case -> training pairs that hold it), so too where the word the model
-    begins is one no training pair holds (`made_up_word`)."""
+    begins is one no training pair holds (`made_up_word`); given the `model`, so too where it begins a number the
+    English does not say (`wrong_number`)."""
 
     def __init__(self, tokenizer, translated, model=None, italian=None, loans=None):
         super().__init__(tokenizer)
@@ -98,6 +109,7 @@ class CopiesTranslated(Spelling):
         self.ahead = lru_cache(maxsize=4096)(self.word_ahead)
         self.encoded = lru_cache(maxsize=64)(self.encode)  # a sentence's copies are looked ahead at several steps
         self.source_words = lru_cache(maxsize=64)(self.letter_words)
+        self.source_numbers = lru_cache(maxsize=4096)(self.numbers)
         self.rows_with_copies = RowsOfSource(self.with_copies)  # [(row, (its source, its words))]
 
     def copies(self, source):
@@ -111,6 +123,11 @@ class CopiesTranslated(Spelling):
                     break
         return tuple(found.items())
 
+    def numbers(self, source):
+        """(said, allowed) of the token ids `source` (a tuple): the Italian words of the numbers its English says in
+        words, and the words a translation may write for its numbers (`numbers.number_words`)."""
+        return number_words(self.spelt(source))
+
     def spelt(self, ids):
         """The words the token ids `ids` spell, joined by spaces, special tokens and bytes left out."""
         return " ".join(self.words(i for i in ids if i not in self.special))
@@ -118,7 +135,7 @@ class CopiesTranslated(Spelling):
     def with_copies(self, source):
         """(`source`, its `copies`) when it has any, else (): decoding's steps then need not read `src` again."""
         copies = self.source_copies(source)
-        return (source, copies) if copies else ()
+        return (source, copies) if copies or self.source_numbers(source)[0] else ()
 
     def tokens_spelling(self, word, written, starting):
         """The ids (a tensor) of the tokens that go on spelling `word` after the open word `written`: tokens that
@@ -232,6 +249,24 @@ class CopiesTranslated(Spelling):
         italian = unsaid.get(words[max(range(len(words)), key=weighed.__getitem__)]) if words else None
         return None if italian is None or inflected(word, italian) else italian
 
+    def wrong_number(self, source, prefix, best, first):
+        """The Italian number word to write in place of the one the model begins with the token `best` after the ids
+        `prefix`, where that word (`word_ahead`) is a number the English `source` says in no way ("venti" for
+        "twenty-eight"): the first of the numbers it says in words (`numbers.number_words`) not written yet,
+        capitalised where it is the translation's `first` word. None otherwise."""
+        said, allowed = self.source_numbers(source)
+        begun = plain(self.open_word(list(prefix) + [best]))
+        if self.model is None or begun not in NUMBER_BEGINNINGS:
+            return None
+        written = {plain(w) for w in LETTERS.findall(self.spelt(prefix))}
+        unsaid = next((number for number in said if plain(number) not in written), None)
+        if unsaid is None:
+            return None  # every number of the English is written: no word is looked ahead at
+        word = plain(self.ahead(source, tuple(prefix), best)[0])
+        if word not in ITALIAN_NUMBERS or word in allowed:
+            return None
+        return capitalise(unsaid) if first else unsaid
+
     def after_elision(self, prefix):
         """Whether the token ids `prefix` end in an elided article or preposition ("L'", "dell'"): the next letters
         begin a word, though no token that starts one writes them ("▁dell ' Ir terior")."""
@@ -266,13 +301,15 @@ class CopiesTranslated(Spelling):
                 best = int(logits[row].argmax())
                 starting = best in self.word_starts
                 written = "" if starting else written
-                if starting and not any(LETTERS.search(self.text[i]) for i in prefix if i not in self.special):
-                    copies = tuple((en, it[0].upper() + it[1:]) for en, it in copies)  # the translation's first word
+                first = starting and not any(LETTERS.search(self.text[i]) for i in prefix if i not in self.special)
+                if first:
+                    copies = tuple((en, capitalise(it)) for en, it in copies)  # the translation's first word
                 italian = self.copied(source, copies, prefix, written, best)
                 if italian is None:
                     italian = self.copy_leaving(source, copies, prefix, written, best)
                 if italian is None and starting:
                     italian = self.made_up_word(source, copies, prefix, best, logits[row])
+                    italian = italian or self.wrong_number(source, prefix, best, first)
                 elif italian is None and not written and self.after_elision(prefix):
                     italian = self.made_up_word(source, copies, prefix, best, logits[row])
                     italian = italian if italian and italian[0].lower() in ELIDES_BEFORE else None

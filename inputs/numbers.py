@@ -7,9 +7,15 @@ hold, and the end of a number that is not yet one of them: "60" can only go on t
 change (English "75,000" and "29.8" may become Italian "75.000" and "29,8"), a space between groups of three digits
 may be kept or dropped ("40 000"), and a number may be written out in words: only digits are held to the English.
 An English sentence without digits is decoded as the model alone decodes it. Chosen on dev, dev-news and the demo
-set: docs/training-log.md#numbers-as-the-english-writes-them."""
+set: docs/training-log.md#numbers-as-the-english-writes-them.
+
+Numbers in words are the model's too: part 14 wrote "ha venti giorni" for "has twenty-eight days". `number_words`
+gives the Italian words of the numbers an English sentence says (`italian_number`, `english_numbers`), which
+`copies.CopiesTranslated` writes where the model begins another number word; a century's Roman numerals are held by
+`CenturiesAsWritten`."""
 
 import re
+import unicodedata
 from functools import lru_cache
 
 import torch
@@ -197,3 +203,109 @@ class CenturiesAsWritten:
             if numeral:
                 hold(logits, row, *self.allowed_after(numerals, numeral, spaced))
         return logits
+
+
+ITALIAN_UNITS = (
+    "zero uno due tre quattro cinque sei sette otto nove dieci undici dodici tredici quattordici quindici sedici "
+    "diciassette diciotto diciannove"
+).split()
+ITALIAN_TENS = "_ _ venti trenta quaranta cinquanta sessanta settanta ottanta novanta".split()
+
+
+def italian_number(number):
+    """`number` (0 to 999,999) in Italian words, as one word: 28 "ventotto", 23 "ventitré", 180 "centottanta", 2000
+    "duemila"."""
+    if number >= 1000:
+        thousands, rest = divmod(number, 1000)
+        head = "mille" if thousands == 1 else italian_number(thousands) + "mila"
+        return head + (italian_number(rest) if rest else "")
+    if number >= 100:
+        hundreds, rest = divmod(number, 100)
+        head = "cento" if hundreds == 1 else italian_number(hundreds) + "cento"
+        tail = italian_number(rest) if rest else ""
+        return (head[:-1] if tail[:1] == "o" else head) + tail  # "centottanta": Italian drops the vowel before "o"
+    if number >= 20:
+        tens, unit = divmod(number, 10)
+        head = ITALIAN_TENS[tens]
+        if unit in (1, 8):
+            head = head[:-1]  # "ventuno", "ventotto"
+        return head + ("tré" if unit == 3 else ITALIAN_UNITS[unit] if unit else "")
+    return ITALIAN_UNITS[number]
+
+
+ENGLISH_UNITS = {
+    word: n
+    for n, word in enumerate(
+        "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
+        "eighteen nineteen".split(),
+        1,
+    )
+}
+ENGLISH_TENS = dict(zip("twenty thirty forty fifty sixty seventy eighty ninety".split(), range(20, 100, 10)))
+ENGLISH_ALONE = {"once": 1, "twice": 2, "dozen": 12, "fortnight": 15}  # "due volte", "una dozzina", "quindici giorni"
+NUMBER_WORD = re.compile(r"[a-z]+|\d+")
+
+
+def english_numbers(text, digits=True):
+    """The numbers `text` says in words, and in digits unless not `digits`, in order: "twenty-eight" 28, "two
+    hundred and fifty" 250, "a thousand" 1000, "sixty million" 60 (Italian writes it "sessanta milioni"), "600" 600;
+    "thousands" none."""
+    found, total, current, started, previous = [], 0, 0, False, ""
+
+    def flush():
+        if started:
+            found.append(total + current)
+        return 0, 0, False
+
+    for word in NUMBER_WORD.findall(text.lower()) + [""]:
+        value = ENGLISH_UNITS.get(word) or ENGLISH_TENS.get(word)
+        if value:
+            tens_open = current % 100 >= 20 and current % 10 == 0  # "twenty" waits for "eight"
+            if started and not (current % 100 == 0 or (tens_open and value < 10)):
+                total, current, started = flush()  # "two three": two numbers
+            current, started = current + value, True
+        elif word == "hundred" and (started and 0 < current < 100 or previous == "a"):
+            current, started = max(current, 1) * 100, True
+        elif word == "thousand" and (started or previous == "a"):
+            total, current, started = total + max(current, 1) * 1000, 0, True
+        elif word == "and" and started and current % 100 == 0:
+            continue  # "two hundred and fifty"
+        else:
+            total, current, started = flush()  # "sixty million": sixty, as Italian writes it ("sessanta milioni")
+            if digits and word.isdigit() and len(word) <= 6:
+                found.append(int(word))
+            elif word in ENGLISH_ALONE:
+                found.append(ENGLISH_ALONE[word])
+        previous = word
+    return found
+
+
+def plain(word):
+    """`word` in lower case without its accents: "ventitré" and "Ventitre" are one number."""
+    return unicodedata.normalize("NFD", word.lower()).encode("ascii", "ignore").decode()
+
+
+# The Italian number words the model may write in place of another (2 to 9,999, thousands to 999,000, and the tens
+# elided: "trent'anni"), without "sei", which is also "you are".
+ITALIAN_NUMBERS = frozenset(
+    plain(word)
+    for word in [italian_number(n) for n in range(2, 10000)]
+    + [italian_number(n * 1000) for n in range(10, 1000)]
+    + [tens[:-1] for tens in ITALIAN_TENS[2:]]
+    if word != "sei"
+)
+NUMBER_BEGINNINGS = frozenset(word[:end] for word in ITALIAN_NUMBERS for end in range(1, len(word) + 1))  # and whole
+PER_CENT = "(?:percent|per cent)"
+PERCENT_WORD = re.compile(rf"\b{PER_CENT}\b", re.IGNORECASE)
+
+
+def number_words(text):
+    """(said, allowed) for the English `text`: the Italian words of the numbers it says in words (`english_numbers`),
+    in order, and the plain words a translation may write for its numbers: those and its numbers in digits in words,
+    the tens elided ("vent'anni"), and "cento" where it says "percent" ("tre per cento")."""
+    said = tuple(italian_number(n) for n in english_numbers(text, digits=False) if 1 < n < 1_000_000)
+    every = [plain(italian_number(n)) for n in english_numbers(text) if 1 < n < 1_000_000]
+    allowed = set(every) | {word[:-1] for word in every}
+    if PERCENT_WORD.search(text):
+        allowed.add("cento")
+    return said, frozenset(allowed)

@@ -13,7 +13,7 @@ from transformer.translator import Translator
 from .checks import check_decoding, check_text
 from .copies import CopiesTranslated
 from .names import NamesAsWritten
-from .numbers import CENTURY, ORDINAL, CenturiesAsWritten, NumbersAsWritten
+from .numbers import CENTURY, ORDINAL, PER_CENT, CenturiesAsWritten, NumbersAsWritten
 from .rules import LETTERS, SENTENCE_END, Rules
 
 SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: not a character, and UTF-8 cannot encode it
@@ -54,7 +54,7 @@ def dates_pattern(months):
 
 DATES = dates_pattern(MONTHS)  # "march 3 miles" is not a date
 DATES_ANY_CASE = dates_pattern(f"(?i:{MONTHS})")  # text typed in capitals, its months in lower case once unshouted
-PERCENT = re.compile(r"\b(\d+(?:[.,]\d+)?) ?(?:percent|per cent)\b", re.IGNORECASE)  # "29 percent", "5.5 per cent"
+PERCENT = re.compile(rf"\b(\d+(?:[.,]\d+)?) ?{PER_CENT}\b", re.IGNORECASE)  # "29 percent", "5.5 per cent"
 
 
 def ordinal(number):

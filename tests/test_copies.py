@@ -233,6 +233,22 @@ def test_a_made_up_word_is_written_as_the_pairs_translate_the_english_it_attends
     assert allowed_after(flour, TOKENIZER, source, said, among, best="▁fi") == set(among)
 
 
+def test_a_number_word_the_english_does_not_say_is_written_as_the_number_it_says(shipped):
+    """The model begins "venti" for "twenty-eight": looked ahead, that is a number the English does not say, and only
+    the tokens that spell "ventotto" may follow. Once it is written, or without the model to look ahead with, the
+    model goes on alone; a number the English says is free."""
+    numbers = CopiesTranslated(TOKENIZER, {}, shipped.translator.model)
+    source, among = "February has twenty-eight days.", ["▁venti", "▁v", "▁vento", "▁giorni"]
+    assert allowed_after(numbers, TOKENIZER, source, "La febbraio ha", among, best="▁venti") == {"▁v", "▁vento"}
+    written = "La febbraio ha ventotto giorni, non"
+    assert allowed_after(numbers, TOKENIZER, source, written, among, best="▁venti") == set(among)
+    blind = CopiesTranslated(TOKENIZER, {})
+    assert allowed_after(blind, TOKENIZER, source, "La febbraio ha", among, best="▁venti") == set(among)
+    twenty = "February has twenty days."
+    assert allowed_after(numbers, TOKENIZER, twenty, "La febbraio ha", among, best="▁venti") == set(among)
+    assert numbers.rows_with_copies(torch.tensor([TOKENIZER.encode("I see the cat.").ids])) == []  # no number said
+
+
 def test_the_shipped_counts_hold_what_its_pairs_translate(shipped):
     translated = shipped.word_counts.translated
     assert translated["Alps"] == "Alpi" and translated["Sicily"] == "Sicilia" and translated["fuel"] == "carburante"
@@ -275,6 +291,13 @@ SHIPPED_RULES = [
         "unloaned",
         ["I raobici non sostituiranno i traduttori.", "Abbiamo guardato due film."],
         [(1, "▁ra", "▁r"), (3, "ots", "ot"), (4, "t", "▁non")],  # "robot", ended where the model went on ("robott")
+    ),
+    (
+        ["February has twenty-eight days.", "She's thirty-three."],
+        ["La febbraio ha ventotto giorni di pesi.", "Ha trentatré."],
+        "blind",
+        ["La febbraio ha venti giorni di pesi.", "Ha trent'anni."],
+        [(6, "▁venti", "▁v"), (8, "'", "otto")],  # "▁v" + "ent" + "otto" for "▁venti"
     ),
 ]
 

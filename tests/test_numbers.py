@@ -1,5 +1,7 @@
 """inputs.numbers.NumbersAsWritten and CenturiesAsWritten: the digits and Roman numerals of a translation are the
-English's numbers and centuries, on the shipped vocabulary (digits and numerals one by one, "▁6 0 0", "▁ X I X")."""
+English's numbers and centuries, on the shipped vocabulary (digits and numerals one by one, "▁6 0 0", "▁ X I X");
+and the numbers an English sentence says in words, in Italian words (`number_words`, which
+`inputs.copies.CopiesTranslated` writes: tests/test_copies.py)."""
 
 from pathlib import Path
 
@@ -7,7 +9,14 @@ import pytest
 import torch
 
 from helpers import allowed_after
-from inputs.numbers import CenturiesAsWritten, NumbersAsWritten
+from inputs.numbers import (
+    ITALIAN_NUMBERS,
+    CenturiesAsWritten,
+    NumbersAsWritten,
+    english_numbers,
+    italian_number,
+    number_words,
+)
 from interpretability.inspection import inspect
 from modeldir.directory import open_model
 from transformer.tokenizer import BOS_ID, EOS_ID, load_tokenizer
@@ -173,3 +182,60 @@ def test_the_shipped_model_writes_the_englishs_century(english, numeral, alone):
     assert inspection.overruled
     translator.rule = None
     assert alone in translator.translate(english)
+
+
+@pytest.mark.parametrize(
+    "number, italian",
+    [
+        (2, "due"),
+        (13, "tredici"),
+        (21, "ventuno"),  # the tens lose their vowel before "uno" and "otto"
+        (23, "ventitré"),
+        (28, "ventotto"),
+        (80, "ottanta"),
+        (100, "cento"),
+        (108, "centotto"),
+        (180, "centottanta"),
+        (250, "duecentocinquanta"),
+        (1000, "mille"),
+        (2000, "duemila"),
+        (2024, "duemilaventiquattro"),
+        (12000, "dodicimila"),
+    ],
+)
+def test_a_number_in_italian_is_one_word(number, italian):
+    assert italian_number(number) == italian
+
+
+@pytest.mark.parametrize(
+    "english, numbers",
+    [
+        ("February has twenty-eight days.", [28]),
+        ("It cost two hundred and fifty euros.", [250]),
+        ("A hundred and one dalmatians.", [101]),
+        ("three thousand two hundred", [3200]),
+        ("Italy has about sixty million inhabitants.", [60]),  # "sessanta milioni"
+        ("I have two brothers and three sisters.", [2, 3]),
+        ("The train arrives at ten past six.", [10, 6]),
+        ("nineteen eighty-four", [19, 84]),
+        ("I called twice in 3 days.", [2, 3]),
+        ("Thousands of homes. The hundred days.", []),  # no number said
+    ],
+)
+def test_the_numbers_an_english_sentence_says(english, numbers):
+    assert english_numbers(english) == numbers
+
+
+def test_the_italian_words_of_the_numbers_an_english_sentence_says():
+    """What the copies rule writes (said in words) and what it lets the model write (in words or digits, the tens
+    elided, "cento" beside "percent")."""
+    said, allowed = number_words("February has twenty-eight days.")
+    assert said == ("ventotto",) and {"ventotto", "ventott"} <= allowed
+    said, allowed = number_words("He is thirty-three, twice my age.")
+    assert said == ("trentatré", "due") and {"trentatre", "due"} <= allowed  # allowed without accents
+    said, allowed = number_words("It costs 600 euros, twice as much.")
+    assert said == ("due",) and "seicento" in allowed  # in digits: written as the model writes them, words too
+    assert "cento" in number_words("Prices rose by three percent.")[1]  # "tre per cento"
+    assert number_words("I see the cat.") == ((), frozenset())
+    assert "trent" in ITALIAN_NUMBERS and "ventitre" in ITALIAN_NUMBERS  # "trent'anni"; plain, without accents
+    assert "sei" not in ITALIAN_NUMBERS and "settimana" not in ITALIAN_NUMBERS  # "sei" is also "you are"
