@@ -80,6 +80,10 @@ GREEDY = {
     "Attention Is All You Need": ["attenzione", "bisogno"],
     "Attention is all you need.": ["attenzione", "bisogno"],
     "Machine translation has improved a lot in recent years.": ["traduzione automatica"],
+    # Right since a number word the English does not say is written as the number it says
+    # (`inputs.copies.CopiesTranslated.wrong_number`): the model alone writes "otto anni" and "venti giorni".
+    "My grandmother, who is eighty years old, still works.": ["ottanta"],
+    "February has twenty-eight days.": ["ventotto"],
 }
 
 # Characters the old vocabulary did not know (curly quotes, dashes, fractions, emoji, other scripts).
