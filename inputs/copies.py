@@ -75,7 +75,7 @@ def inflected(word, italian):
 
 def capitalise(word):
     """`word` with its first letter in upper case, the rest as written: "Alpi", "Ventotto"."""
-    return word[0].upper() + word[1:]
+    return word[:1].upper() + word[1:]
 
 
 def keyed_words(text):
@@ -133,7 +133,8 @@ class CopiesTranslated(Spelling):
         return " ".join(self.words(i for i in ids if i not in self.special))
 
     def with_copies(self, source):
-        """(`source`, its `copies`) when it has any, else (): decoding's steps then need not read `src` again."""
+        """(`source`, its `copies`) when it has any or says a number in words (`numbers`), else (): decoding's steps
+        then need not read `src` again."""
         copies = self.source_copies(source)
         return (source, copies) if copies or self.source_numbers(source)[0] else ()
 

@@ -21,7 +21,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from inputs.copies import SHORTEST, VOWELS, keyed_words
+from inputs.copies import SHORTEST, VOWELS, capitalise, keyed_words
 from inputs.rules import LETTERS, writes_no_word
 from inputs.text import capitalised
 
@@ -145,7 +145,7 @@ def counted(pairs, sources, tokenizer):
 def spelt_through(tokenizer, italian_words):
     """The beginnings of `italian_words` at which the `tokenizer` (a `tokenizers.Tokenizer`) ends a token, in lower
     case, each word read as it starts a word, in lower case and capitalised: "tenero" is "▁ten ero", so "ten" is one."""
-    forms = [form for word in italian_words for form in (word, word[:1].upper() + word[1:])]
+    forms = [form for word in italian_words for form in (word, capitalise(word))]
     ends = set()
     for encoding in tokenizer.encode_batch(forms, add_special_tokens=False):
         text = ""
