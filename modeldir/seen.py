@@ -8,11 +8,12 @@ often the word occurs in it. English words written capitalised ("Attention", "Bo
 common word the model met capitalised a handful of times is read in lower case (`rarely_capitalised`,
 `inputs.text.lower_rare_capitals`). The words the pairs translate rather than copy are kept with the Italian word they
 give each (`translations`: "Alps" -> "Alpi"), which the translator writes where the model starts to copy one, or to
-make up an Italian word no pair holds for one (`inputs.copies.CopiesTranslated`); the words they copy as Italian
-writes a loanword ("computer", "robots" -> "robot") are read from the counts (`WordCounts.loanwords`). Stored as
-{"pairs": N, "sources": [...], "en": {word: count}, "it": {...}, "en_capitalised": {Word: count}, "translated": {word:
-word}}, gzip-compressed: tens of thousands of words fit in well under the 1 MB a model directory allows them
-(tests/test_shipped_model.py)."""
+make up an Italian word no pair holds for one (`inputs.copies.CopiesTranslated`); a word the pairs hold too rarely
+to say is kept with the Italian word a larger corpus's pairs give it (`WordCounts.with_lexicon`: Europarl's "litres"
+-> "litri"). The words they copy as Italian writes a loanword ("computer", "robots" -> "robot") are read from the
+counts (`WordCounts.loanwords`). Stored as {"pairs": N, "sources": [...], "en": {word: count}, "it": {...},
+"en_capitalised": {Word: count}, "translated": {word: word}, "lexicon": [...]}, gzip-compressed: tens of thousands of
+words fit in well under the 1 MB a model directory allows them (tests/test_shipped_model.py)."""
 
 import gzip
 import json
@@ -59,6 +60,7 @@ class WordCounts:
     capitalised: Counter = field(default_factory=Counter)  # English words as typed, capitalised ("Attention")
     # English word -> the Italian word its pairs give it, for the words they translate rather than copy (`translations`)
     translated: dict = field(default_factory=dict)
+    lexicon: list = field(default_factory=list)  # the files of other pairs read for words these hold too rarely
 
     def add(self, pairs):
         """Count the words of more (English, Italian) pairs."""
@@ -101,6 +103,17 @@ class WordCounts:
                     break
         return loans
 
+    def with_lexicon(self, pairs, sources, tokenizer):
+        """Translate too the words these counts hold in fewer than TRANSLATED pairs, as the (English, Italian)
+        `pairs` (a list) of another corpus, read from the files `sources`, translate them (`translations`): a word
+        the model met twice or never ("litres", "Chad") is one it copies or makes up, and a larger corpus such as
+        Europarl translates it ("litri", "Ciad"). The training pairs' own translations are kept."""
+        italian = Counter()
+        for _, it in pairs:
+            italian.update(set(words(it)))
+        self.translated = {**translations(pairs, italian, tokenizer, known=self.english), **self.translated}
+        self.lexicon = self.lexicon + [s for s in sources if s not in self.lexicon]
+
     def at_least(self, earlier):
         """These counts with, per word, the larger of this and `earlier`'s (the model this one was continued from):
         the parts of a model mostly train on the same files, so a sum would count their pairs twice."""
@@ -111,6 +124,7 @@ class WordCounts:
             self.sources + [s for s in earlier.sources if s not in self.sources],
             Counter(self.capitalised),
             {**earlier.translated, **self.translated},
+            self.lexicon + [s for s in earlier.lexicon if s not in self.lexicon],
         )
         for mine, theirs in (
             (merged.english, earlier.english),
@@ -129,6 +143,7 @@ class WordCounts:
             "it": dict(self.italian.most_common()),
             "en_capitalised": dict(self.capitalised.most_common()),
             "translated": dict(sorted(self.translated.items())),
+            "lexicon": self.lexicon,
         }
 
 
@@ -155,17 +170,31 @@ def spelt_through(tokenizer, italian_words):
     return ends
 
 
-def translations(pairs, italian, tokenizer):
+def written_form(english, forms, word):
+    """How to write the Italian `word` for the English word `english`: as `forms` (a Counter: form -> times written
+    inside a sentence) most often has it ("Alpi", "agosto"), in capitals only for an English acronym ("PMI" for
+    "SMEs", not "CECA", the coal community, for "Czech"); `word` itself where no form fits."""
+    acronym = sum(letter.isupper() for letter in english) > 1
+    fitting = Counter({form: n for form, n in forms.items() if acronym or not form.isupper()})
+    return fitting.most_common(1)[0][0] if fitting else word
+
+
+def translations(pairs, italian, tokenizer, known=None):
     """{English word (as `inputs.copies.keyed_words` gives it): the Italian word that goes with it} for the words of
     the (English, Italian) `pairs` (a list), whose Italian sides hold each Italian word in `italian[word]` of them
     (`WordCounts.italian`), that they translate rather than copy (TRANSLATED to DICE above), each
-    Italian word as their Italian sides most often write it inside a sentence ("Alpi", "agosto"). A word whose letters
-    the model's `tokenizer` ends a token at inside an Italian word of TOGETHER pairs or more is left out: written, it
-    may be that word's beginning ("▁ten" of "▁ten ero"), not a copy."""
+    Italian word written as `written_form` says. A word whose letters the model's `tokenizer` ends a token at inside
+    an Italian word of TOGETHER pairs or more is left out: written, it may be that word's beginning ("▁ten" of
+    "▁ten ero"), not a copy. Given `known` (a Counter: English word, in lower case -> the model's training pairs that
+    hold it), the pairs are another corpus's, read for the words the model met too rarely: only the words `known`
+    holds fewer than TRANSLATED times are followed, however often `pairs` hold them."""
     english = Counter()
     for en, _ in pairs:
         english.update(set(keyed_words(en)))
-    followed = {word for word, n in english.items() if TRANSLATED <= n <= MOST}
+    if known is None:
+        followed = {word for word, n in english.items() if TRANSLATED <= n <= MOST}
+    else:
+        followed = {word for word, n in english.items() if n >= TRANSLATED and known[word.lower()] < TRANSLATED}
     together, copied = defaultdict(Counter), Counter()
     for en, it in pairs:
         held = set(keyed_words(en)) & followed
@@ -189,7 +218,7 @@ def translations(pairs, italian, tokenizer):
         for match in list(LETTERS.finditer(it))[1:]:
             if match.group().lower() in wanted:
                 forms[match.group().lower()][match.group()] += 1
-    return {word: forms[best].most_common(1)[0][0] if forms[best] else best for word, best in chosen.items()}
+    return {word: written_form(word, forms[best], best) for word, best in chosen.items()}
 
 
 def write_word_counts(model_dir, counts):
@@ -209,7 +238,7 @@ def read_word_counts(model_dir):
         values = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
     except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as e:  # not gzip, cut short, not JSON
         raise ValueError(f"{path}: cannot read it: {e}") from e
-    # "en_capitalised" and "translated" are optional: files written before they were counted lack them
+    # "en_capitalised", "translated" and "lexicon" are optional: files written before they were counted lack them
     tables = [values.get("en"), values.get("it"), values.get("en_capitalised", {})] if isinstance(values, dict) else []
     translated = values.get("translated", {}) if isinstance(values, dict) else None
     if (
@@ -224,7 +253,8 @@ def read_word_counts(model_dir):
             '"translated": {word: word}}'
         )
     english, italian, capitalised_words = map(Counter, tables)
-    return WordCounts(values["pairs"], english, italian, list(values.get("sources", [])), capitalised_words, translated)
+    sources, lexicon = list(values.get("sources", [])), list(values.get("lexicon", []))
+    return WordCounts(values["pairs"], english, italian, sources, capitalised_words, translated, lexicon)
 
 
 @dataclass

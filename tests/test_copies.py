@@ -2,6 +2,7 @@
 the model starts to copy, or writes made-up Italian for, is written as the pairs translate it ("Le Alps" -> "Le Alpi",
 "fioritorio" -> "farina"), on the shipped vocabulary."""
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,16 @@ from inputs.copies import CopiesTranslated, inflected, keyed_words
 from inputs.rules import Rules
 from interpretability.inspection import inspect
 from modeldir.directory import open_model
-from modeldir.seen import TRANSLATED, WordCounts, counted, read_word_counts, spelt_through, write_word_counts
+from modeldir.seen import (
+    MOST,
+    TRANSLATED,
+    WordCounts,
+    counted,
+    read_word_counts,
+    spelt_through,
+    write_word_counts,
+    written_form,
+)
 from transformer.tokenizer import BOS_ID, EOS_ID, load_tokenizer
 
 MODEL_DIR = Path(__file__).resolve().parent.parent / "assets" / "model"
@@ -69,14 +79,43 @@ def test_a_word_is_left_out_where_the_vocabulary_spells_an_italian_word_through_
     assert spelt_through(TOKENIZER, ["tengono", "augusto"]) == {"ten", "aug", "a"}  # "▁A ug usto" capitalised
 
 
+def test_a_word_the_pairs_hold_too_rarely_is_translated_as_a_larger_corpus_translates_it():
+    own = [("I saw the Tiber.", "Ho visto il Tevere."), ("We love the Alps.", "Amiamo le Alpi.")] * 2
+    own += [("It rains in August.", "Piove in agosto."), ("See you in August.", "Ci vediamo ad agosto.")] * 3
+    counts = counted(own, ["own.tsv"], TOKENIZER)
+    assert counts.translated["August"] == "agosto" and {"Tiber", "Alps"}.isdisjoint(counts.translated)  # too few
+    corpus = [("The Tiber is long.", "Il Tevere è lungo."), ("Rome has the Tiber.", "Roma ha il Tevere.")] * 3
+    corpus += [("The Alps are high.", "Le Alpi sono alte."), ("We saw the Alps.", "Abbiamo visto quelle Alpi.")] * 3
+    corpus += [(f"{n} litres", f"{n} litri") for n in range(MOST + 1)]  # however often the corpus holds it
+    corpus += [("Rain in August.", "Pioggia in Agosto."), ("August, then.", "Agosto, allora.")] * 3
+    counts.with_lexicon(corpus, ["corpus.tsv"], TOKENIZER)
+    assert counts.translated["Tiber"] == "Tevere" and counts.translated["Alps"] == "Alpi"
+    assert counts.translated["litres"] == "litri"
+    assert counts.translated["August"] == "agosto"  # the model's own pairs say: "Agosto" is the corpus's
+    assert counts.lexicon == ["corpus.tsv"] and counts.sources == ["own.tsv"]
+    assert counts.english["tiber"] == 2  # the counts of what the model saw stay its own
+
+
+def test_an_italian_word_is_written_in_capitals_only_for_an_english_acronym():
+    forms = Counter({"CECA": 5, "ceca": 3, "Ceca": 1})  # the coal community's acronym is the Czech word too
+    assert written_form("Czech", forms, "ceca") == "ceca" and written_form("czech", forms, "ceca") == "ceca"
+    assert written_form("ECSC", forms, "ceca") == "CECA" and written_form("SMEs", Counter({"PMI": 4}), "pmi") == "PMI"
+    assert written_form("Alps", Counter({"Alpi": 4, "alpi": 1}), "alpi") == "Alpi"
+    assert written_form("fuel", Counter({"FUEL": 2}), "fuel") == "fuel"  # no form fits: the word as counted
+
+
 def test_the_translated_words_round_trip_through_the_model_directory(tmp_path):
     counts = WordCounts(0, sources=["a.tsv"])
     counts.add([("The Alps.", "Le Alpi.")])
     counts.translated = {"Alps": "Alpi"}
     write_word_counts(tmp_path, counts)
     assert read_word_counts(tmp_path).translated == {"Alps": "Alpi"}
-    older = WordCounts(1, translated={"Alps": "Alpe", "fuel": "carburante"})
+    older = WordCounts(1, translated={"Alps": "Alpe", "fuel": "carburante"}, lexicon=["corpus.tsv"])
     assert counts.at_least(older).translated == {"Alps": "Alpi", "fuel": "carburante"}  # this model's first
+    assert counts.at_least(older).lexicon == ["corpus.tsv"]
+    counts.lexicon = ["europarl.tsv.gz"]
+    write_word_counts(tmp_path, counts)
+    assert read_word_counts(tmp_path).lexicon == ["europarl.tsv.gz"]
 
 
 def test_the_words_of_a_source_its_pairs_translate(rule):
@@ -254,12 +293,17 @@ def test_the_shipped_counts_hold_what_its_pairs_translate(shipped):
     assert translated["Alps"] == "Alpi" and translated["Sicily"] == "Sicilia" and translated["fuel"] == "carburante"
     assert translated["Turkey"] == "Turchia" and translated["turkey"] == "tacchino"  # the country, the bird
     assert "pizza" not in translated and "Tom" not in translated  # copied
+    # too rare in its own pairs, read from Europarl's; "Czech" in lower case, not Europarl's acronym "CECA"
+    counts = shipped.word_counts
+    assert counts.english["frankfurt"] < TRANSLATED and translated["Frankfurt"] == "Francoforte"
+    assert translated["Czech"] == "ceca" and counts.lexicon == ["data/en-it/train-europarl.tsv.gz"]
 
 
 # (English, the shipped translator's Italian, the copies rule it is compared with (None: none; "blind": without the
 # model, no look ahead; "unasked": without the pairs' Italian words, no made-up words; "unloaned": without the
-# loanwords, `modeldir.seen.WordCounts.loanwords`), that rule's Italian, the steps the page names for the first
-# sentence: (step, the model's token, the rule's))
+# loanwords, `modeldir.seen.WordCounts.loanwords`; "unread": without the words read from Europarl,
+# `modeldir.seen.WordCounts.with_lexicon`), that rule's Italian, the steps the page names for the first sentence:
+# (step, the model's token, the rule's))
 SHIPPED_RULES = [
     (
         ["The Alps separate Italy from France.", "Sicily is the largest island in the Mediterranean."],
@@ -299,6 +343,13 @@ SHIPPED_RULES = [
         ["La febbraio ha venti giorni di pesi.", "Ha trent'anni."],
         [(6, "▁venti", "▁v"), (8, "'", "otto")],  # "▁v" + "ent" + "otto" for "▁venti"
     ),
+    (
+        ["The book fair opens in Frankfurt.", "Turkish sources say it was sabotage."],
+        ["Il libro equo apre in Francoforte.", "Le fonti turistiche dicono che era sabotaggio."],
+        "unread",
+        ["Il libro equo apre in Frankfurt.", "Le fonti turistiche dicono che era sabota."],
+        [(8, "rank", "ran"), (9, "f", "c"), (10, "uo", "o"), (11, ".", "f"), (12, "ur", "or"), (14, ".", "e")],
+    ),
 ]
 
 
@@ -306,12 +357,15 @@ SHIPPED_RULES = [
 def test_the_shipped_translator_writes_what_it_would_copy_or_make_up_as_its_pairs_translate_it(
     shipped, sentences, italian, other, others, named
 ):
-    translator, translated = shipped.translator, shipped.word_counts.translated
+    translator, counts = shipped.translator, shipped.word_counts
+    translated, held, loans = counts.translated, counts.italian, counts.loanwords()
+    own = {english: word for english, word in translated.items() if counts.english[english.lower()] >= TRANSLATED}
     rule = {
         None: None,
         "blind": CopiesTranslated(TOKENIZER, translated),
         "unasked": CopiesTranslated(TOKENIZER, translated, translator.model),
-        "unloaned": CopiesTranslated(TOKENIZER, translated, translator.model, shipped.word_counts.italian),
+        "unloaned": CopiesTranslated(TOKENIZER, translated, translator.model, held),
+        "unread": CopiesTranslated(TOKENIZER, own, translator.model, held, loans),
     }[other]
     assert translator.translate(sentences) == italian
     assert translated_with_copies_rule(translator, rule, sentences) == others

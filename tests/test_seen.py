@@ -181,6 +181,26 @@ def test_the_command_counts_a_model_trained_before_the_trainer_did(tmp_path, cap
     added = read_word_counts(tmp_path)
     assert added.english == Counter({"good": 2, "morning": 1, "night": 1}) and added.pairs == 2  # kept, the larger
     assert added.capitalised == Counter({"Good": 2, "Morning": 1}) and added.sources == [str(more), str(data)]
+    tiber = [("The Tiber is long.", "Il Tevere è lungo."), ("Rome has the Tiber.", "Roma ha il Tevere.")] * 3
+    corpus = write_tsv(tmp_path / "corpus.tsv", tiber)
+    word_counts_main(["--model", str(tmp_path), "--add", "--lexicon", str(corpus)])  # the counts kept as they are
+    lexicon = read_word_counts(tmp_path)
+    assert lexicon.translated["Tiber"] == "Tevere" and lexicon.lexicon == [str(corpus)]
+    assert lexicon.english == added.english and lexicon.sources == added.sources
+    out = capsys.readouterr().out
+    assert re.search(rf"3 English and 3 Italian words in 2 pairs, {len(lexicon.translated)} English words", out)
+
+
+def test_the_command_needs_pairs_to_count_or_counts_to_keep(tmp_path, capsys):
+    shutil.copy(Path(SHIPPED) / TOKENIZER, tmp_path / TOKENIZER)
+    corpus = write_tsv(tmp_path / "corpus.tsv", [("The Tiber flows.", "Il Tevere scorre.")] * 5)
+    with pytest.raises(SystemExit):
+        word_counts_main(["--model", str(tmp_path), "--lexicon", str(corpus)])
+    assert "give the --train files, or --add" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        word_counts_main(["--model", str(tmp_path), "--add", "--lexicon", str(corpus)])
+    assert "has no word counts to keep" in capsys.readouterr().err
+    assert read_word_counts(tmp_path) is None  # nothing written
 
 
 def test_the_shipped_model_says_what_it_has_rarely_seen():

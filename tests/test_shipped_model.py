@@ -84,6 +84,10 @@ GREEDY = {
     # (`inputs.copies.CopiesTranslated.wrong_number`): the model alone writes "otto anni" and "venti giorni".
     "My grandmother, who is eighty years old, still works.": ["ottanta"],
     "February has twenty-eight days.": ["ventotto"],
+    # Right since a word the training pairs hold too rarely is written as Europarl's pairs translate it
+    # (`modeldir.seen.WordCounts.with_lexicon`): the model alone copies or makes up "Frankfurt" and "demonstrators".
+    "The book fair opens in Frankfurt.": ["francoforte"],
+    "The demonstrators refused to leave.": ["manifestanti"],
 }
 
 # Characters the old vocabulary did not know (curly quotes, dashes, fractions, emoji, other scripts).
@@ -149,7 +153,7 @@ def test_shipped_model_writes_dates_and_centuries_in_words_or_capitals_as_it_rea
     assert shipped.translate(typed) == [
         "Il negozio apre sul quinto di giugno.",
         "Il negozio apre il VI secolo.",
-        "Il ponte è stato costruito nel Nineteentesimo secolo.",
+        "Il ponte è stato costruito nel diciannovesimo secolo.",  # Europarl's word: the model began "Nineteen"
     ]
 
 

@@ -7,7 +7,12 @@ card names.
 
 `--add` keeps the counts the directory has, each word's the larger of the two (`WordCounts.at_least`): for counts
 its file lacks, such as the capitalised words (or the translated ones) a file written before they were counted has
-none of.
+none of. With `--add`, `--train` may be left out: the directory's counts are kept as they are.
+
+`--lexicon` reads another corpus's pairs for the words the training pairs hold too rarely to translate
+(`WordCounts.with_lexicon`), as the shipped model reads Europarl:
+
+    python -m training.word_counts --model assets/model --add --lexicon data/en-it/train-europarl.tsv.gz
 """
 
 import argparse
@@ -22,14 +27,23 @@ from .data import load_pairs
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m training.word_counts", description=__doc__.split("\n\n")[0])
     p.add_argument("--model", required=True, help="the model directory to write word_counts.json.gz into")
-    p.add_argument("--train", nargs="+", required=True, help="the TSV files of English<TAB>Italian pairs it trained on")
+    p.add_argument("--train", nargs="+", default=[], help="the TSV files of English<TAB>Italian pairs it trained on")
     p.add_argument("--add", action="store_true", help="keep the directory's counts, each word's the larger")
+    p.add_argument("--lexicon", nargs="+", default=[], help="TSV files of other pairs, read for the words too rare")
     args = p.parse_args(argv)
+    if not args.train and not args.add:
+        p.error("give the --train files, or --add to keep the directory's counts")
     tokenizer = read_tokenizer(args.model)  # before the pairs: a directory without one fails at once
-    pairs = [pair for spec in args.train for pair in load_pairs(spec)[0]]
-    counts = counted(pairs, args.train, tokenizer)
     earlier = read_word_counts(args.model) if args.add else None
-    counts = counts.at_least(earlier) if earlier else counts
+    if not args.train and earlier is None:
+        p.error(f"--add: {args.model} has no word counts to keep; give the --train files")
+    if args.train:
+        counts = counted([pair for spec in args.train for pair in load_pairs(spec)[0]], args.train, tokenizer)
+        counts = counts.at_least(earlier) if earlier else counts
+    else:
+        counts = earlier
+    if args.lexicon:
+        counts.with_lexicon([pair for spec in args.lexicon for pair in load_pairs(spec)[0]], args.lexicon, tokenizer)
     path = write_word_counts(args.model, counts)
     print(
         f"{path}: {len(counts.english):,} English and {len(counts.italian):,} Italian words "
