@@ -106,8 +106,8 @@ class WordCounts:
     def with_lexicon(self, pairs, sources, tokenizer):
         """Translate too the words these counts hold in fewer than TRANSLATED pairs, as the (English, Italian)
         `pairs` (a list) of another corpus, read from the files `sources`, translate them (`translations`): a word
-        the model met twice or never ("litres", "Chad") is one it copies or makes up, and a larger corpus such as
-        Europarl translates it ("litri", "Ciad"). The training pairs' own translations are kept."""
+        the model met twice or never ("litres", "Frankfurt") is one it copies or makes up, and a larger corpus such
+        as Europarl translates it ("litri", "Francoforte"). The training pairs' own translations are kept."""
         italian = Counter()
         for _, it in pairs:
             italian.update(set(words(it)))
@@ -241,20 +241,23 @@ def read_word_counts(model_dir):
     # "en_capitalised", "translated" and "lexicon" are optional: files written before they were counted lack them
     tables = [values.get("en"), values.get("it"), values.get("en_capitalised", {})] if isinstance(values, dict) else []
     translated = values.get("translated", {}) if isinstance(values, dict) else None
+    lexicon = values.get("lexicon", []) if isinstance(values, dict) else None
     if (
         not isinstance(values, dict)
         or not isinstance(values.get("pairs"), int)
         or not all(isinstance(table, dict) and all(isinstance(n, int) for n in table.values()) for table in tables)
         or not isinstance(translated, dict)
         or not all(isinstance(w, str) and w.isalpha() for w in translated.values())
+        or not isinstance(lexicon, list)
+        or not all(isinstance(source, str) for source in lexicon)
     ):
         raise ValueError(
             f'{path}: expected {{"pairs": N, "en": {{word: count}}, "it": {{word: count}}, '
-            '"translated": {word: word}}'
+            '"translated": {word: word}, "lexicon": [file, ...]}'
         )
     english, italian, capitalised_words = map(Counter, tables)
-    sources, lexicon = list(values.get("sources", [])), list(values.get("lexicon", []))
-    return WordCounts(values["pairs"], english, italian, sources, capitalised_words, translated, lexicon)
+    sources = list(values.get("sources", []))
+    return WordCounts(values["pairs"], english, italian, sources, capitalised_words, translated, list(lexicon))
 
 
 @dataclass

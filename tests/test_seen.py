@@ -103,8 +103,19 @@ def test_a_counts_file_written_before_capitalised_words_were_counted_still_reads
             gzip.compress(json.dumps({"pairs": 2, "en": {}, "it": {}, "translated": {"cat": 3}}).encode(), mtime=0),
             "expected",
         ),
+        (
+            gzip.compress(json.dumps({"pairs": 2, "en": {}, "it": {}, "lexicon": "ep.tsv"}).encode(), mtime=0),
+            "expected",
+        ),
     ],
-    ids=["not gzip", "not JSON", "a count not a number", "not an object", "a translation not a word"],
+    ids=[
+        "not gzip",
+        "not JSON",
+        "a count not a number",
+        "not an object",
+        "a translation not a word",
+        "a lexicon not a list",
+    ],
 )
 def test_a_malformed_counts_file_is_a_clear_error(tmp_path, content, problem):
     (tmp_path / WORD_COUNTS).write_bytes(content)
