@@ -146,10 +146,10 @@ def translation_status(
     if overruled:
         replaced = ", ".join(f"'{written}' for its '{first}' (step {step + 1})" for step, first, written in overruled)
         lines.append(
-            f"**ℹ️ Numbers and names as the English writes them, words as the training pairs (or Europarl's, for "
-            f"words they hold too rarely) translate them: {replaced}. The model's own first choice would have written "
-            "a number the English does not hold, misspelt a name it never met in training, copied an English word "
-            "the pairs translate, or made up a word for one.**"
+            f"**ℹ️ Numbers and names as the English writes them, words as the training pairs (or a larger corpus's, "
+            f"for words they hold too rarely) translate them: {replaced}. The model's own first choice would have "
+            "written a number the English does not hold, misspelt a name it never met in training, copied an English "
+            "word the pairs translate, or made up a word for one.**"
         )
     if report.truncated:
         lines.append(
