@@ -39,6 +39,10 @@ OFTEN_SEEN = 50
 # with either counted apart)) of DICE or more. A word held by more than MOST pairs the model knows. Chosen on dev,
 # dev-news and the demo set: docs/training-log.md#words-the-model-copies.
 TRANSLATED, MOST, COPIED, TOGETHER, DICE = 5, 1000, 0.1, 3, 0.4
+# A larger corpus's pairs (`WordCounts.with_lexicon`) are read too for the words the model's pairs hold in fewer than
+# UNREAD pairs and do not translate. Chosen on dev, dev-news and the demo set:
+# docs/training-log.md#words-the-pairs-hold-too-rarely-translated-as-europarl-translates-them.
+UNREAD = 20
 # An English word is a loanword (`loanwords`) when its pairs do not translate it, it or its singular ends in no vowel
 # and is held by as many Italian sides as English ones, LOANED times fewer to LOANED times more, in TRANSLATED pairs or
 # more, and it is written capitalised in fewer than half its pairs (no name). Chosen on dev, dev-news and the demo set:
@@ -104,14 +108,21 @@ class WordCounts:
         return loans
 
     def with_lexicon(self, pairs, sources, tokenizer):
-        """Translate too the words these counts hold in fewer than TRANSLATED pairs, as the (English, Italian)
-        `pairs` (a list) of another corpus, read from the files `sources`, translate them (`translations`): a word
-        the model met twice or never ("litres", "Frankfurt") is one it copies or makes up, and a larger corpus such
-        as Europarl translates it ("litri", "Francoforte"). The training pairs' own translations are kept."""
+        """Translate too the words these counts hold in fewer than TRANSLATED pairs, or in fewer than UNREAD pairs
+        that do not translate them, as the (English, Italian) `pairs` (a list) of another corpus, read from the files
+        `sources`, translate them (`translations`): a word the model met twice or never ("litres", "Frankfurt"), or a
+        dozen times in pairs too few to say ("Pope"), is one it copies or makes up, and a larger corpus such as
+        Europarl translates it ("litri", "Francoforte", "Papa"). The training pairs' own translations are kept."""
         italian = Counter()
         for _, it in pairs:
             italian.update(set(words(it)))
-        self.translated = {**translations(pairs, italian, tokenizer, known=self.english), **self.translated}
+        own = {word.lower() for word in self.translated}
+
+        def unread(word):
+            held = self.english[word.lower()]
+            return held < TRANSLATED or (held < UNREAD and word.lower() not in own)
+
+        self.translated = {**translations(pairs, italian, tokenizer, follow=unread), **self.translated}
         self.lexicon = self.lexicon + [s for s in sources if s not in self.lexicon]
 
     def at_least(self, earlier):
@@ -179,22 +190,22 @@ def written_form(english, forms, word):
     return fitting.most_common(1)[0][0] if fitting else word
 
 
-def translations(pairs, italian, tokenizer, known=None):
+def translations(pairs, italian, tokenizer, follow=None):
     """{English word (as `inputs.copies.keyed_words` gives it): the Italian word that goes with it} for the words of
     the (English, Italian) `pairs` (a list), whose Italian sides hold each Italian word in `italian[word]` of them
     (`WordCounts.italian`), that they translate rather than copy (TRANSLATED to DICE above), each
     Italian word written as `written_form` says. A word whose letters the model's `tokenizer` ends a token at inside
     an Italian word of TOGETHER pairs or more is left out: written, it may be that word's beginning ("▁ten" of
-    "▁ten ero"), not a copy. Given `known` (a Counter: English word, in lower case -> the model's training pairs that
-    hold it), the pairs are another corpus's, read for the words the model met too rarely: only the words `known`
-    holds fewer than TRANSLATED times are followed, however often `pairs` hold them."""
+    "▁ten ero"), not a copy. An Italian word that goes better with a word beside the English one (`beside`) is not
+    its translation. Given `follow` (English word -> whether to follow it), the pairs are another corpus's, read
+    for the words the model met too rarely: only those words are followed, however often `pairs` hold them."""
     english = Counter()
     for en, _ in pairs:
         english.update(set(keyed_words(en)))
-    if known is None:
+    if follow is None:
         followed = {word for word, n in english.items() if TRANSLATED <= n <= MOST}
     else:
-        followed = {word for word, n in english.items() if n >= TRANSLATED and known[word.lower()] < TRANSLATED}
+        followed = {word for word, n in english.items() if n >= TRANSLATED and follow(word)}
     together, copied = defaultdict(Counter), Counter()
     for en, it in pairs:
         held = set(keyed_words(en)) & followed
@@ -204,14 +215,16 @@ def translations(pairs, italian, tokenizer, known=None):
                 together[word].update(italian_words)
                 copied[word] += word.lower() in italian_words
     beginnings = spelt_through(tokenizer, [w for w, n in italian.items() if n >= TOGETHER and w.isalpha()])
-    chosen = {}
+    candidates = {}  # English word -> [(Dice, Italian word)], the likeliest first
     for word, with_it in together.items():
         n = english[word]
         if copied[word] > COPIED * n or word.lower() in beginnings:
             continue
-        dice, both, best = max((2 * k / (n + italian[w]), k, w) for w, k in with_it.items())
-        if both >= TOGETHER and dice >= DICE:
-            chosen[word] = best
+        scored = sorted(((2 * k / (n + italian[w]), k, w) for w, k in with_it.items()), reverse=True)
+        best_dice, best_both, _ = scored[0]
+        if best_both >= TOGETHER and best_dice >= DICE:
+            candidates[word] = [(dice, w) for dice, k, w in scored if k >= TOGETHER and dice >= DICE]
+    chosen = beside(pairs, english, italian, candidates)
     forms = defaultdict(Counter)  # how each chosen Italian word is written inside a sentence
     wanted = set(chosen.values())
     for _, it in pairs:
@@ -219,6 +232,49 @@ def translations(pairs, italian, tokenizer, known=None):
             if match.group().lower() in wanted:
                 forms[match.group().lower()][match.group()] += 1
     return {word: written_form(word, forms[best], best) for word, best in chosen.items()}
+
+
+def beside(pairs, english, italian, candidates):
+    """{English word: the first of its `candidates` (English word -> [(Dice, Italian word)], the likeliest first) that
+    no word beside it takes}. A word held by half the English word's pairs or more takes the Italian word where it goes
+    with it by a larger Dice coefficient and the English word's pairs without it hold the Italian word at less than
+    half the rate all its pairs do, or hold none: in Europarl "greenhouse" takes "serra" from "gases", "tower" "torre"
+    from "ivory", "wheat" "grano" from "durum" (every pair holds both), but "alcoholic" leaves "bevande" to
+    "beverages". Counts as `translations` does."""
+    neighbours = defaultdict(Counter)  # English word -> the English words its pairs hold beside it
+    for en, _ in pairs:
+        held = set(keyed_words(en))
+        for word in held & candidates.keys():
+            neighbours[word].update(held - {word})
+    near = {word: {other for other, k in neighbours[word].items() if 2 * k >= english[word]} for word in candidates}
+    rivals = defaultdict(set)  # Italian word -> the English words that may take it
+    for word, options in candidates.items():
+        for _, it in options:
+            rivals[it] |= near[word]
+    rival_both = Counter()  # (neighbour, Italian word) -> pairs that hold both
+    both, beside_both = Counter(), Counter()  # the same for an English word, and with one of its neighbours too
+    for en, it in pairs:
+        held, italian_words = set(keyed_words(en)), set(words(it))
+        for w in italian_words & rivals.keys():
+            rival_both.update((other, w) for other in rivals[w] & held)
+        for word in held & candidates.keys():
+            for _, w in candidates[word]:
+                if w in italian_words:
+                    both[word, w] += 1
+                    beside_both.update((word, other, w) for other in near[word] & held)
+
+    def takes(other, word, it, dice):
+        without, without_both = english[word] - neighbours[word][other], both[word, it] - beside_both[word, other, it]
+        larger = 2 * rival_both[other, it] / (english[other] + italian[it]) > dice
+        return larger and (without == 0 or 2 * without_both * english[word] < both[word, it] * without)
+
+    chosen = {}
+    for word, options in candidates.items():
+        for dice, it in options:
+            if not any(takes(other, word, it, dice) for other in near[word]):
+                chosen[word] = it
+                break
+    return chosen
 
 
 def write_word_counts(model_dir, counts):

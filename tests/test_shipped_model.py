@@ -88,6 +88,11 @@ GREEDY = {
     # (`modeldir.seen.WordCounts.with_lexicon`): the model alone copies or makes up "Frankfurt" and "demonstrators".
     "The book fair opens in Frankfurt.": ["francoforte"],
     "The demonstrators refused to leave.": ["manifestanti"],
+    # ... and so is a word they hold a dozen times without translating it (`modeldir.seen.UNREAD`): the model alone
+    # writes "Il Pope", "l'anthema" and "Luxembourg".
+    "The Pope visited Brazil.": ["papa"],
+    "The fans sang the national anthem.": ["inno"],
+    "Luxembourg is a small country.": ["lussemburgo"],
 }
 
 # Characters the old vocabulary did not know (curly quotes, dashes, fractions, emoji, other scripts).
@@ -122,6 +127,17 @@ def test_shipped_model_translates_simple_sentences(shipped, beam):
 
 def test_shipped_model_translates_issue_48s_sentences_greedy(shipped):
     assert not lacking_words(GREEDY, shipped.translate(list(GREEDY)))
+
+
+def test_shipped_model_writes_no_word_of_a_set_phrase_twice(shipped):
+    # Europarl's pairs once gave "ivory", "durum" and "Rouge" the Italian word of the word beside them, and the model,
+    # copying them, wrote it twice: "una torre torre ivory" (`modeldir.seen.beside`).
+    phrases = ["He lives in an ivory tower.", "They used durum wheat.", "The Khmer Rouge ruled Cambodia."]
+    translations = shipped.translate(phrases)
+    for italian in translations:
+        words = italian.lower().split()
+        assert not [a for a, b in zip(words, words[1:]) if a == b], italian
+    assert "Khmer rossi" in translations[2]
 
 
 def test_shipped_model_writes_dates_day_first_as_it_reads_them(shipped, monkeypatch):

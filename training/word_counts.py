@@ -13,6 +13,9 @@ none of. With `--add`, `--train` may be left out: the directory's counts are kep
 (`WordCounts.with_lexicon`), as the shipped model reads Europarl:
 
     python -m training.word_counts --model assets/model --add --lexicon data/en-it/train-europarl.tsv.gz
+
+The translations the directory holds stay, a lexicon's read before too: to read one anew, start from the counts
+written before it.
 """
 
 import argparse
