@@ -41,7 +41,7 @@ OFTEN_SEEN = 50
 TRANSLATED, MOST, COPIED, TOGETHER, DICE = 5, 1000, 0.1, 3, 0.4
 # A larger corpus's pairs (`WordCounts.with_lexicon`) are read too for the words the model's pairs hold in fewer than
 # UNREAD pairs and do not translate. Chosen on dev, dev-news and the demo set:
-# docs/training-log.md#words-the-pairs-hold-too-rarely-translated-as-europarl-translates-them.
+# docs/training-log.md#words-held-a-dozen-times-and-the-italian-word-a-neighbour-takes.
 UNREAD = 20
 # An English word is a loanword (`loanwords`) when its pairs do not translate it, it or its singular ends in no vowel
 # and is held by as many Italian sides as English ones, LOANED times fewer to LOANED times more, in TRANSLATED pairs or
