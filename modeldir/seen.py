@@ -199,21 +199,19 @@ def translations(pairs, italian, tokenizer, follow=None):
     "▁ten ero"), not a copy. An Italian word that goes better with a word beside the English one (`beside`) is not
     its translation. Given `follow` (English word -> whether to follow it), the pairs are another corpus's, read
     for the words the model met too rarely: only those words are followed, however often `pairs` hold them."""
+    sides = [(set(keyed_words(en)), {w for w in words(it) if w.isalpha()}) for en, it in pairs]  # read once
     english = Counter()
-    for en, _ in pairs:
-        english.update(set(keyed_words(en)))
+    for held, _ in sides:
+        english.update(held)
     if follow is None:
         followed = {word for word, n in english.items() if TRANSLATED <= n <= MOST}
     else:
         followed = {word for word, n in english.items() if n >= TRANSLATED and follow(word)}
     together, copied = defaultdict(Counter), Counter()
-    for en, it in pairs:
-        held = set(keyed_words(en)) & followed
-        if held:
-            italian_words = {w for w in words(it) if w.isalpha()}
-            for word in held:
-                together[word].update(italian_words)
-                copied[word] += word.lower() in italian_words
+    for held, italian_words in sides:
+        for word in held & followed:
+            together[word].update(italian_words)
+            copied[word] += word.lower() in italian_words
     beginnings = spelt_through(tokenizer, [w for w, n in italian.items() if n >= TOGETHER and w.isalpha()])
     candidates = {}  # English word -> [(Dice, Italian word)], the likeliest first
     for word, with_it in together.items():
@@ -224,7 +222,7 @@ def translations(pairs, italian, tokenizer, follow=None):
         best_dice, best_both, _ = scored[0]
         if best_both >= TOGETHER and best_dice >= DICE:
             candidates[word] = [(dice, w) for dice, k, w in scored if k >= TOGETHER and dice >= DICE]
-    chosen = beside(pairs, english, italian, candidates)
+    chosen = beside(sides, english, italian, candidates)
     forms = defaultdict(Counter)  # how each chosen Italian word is written inside a sentence
     wanted = set(chosen.values())
     for _, it in pairs:
@@ -234,16 +232,15 @@ def translations(pairs, italian, tokenizer, follow=None):
     return {word: written_form(word, forms[best], best) for word, best in chosen.items()}
 
 
-def beside(pairs, english, italian, candidates):
+def beside(sides, english, italian, candidates):
     """{English word: the first of its `candidates` (English word -> [(Dice, Italian word)], the likeliest first) that
     no word beside it takes}. A word held by half the English word's pairs or more takes the Italian word where it goes
     with it by a larger Dice coefficient and the English word's pairs without it hold the Italian word at less than
     half the rate all its pairs do, or hold none: in Europarl "greenhouse" takes "serra" from "gases", "tower" "torre"
     from "ivory", "wheat" "grano" from "durum" (every pair holds both), but "alcoholic" leaves "bevande" to
-    "beverages". Counts as `translations` does."""
+    "beverages". `sides`: each pair's (English words, Italian words), as `translations` reads them."""
     neighbours = defaultdict(Counter)  # English word -> the English words its pairs hold beside it
-    for en, _ in pairs:
-        held = set(keyed_words(en))
+    for held, _ in sides:
         for word in held & candidates.keys():
             neighbours[word].update(held - {word})
     near = {word: {other for other, k in neighbours[word].items() if 2 * k >= english[word]} for word in candidates}
@@ -253,8 +250,7 @@ def beside(pairs, english, italian, candidates):
             rivals[it] |= near[word]
     rival_both = Counter()  # (neighbour, Italian word) -> pairs that hold both
     both, beside_both = Counter(), Counter()  # the same for an English word, and with one of its neighbours too
-    for en, it in pairs:
-        held, italian_words = set(keyed_words(en)), set(words(it))
+    for held, italian_words in sides:
         for w in italian_words & rivals.keys():
             rival_both.update((other, w) for other in rivals[w] & held)
         for word in held & candidates.keys():
