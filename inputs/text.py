@@ -204,7 +204,7 @@ class CheckedTranslator(Translator):
             NumbersAsWritten(self.tokenizer),
             CenturiesAsWritten(self.tokenizer),
             NamesAsWritten(self.tokenizer, counts.never_met),
-            CopiesTranslated(self.tokenizer, counts.translated, self.model, counts.italian, counts.loanwords()),
+            CopiesTranslated(self.tokenizer, counts.all_translated, self.model, counts.italian, counts.loanwords()),
         )
 
     def reading(self, text):

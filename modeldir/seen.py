@@ -1,19 +1,20 @@
-"""What the model has seen: how many of its training pairs contain each word, English and Italian
-(`word_counts.json.gz` in the model directory, written by the trainer at export and by `python -m
-training.word_counts` for a model trained before it did). A learner sees *why* a translation fails: a word met in a
-handful of pairs, or never, is a word the model guesses at.
+"""What the model has seen: how many of its training pairs contain each word, English and Italian (`word_counts.json.gz`
+in the model directory, written by the trainer at export and by `python -m training.word_counts` for a model trained
+before it did). A learner sees *why* a translation fails: a word met in a handful of pairs, or never, is a word the
+model guesses at.
 
 A word is a run of letters and digits, lower-cased ("don't" is "don" and "t"); each pair counts once per word, however
 often the word occurs in it. English words written capitalised ("Attention", "Boston") are counted as typed too: a
 common word the model met capitalised a handful of times is read in lower case (`rarely_capitalised`,
 `inputs.text.lower_rare_capitals`). The words the pairs translate rather than copy are kept with the Italian word they
-give each (`translations`: "Alps" -> "Alpi"), which the translator writes where the model starts to copy one, or to
-make up an Italian word no pair holds for one (`inputs.copies.CopiesTranslated`); a word the pairs hold too rarely
-to say is kept with the Italian word a larger corpus's pairs give it (`WordCounts.with_lexicon`: Europarl's "litres"
--> "litri"). The words they copy as Italian writes a loanword ("computer", "robots" -> "robot") are read from the
-counts (`WordCounts.loanwords`). Stored as {"pairs": N, "sources": [...], "en": {word: count}, "it": {...},
-"en_capitalised": {Word: count}, "translated": {word: word}, "lexicon": [...]}, gzip-compressed: tens of thousands of
-words fit in well under the 1 MB a model directory allows them (tests/test_shipped_model.py)."""
+give each (`translations`: "Alps" -> "Alpi"), which the translator writes where the model starts to copy one, or to make
+up an Italian word no pair holds for one (`inputs.copies.CopiesTranslated`); a word the pairs hold too rarely to say is
+kept apart with the Italian word a larger corpus's pairs give it (`WordCounts.with_lexicon`: Europarl's "litres" ->
+"litri"), so that reading the corpus anew replaces what it gave before. The words they copy as Italian writes a loanword
+("computer", "robots" -> "robot") are read from the counts (`WordCounts.loanwords`). Stored as {"pairs": N, "sources":
+[...], "en": {word: count}, "it": {...}, "en_capitalised": {Word: count}, "translated": {word: word}, "lexicon": [...],
+"from_lexicon": {word: word}}, gzip-compressed: tens of thousands of words fit in well under the 1 MB a model directory
+allows them (tests/test_shipped_model.py)."""
 
 import gzip
 import json
@@ -65,6 +66,14 @@ class WordCounts:
     # English word -> the Italian word its pairs give it, for the words they translate rather than copy (`translations`)
     translated: dict = field(default_factory=dict)
     lexicon: list = field(default_factory=list)  # the files of other pairs read for words these hold too rarely
+    # English word -> the Italian word the `lexicon` files' pairs give it, for words these pairs hold too rarely
+    from_lexicon: dict = field(default_factory=dict)
+
+    @property
+    def all_translated(self):
+        """{English word: Italian word} for every word the translator writes in Italian where the model would copy
+        it: the training pairs' own translations, and the lexicon's for the words they hold too rarely."""
+        return {**self.from_lexicon, **self.translated}
 
     def add(self, pairs):
         """Count the words of more (English, Italian) pairs."""
@@ -94,7 +103,7 @@ class WordCounts:
         ("raobici"), the translator writes that (`inputs.copies.CopiesTranslated`)."""
         loans = {}
         for word, n in self.english.items():
-            if n < TRANSLATED or len(word) < SHORTEST or not word.isalpha() or word in self.translated:
+            if n < TRANSLATED or len(word) < SHORTEST or not word.isalpha() or word in self.all_translated:
                 continue
             if 2 * self.capitalised[word.title()] >= n:
                 continue
@@ -112,7 +121,8 @@ class WordCounts:
         that do not translate them, as the (English, Italian) `pairs` (a list) of another corpus, read from the files
         `sources`, translate them (`translations`): a word the model met twice or never ("litres", "Frankfurt"), or a
         dozen times in pairs too few to say ("Pope"), is one it copies or makes up, and a larger corpus such as
-        Europarl translates it ("litri", "Francoforte", "Papa"). The training pairs' own translations are kept."""
+        Europarl translates it ("litri", "Francoforte", "Papa"). The training pairs' own translations are kept; a
+        lexicon read before is replaced, so reading one anew gives the same counts."""
         italian = Counter()
         for _, it in pairs:
             italian.update(set(words(it)))
@@ -122,8 +132,9 @@ class WordCounts:
             held = self.english[word.lower()]
             return held < TRANSLATED or (held < UNREAD and word.lower() not in own)
 
-        self.translated = {**translations(pairs, italian, tokenizer, follow=unread), **self.translated}
-        self.lexicon = self.lexicon + [s for s in sources if s not in self.lexicon]
+        read = translations(pairs, italian, tokenizer, follow=unread)
+        self.from_lexicon = {word: it for word, it in read.items() if word not in self.translated}
+        self.lexicon = list(sources)
 
     def at_least(self, earlier):
         """These counts with, per word, the larger of this and `earlier`'s (the model this one was continued from):
@@ -136,6 +147,7 @@ class WordCounts:
             Counter(self.capitalised),
             {**earlier.translated, **self.translated},
             self.lexicon + [s for s in earlier.lexicon if s not in self.lexicon],
+            {**earlier.from_lexicon, **self.from_lexicon},
         )
         for mine, theirs in (
             (merged.english, earlier.english),
@@ -155,6 +167,7 @@ class WordCounts:
             "en_capitalised": dict(self.capitalised.most_common()),
             "translated": dict(sorted(self.translated.items())),
             "lexicon": self.lexicon,
+            "from_lexicon": dict(sorted(self.from_lexicon.items())),
         }
 
 
@@ -290,26 +303,29 @@ def read_word_counts(model_dir):
         values = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
     except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as e:  # not gzip, cut short, not JSON
         raise ValueError(f"{path}: cannot read it: {e}") from e
-    # "en_capitalised", "translated" and "lexicon" are optional: files written before they were counted lack them
-    tables = [values.get("en"), values.get("it"), values.get("en_capitalised", {})] if isinstance(values, dict) else []
-    translated = values.get("translated", {}) if isinstance(values, dict) else None
-    lexicon = values.get("lexicon", []) if isinstance(values, dict) else None
+    # "en_capitalised", "translated", "lexicon" and "from_lexicon" are optional: files written before lack them
+    given = values if isinstance(values, dict) else {}
+    tables = [given.get("en"), given.get("it"), given.get("en_capitalised", {})]
+    translated, from_lexicon = given.get("translated", {}), given.get("from_lexicon", {})
+    lexicon = given.get("lexicon", [])
     if (
         not isinstance(values, dict)
         or not isinstance(values.get("pairs"), int)
         or not all(isinstance(table, dict) and all(isinstance(n, int) for n in table.values()) for table in tables)
-        or not isinstance(translated, dict)
-        or not all(isinstance(w, str) and w.isalpha() for w in translated.values())
+        or not all(isinstance(kept, dict) for kept in (translated, from_lexicon))
+        or not all(isinstance(w, str) and w.isalpha() for w in [*translated.values(), *from_lexicon.values()])
         or not isinstance(lexicon, list)
         or not all(isinstance(source, str) for source in lexicon)
     ):
         raise ValueError(
             f'{path}: expected {{"pairs": N, "en": {{word: count}}, "it": {{word: count}}, '
-            '"translated": {word: word}, "lexicon": [file, ...]}'
+            '"translated": {word: word}, "lexicon": [file, ...], "from_lexicon": {word: word}}'
         )
     english, italian, capitalised_words = map(Counter, tables)
     sources = list(values.get("sources", []))
-    return WordCounts(values["pairs"], english, italian, sources, capitalised_words, translated, list(lexicon))
+    return WordCounts(
+        values["pairs"], english, italian, sources, capitalised_words, translated, list(lexicon), from_lexicon
+    )
 
 
 @dataclass

@@ -90,11 +90,17 @@ def test_a_word_the_pairs_hold_too_rarely_is_translated_as_a_larger_corpus_trans
     corpus += [(f"{n} litres", f"{n} litri") for n in range(MOST + 1)]  # however often the corpus holds it
     corpus += [("Rain in August.", "Pioggia in Agosto."), ("August, then.", "Agosto, allora.")] * 3
     counts.with_lexicon(corpus, ["corpus.tsv"], TOKENIZER)
-    assert counts.translated["Tiber"] == "Tevere" and counts.translated["Alps"] == "Alpi"
-    assert counts.translated["litres"] == "litri"
-    assert counts.translated["August"] == "agosto"  # the model's own pairs say: "Agosto" is the corpus's
+    read = counts.from_lexicon
+    assert read["Tiber"] == "Tevere" and read["Alps"] == "Alpi" and read["litres"] == "litri"
+    assert "August" not in read and counts.all_translated["August"] == "agosto"  # its own pairs': not "Agosto"
+    assert counts.all_translated["Tiber"] == "Tevere" and "Tiber" not in counts.translated  # kept apart
     assert counts.lexicon == ["corpus.tsv"] and counts.sources == ["own.tsv"]
     assert counts.english["tiber"] == 2  # the counts of what the model saw stay its own
+    counts.with_lexicon(corpus, ["corpus.tsv"], TOKENIZER)
+    assert counts.from_lexicon == read  # read anew, the same
+    counts.with_lexicon(corpus[6:], ["other.tsv"], TOKENIZER)  # a lexicon without the Tiber replaces the first
+    assert "Tiber" not in counts.all_translated and counts.from_lexicon["Alps"] == "Alpi"
+    assert counts.lexicon == ["other.tsv"]
 
 
 def test_a_word_held_by_a_dozen_pairs_that_do_not_translate_it_is_read_in_the_larger_corpus_too():
@@ -106,8 +112,8 @@ def test_a_word_held_by_a_dozen_pairs_that_do_not_translate_it_is_read_in_the_la
     corpus += [("Football fans sing.", "I tifosi cantano."), ("The fans left.", "I tifosi sono partiti.")] * 3
     corpus += [("Sing the anthem.", "Cantate l'inno."), ("An anthem plays.", "Suona un inno.")] * 3
     counts.with_lexicon(corpus, ["corpus.tsv"], TOKENIZER)
-    assert TRANSLATED <= counts.english["pope"] < UNREAD and counts.translated["Pope"] == "Papa"
-    assert counts.translated["fans"] == "ventilatori" and "anthem" not in counts.translated
+    assert TRANSLATED <= counts.english["pope"] < UNREAD and counts.from_lexicon["Pope"] == "Papa"
+    assert counts.all_translated["fans"] == "ventilatori" and "anthem" not in counts.all_translated
 
 
 VERBS = [("grows", "cresce"), ("is new", "è nuovo"), ("pays", "paga"), ("works", "funziona"), ("sells", "vende")]
@@ -144,11 +150,17 @@ def test_the_translated_words_round_trip_through_the_model_directory(tmp_path):
     write_word_counts(tmp_path, counts)
     assert read_word_counts(tmp_path).translated == {"Alps": "Alpi"}
     older = WordCounts(1, translated={"Alps": "Alpe", "fuel": "carburante"}, lexicon=["corpus.tsv"])
-    assert counts.at_least(older).translated == {"Alps": "Alpi", "fuel": "carburante"}  # this model's first
-    assert counts.at_least(older).lexicon == ["corpus.tsv"]
-    counts.lexicon = ["europarl.tsv.gz"]
+    older.from_lexicon = {"Tiber": "Tevere"}
+    merged = counts.at_least(older)
+    assert merged.translated == {"Alps": "Alpi", "fuel": "carburante"}  # this model's first
+    assert merged.lexicon == ["corpus.tsv"] and merged.from_lexicon == {"Tiber": "Tevere"}
+    counts.lexicon, counts.from_lexicon = ["europarl.tsv.gz"], {"Tiber": "Tevere"}
     write_word_counts(tmp_path, counts)
-    assert read_word_counts(tmp_path).lexicon == ["europarl.tsv.gz"]
+    read = read_word_counts(tmp_path)
+    assert read.lexicon == ["europarl.tsv.gz"] and (read.translated, read.from_lexicon) == (
+        {"Alps": "Alpi"},
+        {"Tiber": "Tevere"},
+    )
 
 
 def test_the_words_of_a_source_its_pairs_translate(rule):
@@ -322,17 +334,18 @@ def test_a_number_word_the_english_does_not_say_is_written_as_the_number_it_says
 
 
 def test_the_shipped_counts_hold_what_its_pairs_translate(shipped):
-    translated = shipped.word_counts.translated
+    translated, read = shipped.word_counts.translated, shipped.word_counts.from_lexicon
     assert translated["Alps"] == "Alpi" and translated["Sicily"] == "Sicilia" and translated["fuel"] == "carburante"
     assert translated["Turkey"] == "Turchia" and translated["turkey"] == "tacchino"  # the country, the bird
     assert "pizza" not in translated and "Tom" not in translated  # copied
     # too rare in its own pairs, read from Europarl's; "Czech" in lower case, not Europarl's acronym "CECA"
     counts = shipped.word_counts
-    assert counts.english["frankfurt"] < TRANSLATED and translated["Frankfurt"] == "Francoforte"
-    assert translated["Czech"] == "ceca" and counts.lexicon == ["data/en-it/train-europarl.tsv.gz"]
+    assert counts.english["frankfurt"] < TRANSLATED and read["Frankfurt"] == "Francoforte"
+    assert read["Czech"] == "ceca" and counts.lexicon == ["data/en-it/train-europarl.tsv.gz"]
     # held a dozen times, not translated by its own pairs: Europarl's; no word of a set phrase its neighbour's
-    assert TRANSLATED <= counts.english["pope"] < UNREAD and translated["Pope"] == "Papa"
-    assert "ivory" not in translated and translated["gases"] == "gas" and translated["beverages"] == "bevande"
+    assert TRANSLATED <= counts.english["pope"] < UNREAD and read["Pope"] == "Papa"
+    assert "ivory" not in counts.all_translated and read["gases"] == "gas" and read["beverages"] == "bevande"
+    assert set(translated).isdisjoint(read)  # Europarl's kept apart: read anew, it replaces what it gave
 
 
 # (English, the shipped translator's Italian, the copies rule it is compared with (None: none; "blind": without the
@@ -395,15 +408,14 @@ def test_the_shipped_translator_writes_what_it_would_copy_or_make_up_as_its_pair
     shipped, sentences, italian, other, others, named
 ):
     translator, counts = shipped.translator, shipped.word_counts
-    translated, held, loans = counts.translated, counts.italian, counts.loanwords()
-    own = {english: word for english, word in translated.items() if counts.english[english.lower()] >= TRANSLATED}
+    translated, held, loans = counts.all_translated, counts.italian, counts.loanwords()
     unloaned = {english: word for english, word in translated.items() if english != "robots"}
     rule = {
         None: None,
         "blind": CopiesTranslated(TOKENIZER, translated),
         "unasked": CopiesTranslated(TOKENIZER, translated, translator.model),
         "unloaned": CopiesTranslated(TOKENIZER, unloaned, translator.model, held),
-        "unread": CopiesTranslated(TOKENIZER, own, translator.model, held, loans),
+        "unread": CopiesTranslated(TOKENIZER, counts.translated, translator.model, held, loans),
     }[other]
     assert translator.translate(sentences) == italian
     assert translated_with_copies_rule(translator, rule, sentences) == others
@@ -429,7 +441,7 @@ def test_the_shipped_translator_keeps_its_own_inflection_of_the_pairs_word(shipp
 
 def test_a_made_up_word_after_an_elided_article_is_written_where_italian_elides(shipped):
     counts, model = shipped.word_counts, shipped.translator.model
-    rule = CopiesTranslated(TOKENIZER, counts.translated, model, counts.italian)
+    rule = CopiesTranslated(TOKENIZER, counts.all_translated, model, counts.italian)
     assert counts.translated["acronym"] == "acronimo" and counts.italian["acronomo"] == 0
     source, among = "I saw the acronym.", ["ac", "ad"]  # "▁l ' ac ron omo": no token that starts a word begins it
     assert allowed_after(rule, TOKENIZER, source, "Ho visto l'", among, best="ac") == {"ac"}  # "acronimo"

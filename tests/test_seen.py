@@ -72,6 +72,8 @@ def test_a_loanword_is_a_word_the_pairs_copy_and_its_plural_is_its_singular():
     counts.translated = {"cat": "gatto"}
     assert counts.loanwords() == {"computer": "computer", "robot": "robot", "robots": "robot"}
     # not: a word the pairs translate ("cat"), a name ("Tom"), an Italian word ("come"), one copied too rarely ("club")
+    counts.from_lexicon = {"computer": "elaboratore"}
+    assert "computer" not in counts.loanwords()  # a larger corpus's translation counts as the pairs' own
 
 
 def test_counts_round_trip_through_the_model_directory(tmp_path):
@@ -107,6 +109,14 @@ def test_a_counts_file_written_before_capitalised_words_were_counted_still_reads
             gzip.compress(json.dumps({"pairs": 2, "en": {}, "it": {}, "lexicon": "ep.tsv"}).encode(), mtime=0),
             "expected",
         ),
+        (
+            gzip.compress(json.dumps({"pairs": 2, "en": {}, "it": {}, "from_lexicon": ["Tevere"]}).encode(), mtime=0),
+            "expected",
+        ),
+        (
+            gzip.compress(json.dumps({"pairs": 2, "en": {}, "it": {}, "from_lexicon": {"a": "2 b"}}).encode(), mtime=0),
+            "expected",
+        ),
     ],
     ids=[
         "not gzip",
@@ -115,6 +125,8 @@ def test_a_counts_file_written_before_capitalised_words_were_counted_still_reads
         "not an object",
         "a translation not a word",
         "a lexicon not a list",
+        "the lexicon's translations not an object",
+        "a lexicon's translation not a word",
     ],
 )
 def test_a_malformed_counts_file_is_a_clear_error(tmp_path, content, problem):
@@ -196,10 +208,13 @@ def test_the_command_counts_a_model_trained_before_the_trainer_did(tmp_path, cap
     corpus = write_tsv(tmp_path / "corpus.tsv", tiber)
     word_counts_main(["--model", str(tmp_path), "--add", "--lexicon", str(corpus)])  # the counts kept as they are
     lexicon = read_word_counts(tmp_path)
-    assert lexicon.translated["Tiber"] == "Tevere" and lexicon.lexicon == [str(corpus)]
+    assert lexicon.from_lexicon["Tiber"] == "Tevere" and lexicon.lexicon == [str(corpus)]
     assert lexicon.english == added.english and lexicon.sources == added.sources
     out = capsys.readouterr().out
-    assert re.search(rf"3 English and 3 Italian words in 2 pairs, {len(lexicon.translated)} English words", out)
+    assert re.search(rf"in 2 pairs, 0 English words translated, not copied, and {len(lexicon.from_lexicon)} more", out)
+    written = (tmp_path / WORD_COUNTS).read_bytes()
+    word_counts_main(["--model", str(tmp_path), "--add", "--lexicon", str(corpus)])
+    assert (tmp_path / WORD_COUNTS).read_bytes() == written  # read anew: the same counts, byte for byte
 
 
 def test_the_command_needs_pairs_to_count_or_counts_to_keep(tmp_path, capsys):

@@ -14,8 +14,8 @@ none of. With `--add`, `--train` may be left out: the directory's counts are kep
 
     python -m training.word_counts --model assets/model --add --lexicon data/en-it/train-europarl.tsv.gz
 
-The translations the directory holds stay, a lexicon's read before too: to read one anew, start from the counts
-written before it.
+The training pairs' own translations stay; a lexicon's are kept apart (`from_lexicon`), and reading one anew
+replaces those read before: the same files give the same counts.
 """
 
 import argparse
@@ -50,8 +50,8 @@ def main(argv=None):
     path = write_word_counts(args.model, counts)
     print(
         f"{path}: {len(counts.english):,} English and {len(counts.italian):,} Italian words "
-        f"in {counts.pairs:,} pairs, {len(counts.translated):,} English words translated, not copied "
-        f"({path.stat().st_size / 1e6:.2f} MB)"
+        f"in {counts.pairs:,} pairs, {len(counts.translated):,} English words translated, not copied, and "
+        f"{len(counts.from_lexicon):,} more from the lexicon ({path.stat().st_size / 1e6:.2f} MB)"
     )
 
 
