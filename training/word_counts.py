@@ -3,14 +3,15 @@ its training pairs hold each word, and the words they translate rather than copy
 card names.
 
     python -m training.word_counts --model assets/model \\
-        --train data/en-it/train.tsv data/en-it/train-extra.tsv data/en-it/train-docs.tsv
+        --train data/en-it/train.tsv data/en-it/train-extra.tsv data/en-it/train-docs.tsv data/domain/*.tsv
 
 `--add` keeps the counts the directory has, each word's the larger of the two (`WordCounts.at_least`): for counts
 its file lacks, such as the capitalised words (or the translated ones) a file written before they were counted has
 none of. With `--add`, `--train` may be left out: the directory's counts are kept as they are.
 
 `--lexicon` reads another corpus's pairs for the words the training pairs hold too rarely to translate
-(`WordCounts.with_lexicon`), as the shipped model reads Europarl:
+(`WordCounts.with_lexicon`), as the shipped model reads Europarl (its counts are the two in one command, the first's
+files with `--lexicon data/en-it/train-europarl.tsv.gz`; or with `--add` alone, the directory's counts kept):
 
     python -m training.word_counts --model assets/model --add --lexicon data/en-it/train-europarl.tsv.gz
 
