@@ -92,6 +92,7 @@ def test_a_counts_file_written_before_capitalised_words_were_counted_still_reads
     (tmp_path / WORD_COUNTS).write_bytes(gzip.compress(json.dumps(old).encode(), mtime=0))
     read = read_word_counts(tmp_path)
     assert read.english == Counter({"machine": 2}) and read.capitalised == Counter()
+    assert read.translated == read.from_lexicon == {} and read.lexicon == []  # nor translations, nor a lexicon's
 
 
 @pytest.mark.parametrize(
