@@ -101,9 +101,9 @@ class WordCounts:
         loanword: the word itself ("computer"), or for a plural its singular, as Italian leaves a loanword unchanged
         in the plural ("robots" -> "robot", "films" -> "film"). Where the model makes up a word for one
         ("raobici"), the translator writes that (`inputs.copies.CopiesTranslated`)."""
-        loans = {}
+        loans, translated = {}, self.all_translated  # built once: the property merges two dicts
         for word, n in self.english.items():
-            if n < TRANSLATED or len(word) < SHORTEST or not word.isalpha() or word in self.all_translated:
+            if n < TRANSLATED or len(word) < SHORTEST or not word.isalpha() or word in translated:
                 continue
             if 2 * self.capitalised[word.title()] >= n:
                 continue
