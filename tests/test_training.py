@@ -411,12 +411,48 @@ def test_anchor_decay_keeps_a_continued_run_near_the_model_it_continues(small_co
     assert distance_after(tmp_path / "held", "anchor_decay=1e9") == 0.0
 
 
+def test_teacher_weight_mixes_the_references_with_the_model_continued(tiny_model_dir):
+    """teacher_weight w makes a step's loss (1 - w) * the references' cross-entropy + w * the KL divergence from the
+    teacher's next-token distributions: nothing to learn from a teacher that is the model itself, and a step taken
+    towards another teacher alone (w = 1) brings the model nearer it, whatever the references say."""
+    from training.train import train_step
+
+    student, teacher = (open_model(tiny_model_dir).translator.model.eval() for _ in range(2))
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for weight in teacher.parameters():
+            weight.add_(0.05 * torch.randn_like(weight))
+    src = pad_sequences([[5, 6, 7, EOS_ID], [8, 9, EOS_ID]])
+    tgt = pad_sequences([[BOS_ID, 10, 11, 12, EOS_ID], [BOS_ID, 13, EOS_ID]])
+    tgt_in, tgt_out = tgt[:, :-1].contiguous(), tgt[:, 1:].contiguous()
+    real = tgt_out != PAD_ID
+
+    def divergence():
+        with torch.no_grad():
+            ours, theirs = (m(src, tgt_in)[real].log_softmax(-1) for m in (student, teacher))
+        return float(F.kl_div(ours, theirs, log_target=True, reduction="sum")) / int(real.sum())
+
+    with torch.no_grad():
+        cross_entropy = float(F.cross_entropy(student(src, tgt_in)[real], tgt_out[real], label_smoothing=0.1))
+    optimizer = torch.optim.SGD(student.parameters(), lr=0.0)
+    half, itself = TrainConfig(teacher_weight=0.5), TrainConfig(teacher_weight=1.0)
+    batch, autocast = (src, tgt_in, tgt_out), torch.autocast("cpu", enabled=False)
+    loss, n_tokens = train_step(student, optimizer, batch, 0.0, autocast, half, teacher)
+    assert n_tokens == int(real.sum())
+    assert loss == pytest.approx(0.5 * cross_entropy + 0.5 * divergence(), rel=1e-4)
+    assert train_step(student, optimizer, batch, 0.0, autocast, itself, student)[0] == pytest.approx(0.0, abs=1e-6)
+    before = divergence()
+    train_step(student, optimizer, batch, 0.05, autocast, itself, teacher)
+    assert divergence() < before
+
+
 @pytest.mark.parametrize(
-    "setting", ["anchor_decay=-1", "anchor_decay=10", "frozen_token_rows=-1", "frozen_token_rows=10"]
+    "setting",
+    ["anchor_decay=-1", "anchor_decay=10", "frozen_token_rows=-1", "frozen_token_rows=10", "teacher_weight=0.5"],
 )
 def test_settings_about_the_model_continued_need_it(small_corpus, tmp_path, setting):
-    """anchor_decay pulls towards the --init-from model and frozen_token_rows keeps its rows: without it, or below 0,
-    they are refused before anything is written."""
+    """anchor_decay pulls towards the --init-from model, frozen_token_rows keeps its rows and teacher_weight learns
+    from it: without it, or out of range, they are refused before anything is written."""
     train, dev = small_corpus
     name = setting.split("=")[0]
     with pytest.raises(ValueError, match=f"{name}=.*needs --init-from"):

@@ -33,6 +33,11 @@ class TrainConfig:
     # Each step pulls every weight towards the --init-from model's by lr * anchor_decay of the gap (L2-SP, decoupled
     # like AdamW's decay): a continued run learns new data while staying near what it knew. 0: no pull.
     anchor_decay: float = 0.0
+    # Each step's loss is (1 - teacher_weight) times the references' cross-entropy plus teacher_weight times the KL
+    # divergence of the model's next-token distributions from the --init-from model's (word-level distillation, Kim
+    # and Rush, 2016, from the model continued: Dakwale and Monz, 2017): a continued run learns new data while it
+    # still writes what it wrote where the data does not say otherwise. 0: the references alone.
+    teacher_weight: float = 0.0
     # Comma-separated name prefixes of the only weights trained ("decoder", "decoder.layers.*.cross_attention": * is
     # any one part of a name), the rest frozen: fine-tuning one subnetwork on a new domain keeps what the frozen rest
     # knew. "": every weight.

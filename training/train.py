@@ -196,18 +196,20 @@ def make_optimizer(model, train_cfg):
     )
 
 
-def train_step(model, optimizer, batch, lr, autocast, train_cfg):
+def train_step(model, optimizer, batch, lr, autocast, train_cfg, teacher=None):
     """One optimizer step on (src, tgt_in, tgt_out): label-smoothed cross-entropy averaged over the real
-    (non-padding) target tokens, clipped gradients. Returns (loss, real target tokens)."""
+    (non-padding) target tokens, with the `teacher` model's (`teacher_weight`) KL divergence beside it; clipped
+    gradients. Returns (loss, real target tokens)."""
     src, tgt_in, tgt_out = batch
     for group in optimizer.param_groups:
         group["lr"] = lr
     with autocast:
         logits = model(src, tgt_in)  # (B, T, V)
     n_tokens = int((tgt_out != PAD_ID).sum())
+    logits = logits.float().view(-1, logits.size(-1))  # (B*T, V)
     loss = (
         F.cross_entropy(
-            logits.float().view(-1, logits.size(-1)),
+            logits,
             tgt_out.view(-1),
             ignore_index=PAD_ID,
             label_smoothing=train_cfg.label_smoothing,
@@ -215,6 +217,12 @@ def train_step(model, optimizer, batch, lr, autocast, train_cfg):
         )
         / n_tokens
     )
+    if teacher is not None:
+        with torch.no_grad(), autocast:
+            taught = teacher(src, tgt_in).float().view_as(logits).log_softmax(-1)  # (B*T, V)
+        real = tgt_out.view(-1) != PAD_ID
+        kl = F.kl_div(logits[real].log_softmax(-1), taught[real], log_target=True, reduction="sum") / n_tokens
+        loss = (1 - train_cfg.teacher_weight) * loss + train_cfg.teacher_weight * kl
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), train_cfg.clip_norm)
@@ -355,6 +363,11 @@ def set_up_run(args, command):
         raise ValueError(
             f"anchor_decay={train_cfg.anchor_decay:g}: a run is pulled towards the model it continues, so anchor_decay "
             "is a number >= 0, and above 0 it needs --init-from (on --resume too: the same model)"
+        )
+    if not 0 <= train_cfg.teacher_weight <= 1 or (train_cfg.teacher_weight and not args.init_from):
+        raise ValueError(
+            f"teacher_weight={train_cfg.teacher_weight:g}: the teacher is the model a run continues, so teacher_weight "
+            "is a number from 0 to 1, and above 0 it needs --init-from (on --resume too: the same model)"
         )
     if train_cfg.frozen_token_rows < 0 or (train_cfg.frozen_token_rows and not args.init_from):
         raise ValueError(
@@ -775,6 +788,7 @@ def train(run, data, model, optimizer, state):
         Anchor(model, run.init.translator.model, run.train_cfg.anchor_decay) if run.train_cfg.anchor_decay else None
     )
     frozen_rows = FrozenTokenRows(model, run.train_cfg.frozen_token_rows) if run.train_cfg.frozen_token_rows else None
+    teacher = run.init.translator.model.to(run.dist.device).eval() if run.train_cfg.teacher_weight else None
     batcher, batches, n_batches = epoch_batches(run, data, state.epoch)
     if run.dist.main and state.step == 0:
         snapshot(run, data, model, state)  # what the model makes of the probes before it has learnt anything
@@ -786,7 +800,7 @@ def train(run, data, model, optimizer, state):
         batch = batcher.collate(batches[state.batch_in_epoch * run.dist.world + run.dist.rank])
         lr = learning_rate(state.step, run.train_cfg, state.time_progress())
         loss, n_tokens = train_step(
-            train_model, optimizer, [t.to(run.dist.device) for t in batch], lr, autocast, run.train_cfg
+            train_model, optimizer, [t.to(run.dist.device) for t in batch], lr, autocast, run.train_cfg, teacher
         )
         if anchor:
             anchor.pull(lr)
