@@ -100,6 +100,8 @@ class CopiesTranslated(Spelling):
         self.translated = {**self.loans, **translated}
         self.model = model  # followed ahead where a copy may begin (`word_ahead`); None: not followed
         self.italian = italian  # where the model writes a word it never holds, the word is made up; None: not asked
+        # the lone "▁": a word the vocabulary has no token to begin with starts there ("▁ ere di to" for "eredito")
+        self.bare = {i for i in self.word_starts if not self.text[i]}
         self.special = {i for i, text in self.text.items() if writes_no_word(text)}  # </s>, <0xE6>: read as no word
         # {(source, prefix): (Italian word, the open word then)} where this rule began an Italian word in place of a
         # copy: decoding asks again at each of its letters, and holds it to its end. The oldest go first.
@@ -229,9 +231,10 @@ class CopiesTranslated(Spelling):
         the ids `prefix`, where that word is made up: no Italian side of its training pairs holds it, nor does the
         English ("fioritorio"). It is the Italian word of the English word the model's cross-attention weighed most
         while writing it (`word_ahead`: "flour"), when the pairs translate that word ("farina"), its Italian word is
-        not written yet, and the made-up word is not it inflected (`inflected`). Not looked ahead where the model
+        not written yet, and the made-up word is not it inflected (`inflected`). A word begun with the lone "▁" is
+        looked ahead at as any other ("▁ ere di to": "eredito", for "heritage"). Not looked ahead where the model
         (its next-token `scores`, (V,)) begins surely with a word the pairs hold often ("▁della"). None otherwise."""
-        if self.italian is None or self.model is None or not self.text[best].isalpha():
+        if self.italian is None or self.model is None or not (self.text[best].isalpha() or best in self.bare):
             return None
         said = {w.lower() for w in LETTERS.findall(self.spelt(prefix))}
         unsaid = {english: italian for english, italian in copies if italian.lower() not in said}

@@ -317,6 +317,19 @@ def test_a_made_up_word_is_written_as_the_pairs_translate_the_english_it_attends
     assert allowed_after(flour, TOKENIZER, source, said, among, best="▁fi") == set(among)
 
 
+def test_a_made_up_word_begun_with_the_lone_word_start_is_looked_at_too(shipped):
+    """No token that starts a word begins "eredito" (the model's word for "heritage"): it starts with the lone "▁",
+    whose letters are those that follow it. Looked ahead at from there, it is made up, and "patrimonio" is written."""
+    counts, model = shipped.word_counts, shipped.translator.model
+    rule = CopiesTranslated(TOKENIZER, counts.all_translated, model, counts.italian)
+    assert counts.all_translated["heritage"] == "patrimonio" and counts.italian["eredito"] == 0
+    source, written, among = "We must protect our heritage.", "Dobbiamo proteggere il nostro", ["▁", "▁pat"]
+    assert TOKENIZER.encode("il nostro eredito").tokens[2:] == ["▁", "ere", "di", "to"]
+    assert allowed_after(rule, TOKENIZER, source, written, among, best="▁") == {"▁pat"}
+    assert rule.ahead(*looked_ahead(source, written, "▁"))[0] == "eredito"
+    assert shipped.translator.translate(source) == "Dobbiamo proteggere il nostro patrimonio."
+
+
 def test_a_number_word_the_english_does_not_say_is_written_as_the_number_it_says(shipped):
     """The model begins "venti" for "twenty-eight": looked ahead, that is a number the English does not say, and only
     the tokens that spell "ventotto" may follow. Once it is written, or without the model to look ahead with, the
