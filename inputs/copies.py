@@ -100,8 +100,6 @@ class CopiesTranslated(Spelling):
         self.translated = {**self.loans, **translated}
         self.model = model  # followed ahead where a copy may begin (`word_ahead`); None: not followed
         self.italian = italian  # where the model writes a word it never holds, the word is made up; None: not asked
-        # the lone "▁": a word the vocabulary has no token to begin with starts there ("▁ ere di to" for "eredito")
-        self.bare = {i for i in self.word_starts if not self.text[i]}
         self.special = {i for i, text in self.text.items() if writes_no_word(text)}  # </s>, <0xE6>: read as no word
         # {(source, prefix): (Italian word, the open word then)} where this rule began an Italian word in place of a
         # copy: decoding asks again at each of its letters, and holds it to its end. The oldest go first.
@@ -234,7 +232,8 @@ class CopiesTranslated(Spelling):
         not written yet, and the made-up word is not it inflected (`inflected`). A word begun with the lone "▁" is
         looked ahead at as any other ("▁ ere di to": "eredito", for "heritage"). Not looked ahead where the model
         (its next-token `scores`, (V,)) begins surely with a word the pairs hold often ("▁della"). None otherwise."""
-        if self.italian is None or self.model is None or not (self.text[best].isalpha() or best in self.bare):
+        letters = self.text[best]  # "" for the lone "▁": a word no token that starts one begins ("▁ ere di to")
+        if self.italian is None or self.model is None or (letters and not letters.isalpha()):
             return None
         said = {w.lower() for w in LETTERS.findall(self.spelt(prefix))}
         unsaid = {english: italian for english, italian in copies if italian.lower() not in said}

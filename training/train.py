@@ -205,7 +205,8 @@ def train_step(model, optimizer, batch, lr, autocast, train_cfg, teacher=None):
         group["lr"] = lr
     with autocast:
         logits = model(src, tgt_in)  # (B, T, V)
-    n_tokens = int((tgt_out != PAD_ID).sum())
+    real = tgt_out.view(-1) != PAD_ID  # (B*T,)
+    n_tokens = int(real.sum())
     logits = logits.float().view(-1, logits.size(-1))  # (B*T, V)
     loss = (
         F.cross_entropy(
@@ -220,7 +221,6 @@ def train_step(model, optimizer, batch, lr, autocast, train_cfg, teacher=None):
     if teacher is not None:
         with torch.no_grad(), autocast:
             taught = teacher(src, tgt_in).float().view_as(logits).log_softmax(-1)  # (B*T, V)
-        real = tgt_out.view(-1) != PAD_ID
         kl = F.kl_div(logits[real].log_softmax(-1), taught[real], log_target=True, reduction="sum") / n_tokens
         loss = (1 - train_cfg.teacher_weight) * loss + train_cfg.teacher_weight * kl
     optimizer.zero_grad(set_to_none=True)
