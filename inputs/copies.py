@@ -19,12 +19,16 @@ its cross-attention weighed most while writing it; where the pairs translate tha
 written yet, the rule writes it instead ("farina", "rana"). Chosen on dev, dev-news and the demo set:
 docs/training-log.md#made-up-words-written-as-the-pairs-translate-the-english. So too after an elided article ("l'",
 "dell'"), where Italian elides before the word, and for an English word the pairs copy, a loanword, as Italian writes
-it ("I robot" for "I raobici"): docs/training-log.md#made-up-words-after-an-elided-article-and-loanwords.
+it ("I robot" for "I raobici"): docs/training-log.md#made-up-words-after-an-elided-article-and-loanwords. So too
+for a word the pairs hold that the model begins unsurely and would as soon begin as the pairs' word ("otto teste di
+attenzione", not "otto mal di attenzione", for "eight attention heads"): docs/training-log.md#real-words-begun-unsurely.
 
 A number in words is one the model miscounts: "La febbraio ha venti giorni" for "February has twenty-eight days".
 Where the word the model begins is an Italian number the English does not say, the rule writes the first number the
 English says in words that is not written yet ("ventotto"): docs/training-log.md#numbers-in-words."""
 
+import copy
+import os
 import re
 from collections import OrderedDict
 from functools import lru_cache
@@ -47,6 +51,12 @@ VOWELS = "aeiouàèéìòù"  # how an Italian word ends
 # token a probability of SURE or more, it is taken to write that word: no made-up word is looked for there. Chosen on
 # dev, dev-news and the demo set: docs/training-log.md#made-up-words-written-as-the-pairs-translate-the-english.
 OFTEN, SURE = 100, 0.5
+# A word the pairs hold, begun unsurely (its first token below SURE), is read as mistaken where the model would begin
+# the pairs' word for the English it weighs most with PLAUSIBLE or more, fewer than COMMON pairs hold it (not "lui",
+# "io"), the pairs' word is no verb form (the model's tense is its own) and the two do not begin with the same ALIKE
+# letters (forms of one word: "distrusse", "distrutta"): "teste", not "mal", for "heads". Chosen on dev, dev-news and
+# the demo set: docs/training-log.md#real-words-begun-unsurely.
+PLAUSIBLE, COMMON, ALIKE = 0.02, 1000, 4
 ELIDED = re.compile(r"[^\W\d_]['’]$")  # an elided article or preposition ends the text: "L'", "dell'"
 ELIDES_BEFORE = VOWELS + "h"  # the letters Italian elides before: "l'alleanza", "l'hotel", not "l'disoccupazione"
 
@@ -101,6 +111,10 @@ class CopiesTranslated(Spelling):
         self.model = model  # followed ahead where a copy may begin (`word_ahead`); None: not followed
         self.italian = italian  # where the model writes a word it never holds, the word is made up; None: not asked
         self.special = {i for i, text in self.text.items() if writes_no_word(text)}  # </s>, <0xE6>: read as no word
+        self.forget()
+
+    def forget(self):
+        """Start with nothing remembered: no Italian word begun, no source read, no look-ahead kept."""
         # {(source, prefix): (Italian word, the open word then)} where this rule began an Italian word in place of a
         # copy: decoding asks again at each of its letters, and holds it to its end. The oldest go first.
         self.begun = OrderedDict()
@@ -111,6 +125,15 @@ class CopiesTranslated(Spelling):
         self.source_words = lru_cache(maxsize=64)(self.letter_words)
         self.source_numbers = lru_cache(maxsize=4096)(self.numbers)
         self.rows_with_copies = RowsOfSource(self.with_copies)  # [(row, (its source, its words))]
+
+    def for_model(self, model):
+        """This rule for decoding with `model` (some heads switched off: `interpretability.ablation.ablated`): the same
+        words, looked ahead at with `model`, and nothing remembered from decoding with another, so that what one model
+        wrote never steers another's translation."""
+        other = copy.copy(self)
+        other.model = model
+        other.forget()
+        return other
 
     def copies(self, source):
         """((English word, Italian word), ...) of the token ids `source` (a tuple): its words that `translated`
@@ -230,8 +253,9 @@ class CopiesTranslated(Spelling):
         English ("fioritorio"). It is the Italian word of the English word the model's cross-attention weighed most
         while writing it (`word_ahead`: "flour"), when the pairs translate that word ("farina"), its Italian word is
         not written yet, and the made-up word is not it inflected (`inflected`). A word begun with the lone "▁" is
-        looked ahead at as any other ("▁ ere di to": "eredito", for "heritage"). Not looked ahead where the model
-        (its next-token `scores`, (V,)) begins surely with a word the pairs hold often ("▁della"). None otherwise."""
+        looked ahead at as any other ("▁ ere di to": "eredito", for "heritage"); so is a word the pairs hold that
+        the model begins unsurely (`begun_unsurely`: "mal" for "heads"). Not looked ahead where the model (its
+        next-token `scores`, (V,)) begins surely with a word the pairs hold often ("▁della"). None otherwise."""
         letters = self.text[best]  # "" for the lone "▁": a word no token that starts one begins ("▁ ere di to")
         if self.italian is None or self.model is None or (letters and not letters.isalpha()):
             return None
@@ -243,14 +267,35 @@ class CopiesTranslated(Spelling):
             return None
         word, paid = self.ahead(source, tuple(prefix), best)
         words, owners = self.source_words(source)
-        if len(word) < SHORTEST or not word.isalpha() or word.lower() in words or self.italian[word.lower()]:
+        if len(word) < SHORTEST or not word.isalpha() or word.lower() in words:
             return None
         weighed = [0.0] * len(words)
         for owner, weight in zip(owners, paid.tolist()):
             if owner >= 0:
                 weighed[owner] += weight
-        italian = unsaid.get(words[max(range(len(words)), key=weighed.__getitem__)]) if words else None
-        return None if italian is None or inflected(word, italian) else italian
+        english = words[max(range(len(words)), key=weighed.__getitem__)] if words else None
+        italian = unsaid.get(english)
+        if italian is None or inflected(word, italian):
+            return None
+        if self.italian[word.lower()] and not self.begun_unsurely(word, english, italian, best, scores):
+            return None
+        return italian
+
+    def begun_unsurely(self, word, english, italian, best, scores):
+        """Whether the word `word`, which the pairs hold, is one the model begins unsurely with the token `best` (its
+        next-token `scores`, (V,)) and would as soon begin as `italian`, the pairs' word for the `english` it weighed
+        most while writing it: see PLAUSIBLE ("mal" for "heads", where the pairs write "teste")."""
+        probs = torch.softmax(scores.float(), -1)
+        begins = self.going_on(italian, "", True)  # the tokens that begin the pairs' word
+        return (
+            bool(probs[best] < SURE)
+            and begins is not None
+            and bool(probs[begins].max() >= PLAUSIBLE)
+            and self.italian[word.lower()] < COMMON
+            and english not in self.loans
+            and not italian.lower().endswith(VERB_ENDINGS)
+            and len(os.path.commonprefix([word.lower(), italian.lower()])) < ALIKE
+        )
 
     def wrong_number(self, source, prefix, best, first):
         """The Italian number word to write in place of the one the model begins with the token `best` after the ids

@@ -29,6 +29,11 @@ class Rules:
             rule(logits, ys, src)
         return logits
 
+    def for_model(self, model):
+        """These rules for decoding with `model`: a rule that looks ahead with the model follows `model` afresh (its
+        `for_model`); the others read only the text and serve any model."""
+        return Rules(*(rule.for_model(model) if hasattr(rule, "for_model") else rule for rule in self.rules))
+
 
 class RowsOfSource:
     """`rows(src)`: the rows b of `src` (B, S) for which `about(row)` (a row's token ids, a tuple) is anything but

@@ -47,7 +47,10 @@ def ablate_heads(model, heads):
 
 def ablated(translator, heads):
     """`translator` with the attention heads `heads` ((kind, layer, head) each) switched off (`ablate_heads`); the
-    tokenizer and settings are shared, the model is a copy."""
+    tokenizer and settings are shared, the model is a copy. A decoding rule that looks ahead with the model
+    (`inputs.rules.Rules.for_model`) looks ahead with the copy, remembering nothing of the translator's own decoding."""
     switched_off = copy.copy(translator)
     switched_off.model = ablate_heads(translator.model, heads)
+    if hasattr(translator.rule, "for_model"):
+        switched_off.rule = translator.rule.for_model(switched_off.model)
     return switched_off

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from helpers import allowed_after
-from inputs.copies import CopiesTranslated, inflected, keyed_words
+from inputs.copies import COMMON, PLAUSIBLE, SURE, CopiesTranslated, inflected, keyed_words
 from inputs.rules import Rules
 from interpretability.inspection import inspect
 from modeldir.directory import open_model
@@ -467,3 +467,33 @@ def test_a_made_up_word_after_an_elided_article_is_written_where_italian_elides(
     assert counts.translated["unemployment"] == "disoccupazione" and counts.italian["unemploy"] == 0
     assert allowed_after(rule, TOKENIZER, unemployment, "L'", among, best="U") == set(among)
     assert rule.ahead(*looked_ahead(unemployment, "L'", "U"))[0] == "Unemploy"  # made up, and left
+
+
+def test_a_word_the_pairs_hold_gives_way_only_where_the_model_begins_it_unsurely(shipped):
+    """ "mal" for "heads" is a real word the model writes unsurely; it gives way to the pairs' "teste" where the model
+    would as soon begin that, and never for a word held by COMMON pairs or more, a verb form, a form of the same word
+    or a loanword."""
+    counts, model = shipped.word_counts, shipped.translator.model
+    rule = CopiesTranslated(TOKENIZER, counts.all_translated, model, counts.italian, counts.loanwords())
+    assert counts.all_translated["heads"] == "teste" and 0 < counts.italian["mal"] < COMMON <= counts.italian["lui"]
+    mal, te = TOKENIZER.token_to_id("▁mal"), TOKENIZER.token_to_id("▁t")  # "▁t este": the pairs' word begun
+
+    def scores(p_mal, p_te):
+        """Next-token log-probabilities: `p_mal` for "▁mal", `p_te` for "▁t", the rest on "▁di"."""
+        logits = torch.full((TOKENIZER.get_vocab_size(),), -50.0)
+        logits[[mal, te, TOKENIZER.token_to_id("▁di")]] = torch.tensor([p_mal, p_te, 1 - p_mal - p_te]).log()
+        return logits
+
+    unsure, plausible = SURE / 2, PLAUSIBLE * 2
+    assert rule.begun_unsurely("mal", "heads", "teste", mal, scores(unsure, plausible))
+    assert not rule.begun_unsurely("mal", "heads", "teste", mal, scores(SURE + 0.1, plausible))  # begun surely
+    assert not rule.begun_unsurely("mal", "heads", "teste", mal, scores(unsure, PLAUSIBLE / 2))  # "teste" unlikely
+    assert not rule.begun_unsurely("lui", "heads", "teste", mal, scores(unsure, plausible))  # a common word
+    assert not rule.begun_unsurely("mal", "save", "salvare", mal, scores(unsure, plausible))  # a verb: tense its own
+    assert not rule.begun_unsurely("testa", "heads", "teste", mal, scores(unsure, plausible))  # the same word
+    assert "computer" in rule.loans and not rule.begun_unsurely(
+        "mal", "computer", "teste", mal, scores(unsure, plausible)
+    )
+    translator = shipped.translator
+    assert translator.translate("The model has eight attention heads.") == "Il modello ha otto teste di attenzione."
+    assert translator.translate("He lives near here.") == "Lui vive qui vicino."  # "Lui": held by too many pairs

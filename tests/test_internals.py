@@ -150,7 +150,8 @@ def test_softmax_at_a_temperature_is_exact_over_the_shown_tokens(recorded, tempe
         top / temperature - np.logaddexp(np.logaddexp.reduce(top / temperature, axis=-1), rest[:, column])[:, None]
     )
     assert np.allclose(shown, np.take_along_axis(probs, ids, axis=-1), rtol=1e-5, atol=1e-9)
-    assert (np.diff(top, axis=-1) <= 0).all() and (ids[:, 0] == internals.logits.argmax(-1)).all()
+    # in order, a step a decoding rule held ending in its forbidden tokens (-inf: ties, not NaN as np.diff makes them)
+    assert (top[:, :-1] >= top[:, 1:]).all() and (ids[:, 0] == internals.logits.argmax(-1)).all()
 
 
 def test_other_threads_running_the_model_meanwhile_are_not_recorded(translator, recorded):

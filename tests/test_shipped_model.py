@@ -144,7 +144,8 @@ def test_shipped_model_writes_dates_day_first_as_it_reads_them(shipped, monkeypa
     dates = ["The shop opens on the 5th of June.", "The museum closes on December 24th."]
     assert shipped.translate(dates) == ["Il negozio apre il 5 giugno.", "Il museo chiude il 24 dicembre."]
     monkeypatch.setattr("inputs.text.read_dates", lambda text, any_case=False: (text, []))  # read as typed
-    assert shipped.translate(dates) == ["Il negozio apre il V secolo di giugno.", "Il museo chiude il 24 settembre."]
+    # the model's own "il V secolo di giugno"; its "settembre", begun unsurely, is the pairs' "dicembre" (inputs.copies)
+    assert shipped.translate(dates) == ["Il negozio apre il V secolo di giugno.", "Il museo chiude il 24 dicembre."]
 
 
 def test_shipped_model_writes_a_percentage_with_its_number_as_it_reads_it_with_its_sign(shipped, monkeypatch):
