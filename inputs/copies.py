@@ -263,7 +263,8 @@ class CopiesTranslated(Spelling):
         unsaid = {english: italian for english, italian in copies if italian.lower() not in said}
         if not unsaid:
             return None
-        if self.italian[self.text[best].lower()] >= OFTEN and torch.softmax(scores.float(), -1)[best] >= SURE:
+        probs = torch.softmax(scores.float(), -1)  # (V,): read by the check below and by `begun_unsurely`
+        if self.italian[self.text[best].lower()] >= OFTEN and probs[best] >= SURE:
             return None
         word, paid = self.ahead(source, tuple(prefix), best)
         words, owners = self.source_words(source)
@@ -277,15 +278,14 @@ class CopiesTranslated(Spelling):
         italian = unsaid.get(english)
         if italian is None or inflected(word, italian):
             return None
-        if self.italian[word.lower()] and not self.begun_unsurely(word, english, italian, best, scores):
+        if self.italian[word.lower()] and not self.begun_unsurely(word, english, italian, best, probs):
             return None
         return italian
 
-    def begun_unsurely(self, word, english, italian, best, scores):
+    def begun_unsurely(self, word, english, italian, best, probs):
         """Whether the word `word`, which the pairs hold, is one the model begins unsurely with the token `best` (its
-        next-token `scores`, (V,)) and would as soon begin as `italian`, the pairs' word for the `english` it weighed
-        most while writing it: see PLAUSIBLE ("mal" for "heads", where the pairs write "teste")."""
-        probs = torch.softmax(scores.float(), -1)
+        next-token probabilities `probs`, (V,)) and would as soon begin as `italian`, the pairs' word for the `english`
+        it weighed most while writing it: see PLAUSIBLE ("mal" for "heads", where the pairs write "teste")."""
         begins = self.going_on(italian, "", True)  # the tokens that begin the pairs' word
         return (
             bool(probs[best] < SURE)

@@ -479,10 +479,10 @@ def test_a_word_the_pairs_hold_gives_way_only_where_the_model_begins_it_unsurely
     mal, te = TOKENIZER.token_to_id("▁mal"), TOKENIZER.token_to_id("▁t")  # "▁t este": the pairs' word begun
 
     def scores(p_mal, p_te):
-        """Next-token log-probabilities: `p_mal` for "▁mal", `p_te` for "▁t", the rest on "▁di"."""
-        logits = torch.full((TOKENIZER.get_vocab_size(),), -50.0)
-        logits[[mal, te, TOKENIZER.token_to_id("▁di")]] = torch.tensor([p_mal, p_te, 1 - p_mal - p_te]).log()
-        return logits
+        """Next-token probabilities: `p_mal` for "▁mal", `p_te` for "▁t", the rest on "▁di"."""
+        probs = torch.zeros(TOKENIZER.get_vocab_size())
+        probs[[mal, te, TOKENIZER.token_to_id("▁di")]] = torch.tensor([p_mal, p_te, 1 - p_mal - p_te])
+        return probs
 
     unsure, plausible = SURE / 2, PLAUSIBLE * 2
     assert rule.begun_unsurely("mal", "heads", "teste", mal, scores(unsure, plausible))
