@@ -23,6 +23,11 @@ it ("I robot" for "I raobici"): docs/training-log.md#made-up-words-after-an-elid
 for a word the pairs hold that the model begins unsurely and would as soon begin as the pairs' word ("otto teste di
 attenzione", not "otto mal di attenzione", for "eight attention heads"): docs/training-log.md#real-words-begun-unsurely.
 
+A phrase Italian writes as one word is one the model splits: "Buon mattina." for "Good morning.", though its pairs
+write "Buongiorno" for *good morning* (`modeldir.seen.phrase_translations`). Where the model ends a word that begins
+the phrase's Italian word ("Buon") and gives the letters that go on spelling it SPLIT_PLAUSIBLE or more, the rule
+writes them ("giorno"): docs/training-log.md#greetings-written-as-one-word.
+
 A number in words is one the model miscounts: "La febbraio ha venti giorni" for "February has twenty-eight days".
 Where the word the model begins is an Italian number the English does not say, the rule writes the first number the
 English says in words that is not written yet ("ventotto"): docs/training-log.md#numbers-in-words."""
@@ -57,6 +62,12 @@ OFTEN, SURE = 100, 0.5
 # letters (forms of one word: "distrusse", "distrutta"): "teste", not "mal", for "heads". Chosen on dev, dev-news and
 # the demo set: docs/training-log.md#real-words-begun-unsurely.
 PLAUSIBLE, COMMON, ALIKE = 0.02, 1000, 4
+# Where the model ends a word that begins the Italian word of a phrase of its English, the rule writes the rest of
+# that word if the model gives it SPLIT_PLAUSIBLE or more ("Buon" + "giorno": 0.01; "dopo" + "domani" after "the day
+# after the party": 0.0001). Chosen on dev, dev-news and the demo set:
+# docs/training-log.md#greetings-written-as-one-word.
+SPLIT_PLAUSIBLE = 0.005
+PHRASE_WORDS = (2, 3)  # the words of a phrase that Italian may write as one word
 ELIDED = re.compile(r"[^\W\d_]['’]$")  # an elided article or preposition ends the text: "L'", "dell'"
 ELIDES_BEFORE = VOWELS + "h"  # the letters Italian elides before: "l'alleanza", "l'hotel", not "l'disoccupazione"
 
@@ -83,6 +94,14 @@ def inflected(word, italian):
     )
 
 
+def phrase_grams(text):
+    """The phrases of `text` as the training pairs' phrases are counted by them (`modeldir.seen.phrase_translations`):
+    each run of PHRASE_WORDS words, lower-cased runs of letters one space apart ("I'm afraid": "i m", "m afraid",
+    "i m afraid")."""
+    letters = [w.lower() for w in LETTERS.findall(text)]
+    return {" ".join(letters[i : i + n]) for n in PHRASE_WORDS for i in range(len(letters) - n + 1)}
+
+
 def capitalise(word):
     """`word` with its first letter in upper case, the rest as written: "Alpi", "Ventotto"."""
     return word[:1].upper() + word[1:]
@@ -102,12 +121,14 @@ class CopiesTranslated(Spelling):
     word from what is written; then hold the word so begun to its end, and end it there. Given the `model` and
     `italian` (a Counter: Italian word, in lower case -> training pairs that hold it), so too where the word the model
     begins is one no training pair holds (`made_up_word`); given the `model`, so too where it begins a number the
-    English does not say (`wrong_number`)."""
+    English does not say (`wrong_number`). Given `phrases` (English phrase -> the one Italian word its pairs give it),
+    so too where the model ends a word that begins a phrase's Italian word (`split_phrase`)."""
 
-    def __init__(self, tokenizer, translated, model=None, italian=None, loans=None):
+    def __init__(self, tokenizer, translated, model=None, italian=None, loans=None, phrases=None):
         super().__init__(tokenizer)
         self.loans = loans or {}  # English word -> the loanword Italian writes for it ("robots" -> "robot")
         self.translated = {**self.loans, **translated}
+        self.phrases = phrases or {}  # "good morning" -> "buongiorno" (`modeldir.seen.phrase_translations`)
         self.model = model  # followed ahead where a copy may begin (`word_ahead`); None: not followed
         self.italian = italian  # where the model writes a word it never holds, the word is made up; None: not asked
         self.special = {i for i, text in self.text.items() if writes_no_word(text)}  # </s>, <0xE6>: read as no word
@@ -124,6 +145,7 @@ class CopiesTranslated(Spelling):
         self.encoded = lru_cache(maxsize=64)(self.encode)  # a sentence's copies are looked ahead at several steps
         self.source_words = lru_cache(maxsize=64)(self.letter_words)
         self.source_numbers = lru_cache(maxsize=4096)(self.numbers)
+        self.source_phrases = lru_cache(maxsize=4096)(self.phrase_words)
         self.rows_with_copies = RowsOfSource(self.with_copies)  # [(row, (its source, its words))]
 
     def for_model(self, model):
@@ -151,15 +173,20 @@ class CopiesTranslated(Spelling):
         words, and the words a translation may write for its numbers (`numbers.number_words`)."""
         return number_words(self.spelt(source))
 
+    def phrase_words(self, source):
+        """The Italian words of the phrases of the token ids `source` (a tuple) that `phrases` holds, longest first."""
+        grams = sorted(phrase_grams(self.spelt(source)), key=len, reverse=True)
+        return tuple(dict.fromkeys(self.phrases[gram] for gram in grams if gram in self.phrases))
+
     def spelt(self, ids):
         """The words the token ids `ids` spell, joined by spaces, special tokens and bytes left out."""
         return " ".join(self.words(i for i in ids if i not in self.special))
 
     def with_copies(self, source):
-        """(`source`, its `copies`) when it has any or says a number in words (`numbers`), else (): decoding's steps
-        then need not read `src` again."""
+        """(`source`, its `copies`) when it has any, says a number in words (`numbers`) or holds a phrase of `phrases`,
+        else (): decoding's steps then need not read `src` again."""
         copies = self.source_copies(source)
-        return (source, copies) if copies or self.source_numbers(source)[0] else ()
+        return (source, copies) if copies or self.source_numbers(source)[0] or self.source_phrases(source) else ()
 
     def tokens_spelling(self, word, written, starting):
         """The ids (a tensor) of the tokens that go on spelling `word` after the open word `written`: tokens that
@@ -315,6 +342,23 @@ class CopiesTranslated(Spelling):
             return None
         return capitalise(unsaid) if first else unsaid
 
+    def split_phrase(self, source, prefix, written, best, scores):
+        """The Italian word of a phrase of the English `source` (`phrase_words`: "buongiorno" for "Good morning") that
+        the open word `written` of the ids `prefix` begins and the token `best` ends, a word start or a mark ("Buon"
+        + "▁mattina"), where the model (its next-token `scores`, (V,)) gives the tokens that go on spelling it
+        SPLIT_PLAUSIBLE or more and the prefix does not hold it yet. None otherwise: a model that inflects the word
+        ("Buon" + "a") or writes it whole is free."""
+        if not written or (best not in self.word_starts and self.text[best][:1].isalpha()):
+            return None
+        said = {w.lower() for w in LETTERS.findall(self.spelt(prefix))}
+        for italian in self.source_phrases(source):
+            going_on = self.going_on(italian, written, False)
+            if italian in said or going_on is None:
+                continue
+            if torch.softmax(scores.float(), -1)[going_on].sum() >= SPLIT_PLAUSIBLE:
+                return written + italian[len(written) :]
+        return None
+
     def after_elision(self, prefix):
         """Whether the token ids `prefix` end in an elided article or preposition ("L'", "dell'"): the next letters
         begin a word, though no token that starts one writes them ("▁dell ' Ir terior")."""
@@ -347,6 +391,8 @@ class CopiesTranslated(Spelling):
             begins, starting = italian is None, False
             if begins:
                 best = int(logits[row].argmax())
+                italian = self.split_phrase(source, prefix, written, best, logits[row])
+            if begins and italian is None:
                 starting = best in self.word_starts
                 written = "" if starting else written
                 first = starting and not any(LETTERS.search(self.text[i]) for i in prefix if i not in self.special)

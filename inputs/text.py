@@ -198,13 +198,16 @@ class CheckedTranslator(Translator):
         """Read and write by what the model's training pairs held (`modeldir.seen.WordCounts`): a capitalised word it
         barely knows read in lower case (`rare_capital`), a name it never met written as the English writes it,
         beside the numbers (`NamesAsWritten`), and a word it starts to copy, or makes up Italian for, that its pairs
-        translate written as they translate it (`CopiesTranslated`)."""
+        translate written as they translate it, and a phrase's one Italian word it splits written whole
+        (`CopiesTranslated`)."""
         self.rare_capital = counts.rarely_capitalised
         self.rule = Rules(
             NumbersAsWritten(self.tokenizer),
             CenturiesAsWritten(self.tokenizer),
             NamesAsWritten(self.tokenizer, counts.never_met),
-            CopiesTranslated(self.tokenizer, counts.all_translated, self.model, counts.italian, counts.loanwords()),
+            CopiesTranslated(
+                self.tokenizer, counts.all_translated, self.model, counts.italian, counts.loanwords(), counts.phrases
+            ),
         )
 
     def reading(self, text):

@@ -11,19 +11,21 @@ give each (`translations`: "Alps" -> "Alpi"), which the translator writes where 
 up an Italian word no pair holds for one (`inputs.copies.CopiesTranslated`); a word the pairs hold too rarely to say is
 kept apart with the Italian word a larger corpus's pairs give it (`WordCounts.with_lexicon`: Europarl's "litres" ->
 "litri"), so that reading the corpus anew replaces what it gave before. The words they copy as Italian writes a loanword
-("computer", "robots" -> "robot") are read from the counts (`WordCounts.loanwords`). Stored as {"pairs": N, "sources":
+("computer", "robots" -> "robot") are read from the counts (`WordCounts.loanwords`). The English phrases Italian writes
+as one word are kept with it (`phrase_translations`: "good morning" -> "buongiorno"). Stored as {"pairs": N, "sources":
 [...], "en": {word: count}, "it": {...}, "en_capitalised": {Word: count}, "translated": {word: word}, "lexicon": [...],
-"from_lexicon": {word: word}}, gzip-compressed: tens of thousands of words fit in well under the 1 MB a model directory
-allows them (tests/test_shipped_model.py)."""
+"from_lexicon": {word: word}, "phrases": {phrase: word}}, gzip-compressed: tens of thousands of words fit in well under
+the 1 MB a model directory allows them (tests/test_shipped_model.py)."""
 
 import gzip
 import json
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 
-from inputs.copies import SHORTEST, VOWELS, capitalise, keyed_words
+from inputs.copies import SHORTEST, VOWELS, capitalise, keyed_words, phrase_grams
 from inputs.rules import LETTERS, writes_no_word
 from inputs.text import capitalised
 
@@ -44,6 +46,11 @@ TRANSLATED, MOST, COPIED, TOGETHER, DICE = 5, 1000, 0.1, 3, 0.4
 # UNREAD pairs and do not translate. Chosen on dev, dev-news and the demo set:
 # docs/training-log.md#words-held-a-dozen-times-and-the-italian-word-a-neighbour-takes.
 UNREAD = 20
+# An English phrase (`inputs.copies.phrase_grams`) is written as one Italian word (`phrase_translations`: "good
+# morning" -> "buongiorno") when PHRASE_PAIRS training pairs or more hold it, one Italian word goes with it with a Dice
+# coefficient of PHRASE_DICE or more, and by PHRASE_MARGIN more than with any of its words alone. Chosen on dev,
+# dev-news and the demo set: docs/training-log.md#greetings-written-as-one-word.
+PHRASE_PAIRS, PHRASE_DICE, PHRASE_MARGIN = 10, 0.6, 0.3
 # An English word is a loanword (`loanwords`) when its pairs do not translate it, it or its singular ends in no vowel
 # and is held by as many Italian sides as English ones, LOANED times fewer to LOANED times more, in TRANSLATED pairs or
 # more, and it is written capitalised in fewer than half its pairs (no name). Chosen on dev, dev-news and the demo set:
@@ -68,6 +75,8 @@ class WordCounts:
     lexicon: list = field(default_factory=list)  # the files of other pairs read for words these hold too rarely
     # English word -> the Italian word the `lexicon` files' pairs give it, for words these pairs hold too rarely
     from_lexicon: dict = field(default_factory=dict)
+    # English phrase (lower-case words, one space apart) -> the one Italian word its pairs give (`phrase_translations`)
+    phrases: dict = field(default_factory=dict)
 
     @property
     def all_translated(self):
@@ -148,6 +157,7 @@ class WordCounts:
             {**earlier.translated, **self.translated},
             self.lexicon + [s for s in earlier.lexicon if s not in self.lexicon],
             {**earlier.from_lexicon, **self.from_lexicon},
+            {**earlier.phrases, **self.phrases},
         )
         for mine, theirs in (
             (merged.english, earlier.english),
@@ -168,6 +178,7 @@ class WordCounts:
             "translated": dict(sorted(self.translated.items())),
             "lexicon": self.lexicon,
             "from_lexicon": dict(sorted(self.from_lexicon.items())),
+            "phrases": dict(sorted(self.phrases.items())),
         }
 
 
@@ -178,7 +189,49 @@ def counted(pairs, sources, tokenizer):
     counts = WordCounts(0, sources=list(sources))
     counts.add(pairs)
     counts.translated = translations(pairs, counts.italian, tokenizer)
+    counts.phrases = phrase_translations(pairs, counts.english, counts.italian)
     return counts
+
+
+def phrase_translations(pairs, english, italian):
+    """{English phrase: the one Italian word that goes with it} for the phrases of the (English, Italian) `pairs` (a
+    list) that Italian writes as one word: "good morning" -> "buongiorno", "day after tomorrow" -> "dopodomani". A
+    word goes with a phrase at PHRASE_DICE or more, and by PHRASE_MARGIN more than with any of the phrase's words
+    alone, so that "the police" is left to "police" -> "polizia"; a phrase inside a longer one given the same word is
+    left to the longer ("day after" of "day after tomorrow", which is no "dopodomani" in "day after day").
+    `english[word]`, `italian[word]`: the pairs whose sides hold the word (`WordCounts.english`, `.italian`)."""
+    sides = [(phrase_grams(en), {w.lower() for w in LETTERS.findall(it)}) for en, it in pairs]  # read once
+    held = Counter()
+    for grams, _ in sides:
+        held.update(grams)
+    followed = {gram for gram, n in held.items() if n >= PHRASE_PAIRS}
+    together = defaultdict(Counter)
+    for grams, italian_words in sides:
+        for gram in grams & followed:
+            together[gram].update(italian_words)
+    best = {}  # phrase -> (Dice, Italian word)
+    for gram, with_it in together.items():
+        dice, word = max((2 * k / (held[gram] + italian[w]), w) for w, k in with_it.items() if len(w) > SHORTEST)
+        if dice >= PHRASE_DICE:
+            best[gram] = (dice, word)
+    alone = defaultdict(set)  # a phrase's English word -> the Italian words of the phrases that hold it
+    for gram, (_, it) in best.items():
+        for word in gram.split():
+            alone[word].add(it)
+    both = Counter()  # (English word, Italian word) -> pairs that hold both
+    for en, it in pairs:
+        held_it = set(words(it))
+        both.update((w, i) for w in alone.keys() & set(words(en)) for i in alone[w] & held_it)
+    chosen = {
+        gram: it
+        for gram, (dice, it) in best.items()
+        if all(dice >= 2 * both[w, it] / (english[w] + italian[it]) + PHRASE_MARGIN for w in gram.split())
+    }
+    return {
+        gram: it
+        for gram, it in chosen.items()
+        if not any(other != gram and gram in other and given == it for other, given in chosen.items())
+    }
 
 
 def spelt_through(tokenizer, italian_words):
@@ -303,28 +356,31 @@ def read_word_counts(model_dir):
         values = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
     except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as e:  # not gzip, cut short, not JSON
         raise ValueError(f"{path}: cannot read it: {e}") from e
-    # "en_capitalised", "translated", "lexicon" and "from_lexicon" are optional: files written before lack them
+    # "en_capitalised", "translated", "lexicon", "from_lexicon", "phrases" are optional: files written before lack them
     given = values if isinstance(values, dict) else {}
     tables = [given.get("en"), given.get("it"), given.get("en_capitalised", {})]
     translated, from_lexicon = given.get("translated", {}), given.get("from_lexicon", {})
+    phrases = given.get("phrases", {})
+    maps = (translated, from_lexicon, phrases)
     lexicon = given.get("lexicon", [])
     if (
         not isinstance(values, dict)
         or not isinstance(values.get("pairs"), int)
         or not all(isinstance(table, dict) and all(isinstance(n, int) for n in table.values()) for table in tables)
-        or not all(isinstance(kept, dict) for kept in (translated, from_lexicon))
-        or not all(isinstance(w, str) and w.isalpha() for w in [*translated.values(), *from_lexicon.values()])
+        or not all(isinstance(kept, dict) for kept in maps)
+        or not all(isinstance(w, str) and w.isalpha() for w in chain(*(kept.values() for kept in maps)))
         or not isinstance(lexicon, list)
         or not all(isinstance(source, str) for source in lexicon)
     ):
         raise ValueError(
             f'{path}: expected {{"pairs": N, "en": {{word: count}}, "it": {{word: count}}, '
-            '"translated": {word: word}, "lexicon": [file, ...], "from_lexicon": {word: word}}'
+            '"translated": {word: word}, "lexicon": [file, ...], "from_lexicon": {word: word}, '
+            '"phrases": {phrase: word}}'
         )
     english, italian, capitalised_words = map(Counter, tables)
     sources = list(values.get("sources", []))
     return WordCounts(
-        values["pairs"], english, italian, sources, capitalised_words, translated, list(lexicon), from_lexicon
+        values["pairs"], english, italian, sources, capitalised_words, translated, list(lexicon), from_lexicon, phrases
     )
 
 

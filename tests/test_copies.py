@@ -497,3 +497,36 @@ def test_a_word_the_pairs_hold_gives_way_only_where_the_model_begins_it_unsurely
     translator = shipped.translator
     assert translator.translate("The model has eight attention heads.") == "Il modello ha otto teste di attenzione."
     assert translator.translate("He lives near here.") == "Lui vive qui vicino."  # "Lui": held by too many pairs
+
+
+def test_a_phrase_the_model_splits_is_written_as_the_one_word_its_pairs_give_it(shipped):
+    """ "Buon mattina" for "Good morning": the model ends "Buon", which begins the pairs' "buongiorno", and would go on
+    spelling it with SPLIT_PLAUSIBLE or more; "dopo" in "the day after the party" is no "dopodomani", which the model
+    would hardly go on to; a phrase the English does not hold, or a rule without phrases, changes nothing."""
+    counts, model = shipped.word_counts, shipped.translator.model
+    assert counts.phrases["good morning"] == "buongiorno" and counts.phrases["the day after"] == "dopodomani"
+
+    def rule(phrases):
+        return CopiesTranslated(TOKENIZER, counts.all_translated, model, counts.italian, counts.loanwords(), phrases)
+
+    sentences = ["Good morning.", "Good morning, how are you?", "The day after the party, we slept.", "Good night."]
+    with_phrases = translated_with_copies_rule(shipped.translator, rule(counts.phrases), sentences)
+    without = translated_with_copies_rule(shipped.translator, rule({}), sentences)
+    assert with_phrases[:2] == ["Buongiorno.", "Buongiorno, come stai?"]
+    assert without[:2] == ["Buon mattina.", "Buon mattina, come stai?"]
+    assert with_phrases[2:] == without[2:] and "dopo la festa" in without[2]
+    split = rule(counts.phrases)
+    source, prefix, mattina = looked_ahead("Good morning.", "Buon", "▁mattina")
+    giorno = TOKENIZER.token_to_id("giorno")  # "▁Bu on giorno": the rest of "Buongiorno" in one token
+
+    def scores(rest):
+        """Next-token scores that end "Buon" with "▁mattina", and give "giorno" e^(rest - 5) of its chance."""
+        logits = torch.full((TOKENIZER.get_vocab_size(),), -30.0)
+        logits[[mattina, giorno]] = torch.tensor([5.0, rest])
+        return logits
+
+    assert split.split_phrase(source, list(prefix), "Buon", mattina, scores(1.0)) == "Buongiorno"  # 0.018
+    assert split.split_phrase(source, list(prefix), "Buon", mattina, scores(-3.0)) is None  # 0.0003
+    inflecting = TOKENIZER.token_to_id("a")  # "Buon" + "a": the model's own word
+    assert split.split_phrase(source, list(prefix), "Buon", inflecting, scores(1.0)) is None
+    assert split.split_phrase(source, list(prefix), "", mattina, scores(1.0)) is None  # no word begun

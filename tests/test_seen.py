@@ -19,11 +19,13 @@ from modeldir.loading import TOKENIZER
 from modeldir.seen import (
     LOANED,
     OFTEN_SEEN,
+    PHRASE_PAIRS,
     RARELY_CAPITALISED,
     RARELY_SEEN,
     TRANSLATED,
     WORD_COUNTS,
     WordCounts,
+    phrase_translations,
     read_word_counts,
     seen_words,
     words,
@@ -76,6 +78,34 @@ def test_a_loanword_is_a_word_the_pairs_copy_and_its_plural_is_its_singular():
     assert "computer" not in counts.loanwords()  # a larger corpus's translation counts as the pairs' own
 
 
+def test_a_phrase_italian_writes_as_one_word_is_kept_with_it():
+    """ "good morning" -> "buongiorno": no word of the phrase goes with it alone ("good" is "buono", "morning"
+    "mattina"); not "the cat", which "cat" explains alone; not "day after", inside "day after tomorrow" with the same
+    word; not a phrase held by fewer than PHRASE_PAIRS pairs."""
+    n = PHRASE_PAIRS
+    pairs = [("Good morning, Tom.", "Buongiorno, Tom."), ("Good morning!", "Buongiorno!")] * n
+    pairs += [("A good book.", "Un buon libro."), ("Good food.", "Cibo buono."), ("This morning.", "Stamattina.")] * n
+    pairs += [("Every morning.", "Ogni mattina."), ("The morning.", "La mattina.")] * n
+    pairs += [
+        ("The cat sleeps.", "Il gatto dorme."),
+        ("The cat eats.", "Il gatto mangia."),
+        ("A cat.", "Un gatto."),
+    ] * n
+    pairs += [("See you the day after tomorrow.", "Ci vediamo dopodomani."), ("Tomorrow.", "Domani.")] * n
+    pairs += [("I leave the day after tomorrow.", "Parto dopodomani."), ("A day.", "Un giorno.")] * n
+    pairs += [("See you tomorrow.", "A domani."), ("Tomorrow morning.", "Domani mattina.")] * n
+    pairs += [("Every day.", "Ogni giorno."), ("What a day!", "Che giornata!")] * n
+    pairs += [("After you.", "Dopo di te."), ("A cat after a dog.", "Un gatto dopo un cane.")] * n
+    pairs += [("Good grief.", "Santo cielo.")] * (n - 1)
+    counts = WordCounts(0)
+    counts.add(pairs)
+    phrases = phrase_translations(pairs, counts.english, counts.italian)
+    assert phrases["good morning"] == "buongiorno" and phrases["day after tomorrow"] == "dopodomani"
+    assert "the cat" not in phrases  # "gatto" goes with "cat" alone as well
+    assert "day after" not in phrases and "after tomorrow" not in phrases  # left to "day after tomorrow"
+    assert "good grief" not in phrases  # held by too few pairs
+
+
 def test_counts_round_trip_through_the_model_directory(tmp_path):
     counts = WordCounts(0, sources=["a.tsv"])
     counts.add([("I see you.", "Ti vedo."), ("I see Tom.", "Vedo Tom.")])
@@ -83,6 +113,9 @@ def test_counts_round_trip_through_the_model_directory(tmp_path):
     assert path.name == WORD_COUNTS and path.read_bytes() == write_word_counts(tmp_path, counts).read_bytes()
     read = read_word_counts(tmp_path)
     assert (read.pairs, read.english, read.italian, read.sources) == (2, counts.english, counts.italian, ["a.tsv"])
+    counts.phrases = {"good morning": "buongiorno"}
+    write_word_counts(tmp_path, counts)
+    assert read_word_counts(tmp_path).phrases == {"good morning": "buongiorno"}
     assert read.capitalised == counts.capitalised == Counter({"Tom": 1})  # "I" is one letter
     assert read_word_counts(tmp_path / "nowhere") is None
 
@@ -92,7 +125,7 @@ def test_a_counts_file_written_before_capitalised_words_were_counted_still_reads
     (tmp_path / WORD_COUNTS).write_bytes(gzip.compress(json.dumps(old).encode(), mtime=0))
     read = read_word_counts(tmp_path)
     assert read.english == Counter({"machine": 2}) and read.capitalised == Counter()
-    assert read.translated == read.from_lexicon == {} and read.lexicon == []  # nor translations, nor a lexicon's
+    assert read.translated == read.from_lexicon == read.phrases == {} and read.lexicon == []  # nor translations
 
 
 @pytest.mark.parametrize(
@@ -118,6 +151,10 @@ def test_a_counts_file_written_before_capitalised_words_were_counted_still_reads
             gzip.compress(json.dumps({"pairs": 2, "en": {}, "it": {}, "from_lexicon": {"a": "2 b"}}).encode(), mtime=0),
             "expected",
         ),
+        (
+            gzip.compress(json.dumps({"pairs": 2, "en": {}, "it": {}, "phrases": {"a b": "c d"}}).encode(), mtime=0),
+            "expected",
+        ),
     ],
     ids=[
         "not gzip",
@@ -128,6 +165,7 @@ def test_a_counts_file_written_before_capitalised_words_were_counted_still_reads
         "a lexicon not a list",
         "the lexicon's translations not an object",
         "a lexicon's translation not a word",
+        "a phrase's translation not a word",
     ],
 )
 def test_a_malformed_counts_file_is_a_clear_error(tmp_path, content, problem):
