@@ -106,8 +106,9 @@ def translation_status(
     never (`rarely_seen`: `modeldir.seen.SeenWords.warning`), the one naming the capitalised words it read in
     lower case (`lowered`: `inputs.text.read_in_lower_case`), the one naming the dates and percentages it read as
     Italian writes them (`dated`: (as typed, as read) pairs of `CheckedTranslator.reading`), and the one naming where
-    the digits were held to the English's numbers, a name the model never met to its spelling, or a word it was
-    copying or made up written as its training pairs translate it (`overruled`: `Inspection.overruled`)."""
+    the digits were held to the English's numbers, a name the model never met to its spelling, a word it was
+    copying or made up written as its training pairs translate it, or a phrase's one word written whole (`overruled`:
+    `Inspection.overruled`)."""
     again = " (earlier: shown again from the recent translations)" if kept else ""
     lines = [
         f"Translated in {seconds:.2f} s{again} · {decoding} · {report.tokens} English → {italian_tokens} Italian "
@@ -149,7 +150,7 @@ def translation_status(
             f"**ℹ️ Numbers and names as the English writes them, words as the training pairs (or a larger corpus's, "
             f"for words they hold too rarely) translate them: {replaced}. The model's own first choice would have "
             "written a number the English does not hold, misspelt a name it never met in training, copied an English "
-            "word the pairs translate, or made up a word for one.**"
+            "word the pairs translate, made up a word for one, or split a phrase the pairs write as one word.**"
         )
     if report.truncated:
         lines.append(
