@@ -211,7 +211,8 @@ def phrase_translations(pairs, english, italian):
             together[gram].update(italian_words)
     best = {}  # phrase -> (Dice, Italian word)
     for gram, with_it in together.items():
-        dice, word = max((2 * k / (held[gram] + italian[w]), w) for w, k in with_it.items() if len(w) > SHORTEST)
+        scored = ((2 * k / (held[gram] + italian[w]), w) for w, k in with_it.items() if len(w) > SHORTEST)
+        dice, word = max(scored, default=(0.0, None))  # none: its pairs' Italian words are all short ("Sì.")
         if dice >= PHRASE_DICE:
             best[gram] = (dice, word)
     alone = defaultdict(set)  # a phrase's English word -> the Italian words of the phrases that hold it
@@ -230,7 +231,7 @@ def phrase_translations(pairs, english, italian):
     return {
         gram: it
         for gram, it in chosen.items()
-        if not any(other != gram and gram in other and given == it for other, given in chosen.items())
+        if not any(other != gram and f" {gram} " in f" {other} " and given == it for other, given in chosen.items())
     }
 
 

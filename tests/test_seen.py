@@ -81,7 +81,7 @@ def test_a_loanword_is_a_word_the_pairs_copy_and_its_plural_is_its_singular():
 def test_a_phrase_italian_writes_as_one_word_is_kept_with_it():
     """ "good morning" -> "buongiorno": no word of the phrase goes with it alone ("good" is "buono", "morning"
     "mattina"); not "the cat", which "cat" explains alone; not "day after", inside "day after tomorrow" with the same
-    word; not a phrase held by fewer than PHRASE_PAIRS pairs."""
+    word; not a phrase held by fewer than PHRASE_PAIRS pairs, nor one whose pairs hold only short Italian words."""
     n = PHRASE_PAIRS
     pairs = [("Good morning, Tom.", "Buongiorno, Tom."), ("Good morning!", "Buongiorno!")] * n
     pairs += [("A good book.", "Un buon libro."), ("Good food.", "Cibo buono."), ("This morning.", "Stamattina.")] * n
@@ -96,7 +96,7 @@ def test_a_phrase_italian_writes_as_one_word_is_kept_with_it():
     pairs += [("See you tomorrow.", "A domani."), ("Tomorrow morning.", "Domani mattina.")] * n
     pairs += [("Every day.", "Ogni giorno."), ("What a day!", "Che giornata!")] * n
     pairs += [("After you.", "Dopo di te."), ("A cat after a dog.", "Un gatto dopo un cane.")] * n
-    pairs += [("Good grief.", "Santo cielo.")] * (n - 1)
+    pairs += [("Good grief.", "Santo cielo.")] * (n - 1) + [("Yes, sir.", "Sì.")] * n
     counts = WordCounts(0)
     counts.add(pairs)
     phrases = phrase_translations(pairs, counts.english, counts.italian)
@@ -104,6 +104,7 @@ def test_a_phrase_italian_writes_as_one_word_is_kept_with_it():
     assert "the cat" not in phrases  # "gatto" goes with "cat" alone as well
     assert "day after" not in phrases and "after tomorrow" not in phrases  # left to "day after tomorrow"
     assert "good grief" not in phrases  # held by too few pairs
+    assert "yes sir" not in phrases  # its pairs' Italian words are all too short to be one for it
 
 
 def test_counts_round_trip_through_the_model_directory(tmp_path):
