@@ -178,6 +178,11 @@ class CopiesTranslated(Spelling):
         grams = sorted(phrase_grams(self.spelt(source)), key=len, reverse=True)
         return tuple(dict.fromkeys(self.phrases[gram] for gram in grams if gram in self.phrases))
 
+    def written_words(self, prefix):
+        """The words the token ids `prefix` have written, in lower case: an Italian word among them is not written
+        again."""
+        return {w.lower() for w in LETTERS.findall(self.spelt(prefix))}
+
     def spelt(self, ids):
         """The words the token ids `ids` spell, joined by spaces, special tokens and bytes left out."""
         return " ".join(self.words(i for i in ids if i not in self.special))
@@ -286,7 +291,7 @@ class CopiesTranslated(Spelling):
         letters = self.text[best]  # "" for the lone "▁": a word no token that starts one begins ("▁ ere di to")
         if self.italian is None or self.model is None or (letters and not letters.isalpha()):
             return None
-        said = {w.lower() for w in LETTERS.findall(self.spelt(prefix))}
+        said = self.written_words(prefix)
         unsaid = {english: italian for english, italian in copies if italian.lower() not in said}
         if not unsaid:
             return None
@@ -348,14 +353,15 @@ class CopiesTranslated(Spelling):
         + "▁mattina"), where the model (its next-token `scores`, (V,)) gives the tokens that go on spelling it
         SPLIT_PLAUSIBLE or more and the prefix does not hold it yet. None otherwise: a model that inflects the word
         ("Buon" + "a") or writes it whole is free."""
-        if not written or (best not in self.word_starts and self.text[best][:1].isalpha()):
+        phrases = self.source_phrases(source)
+        if not phrases or not written or (best not in self.word_starts and self.text[best][:1].isalpha()):
             return None
-        said = {w.lower() for w in LETTERS.findall(self.spelt(prefix))}
-        for italian in self.source_phrases(source):
-            going_on = self.going_on(italian, written, False)
-            if italian in said or going_on is None:
-                continue
-            if torch.softmax(scores.float(), -1)[going_on].sum() >= SPLIT_PLAUSIBLE:
+        begun = [(it, going_on) for it in phrases if (going_on := self.going_on(it, written, False)) is not None]
+        if not begun:
+            return None  # `written` begins no phrase's word: the prefix and the softmax are not read at this step
+        said, probs = self.written_words(prefix), torch.softmax(scores.float(), -1)  # probs (V,)
+        for italian, going_on in begun:
+            if italian not in said and probs[going_on].sum() >= SPLIT_PLAUSIBLE:
                 return written + italian[len(written) :]
         return None
 
