@@ -21,7 +21,10 @@ docs/training-log.md#made-up-words-written-as-the-pairs-translate-the-english. S
 "dell'"), where Italian elides before the word, and for an English word the pairs copy, a loanword, as Italian writes
 it ("I robot" for "I raobici"): docs/training-log.md#made-up-words-after-an-elided-article-and-loanwords. So too
 for a word the pairs hold that the model begins unsurely and would as soon begin as the pairs' word ("otto teste di
-attenzione", not "otto mal di attenzione", for "eight attention heads"): docs/training-log.md#real-words-begun-unsurely.
+attenzione", not "otto mal di attenzione", for "eight attention heads"), an English word the model knows (met in
+KNOWN pairs or more) left to it: docs/training-log.md#real-words-begun-unsurely.
+A made-up future or conditional of the pairs' verb is written with the vowel its conjugation takes there ("riaprirà"
+for "riaprerà", where the pairs give "reopen" "riaprire"): docs/training-log.md#a-future-in-its-verbs-conjugation.
 
 A phrase Italian writes as one word is one the model splits: "Buon mattina." for "Good morning.", though its pairs
 write "Buongiorno" for *good morning* (`modeldir.seen.phrase_translations`). Where the model ends a word that begins
@@ -49,8 +52,12 @@ from .rules import LETTERS, SENTENCE_END, RowsOfSource, Spelling, hold, writes_n
 SHORTEST = 3  # letters of the shortest word followed: shorter ones ("di", "la") are written everywhere
 MAX_BEGUN = 4096  # the Italian words begun that are remembered
 LONGEST = 16  # tokens of one word followed ahead at most
-VERB_ENDINGS = ("are", "ere", "ire", "ato", "ito", "uto")  # an infinitive's, a participle's
+INFINITIVE_ENDINGS = ("are", "ere", "ire")
+VERB_ENDINGS = (*INFINITIVE_ENDINGS, "ato", "ito", "uto")  # an infinitive's, a participle's
 VERB_ENDING = 6  # letters of a verb's longest ending after its stem: "chied" + "eranno"
+# What follows a future's or a conditional's "er"/"ir": "parler" + "à", "aprir" + "ebbe"
+FUTURE_ENDINGS = ("ò", "ai", "à", "emo", "ete", "anno", "ei", "esti", "ebbe", "emmo", "este", "ebbero")
+CONTRACTED = ("venire", "morire")  # -ire verbs whose future drops the vowel: "verrà", "interverrà", "morrà"
 VOWELS = "aeiouàèéìòù"  # how an Italian word ends
 # Where the model's first token of a word is one the pairs hold as a word in OFTEN pairs or more, and it gives that
 # token a probability of SURE or more, it is taken to write that word: no made-up word is looked for there. Chosen on
@@ -62,6 +69,10 @@ OFTEN, SURE = 100, 0.5
 # letters (forms of one word: "distrusse", "distrutta"): "teste", not "mal", for "heads". Chosen on dev, dev-news and
 # the demo set: docs/training-log.md#real-words-begun-unsurely.
 PLAUSIBLE, COMMON, ALIKE = 0.02, 1000, 4
+# An English word held by KNOWN training pairs or more is one the model knows: a real word it begins unsurely for it
+# is its own choice of sense or synonym ("Tieni", "ragazza", "ammise" for "keep", "girlfriend", "admitted"), left to it.
+# Chosen on dev, dev-news and the demo set: docs/training-log.md#real-words-begun-unsurely-for-words-the-model-knows.
+KNOWN = 100
 # Where the model ends a word that begins the Italian word of a phrase of its English, the rule writes the rest of
 # that word if the model gives it SPLIT_PLAUSIBLE or more ("Buon" + "giorno": 0.01; "dopo" + "domani" after "the day
 # after the party": 0.0001). Chosen on dev, dev-news and the demo set:
@@ -94,6 +105,19 @@ def inflected(word, italian):
     )
 
 
+def conjugated(word, italian):
+    """`word`, the Italian verb `italian` (an infinitive) in the future or the conditional, with the vowel its
+    conjugation takes there: "riaprirà" for "riaprerà" (riaprire), "parlerà" for "parlirà" (parlare). None where
+    `word` is no such form of it, or takes that vowel already."""
+    if not italian.lower().endswith(INFINITIVE_ENDINGS) or italian.lower().endswith(CONTRACTED):
+        return None
+    stem, vowel = italian[:-3], "i" if italian.lower().endswith("ire") else "e"
+    rest = word[len(stem) :]
+    if not word.lower().startswith(stem.lower()) or rest[:2] not in ("er", "ir") or rest[2:] not in FUTURE_ENDINGS:
+        return None
+    return None if rest[0] == vowel else stem + vowel + rest[1:]
+
+
 def phrase_grams(text):
     """The phrases of `text` as the training pairs' phrases are counted by them (`modeldir.seen.phrase_translations`):
     each run of PHRASE_WORDS words, lower-cased runs of letters one space apart ("I'm afraid": "i m", "m afraid",
@@ -122,10 +146,13 @@ class CopiesTranslated(Spelling):
     `italian` (a Counter: Italian word, in lower case -> training pairs that hold it), so too where the word the model
     begins is one no training pair holds (`made_up_word`); given the `model`, so too where it begins a number the
     English does not say (`wrong_number`). Given `phrases` (English phrase -> the one Italian word its pairs give it),
-    so too where the model ends a word that begins a phrase's Italian word (`split_phrase`)."""
+    so too where the model ends a word that begins a phrase's Italian word (`split_phrase`). Given `english` (a
+    Counter: English word, in lower case -> training pairs that hold it), a real word the model begins unsurely for a
+    word it knows is left to it (`begun_unsurely`)."""
 
-    def __init__(self, tokenizer, translated, model=None, italian=None, loans=None, phrases=None):
+    def __init__(self, tokenizer, translated, model=None, italian=None, loans=None, phrases=None, english=None):
         super().__init__(tokenizer)
+        self.english = english  # None: every English word taken for one the model half knows
         self.loans = loans or {}  # English word -> the loanword Italian writes for it ("robots" -> "robot")
         self.translated = {**self.loans, **translated}
         self.phrases = phrases or {}  # "good morning" -> "buongiorno" (`modeldir.seen.phrase_translations`)
@@ -284,7 +311,8 @@ class CopiesTranslated(Spelling):
         the ids `prefix`, where that word is made up: no Italian side of its training pairs holds it, nor does the
         English ("fioritorio"). It is the Italian word of the English word the model's cross-attention weighed most
         while writing it (`word_ahead`: "flour"), when the pairs translate that word ("farina"), its Italian word is
-        not written yet, and the made-up word is not it inflected (`inflected`). A word begun with the lone "▁" is
+        not written yet, and the made-up word is not it inflected (`inflected`); a made-up future of the pairs' verb
+        is written in its conjugation (`conjugated`: "riaprirà" for "riaprerà"). A word begun with the lone "▁" is
         looked ahead at as any other ("▁ ere di to": "eredito", for "heritage"); so is a word the pairs hold that
         the model begins unsurely (`begun_unsurely`: "mal" for "heads"). Not looked ahead where the model (its
         next-token `scores`, (V,)) begins surely with a word the pairs hold often ("▁della"). None otherwise."""
@@ -308,6 +336,8 @@ class CopiesTranslated(Spelling):
                 weighed[owner] += weight
         english = words[max(range(len(words)), key=weighed.__getitem__)] if words else None
         italian = unsaid.get(english)
+        if italian is not None and not self.italian[word.lower()] and (future := conjugated(word, italian)):
+            return future  # the model's tense, in the vowel of the pairs' verb: "riaprirà", not "riaprerà"
         if italian is None or inflected(word, italian):
             return None
         if self.italian[word.lower()] and not self.begun_unsurely(word, english, italian, best, probs):
@@ -317,10 +347,12 @@ class CopiesTranslated(Spelling):
     def begun_unsurely(self, word, english, italian, best, probs):
         """Whether the word `word`, which the pairs hold, is one the model begins unsurely with the token `best` (its
         next-token probabilities `probs`, (V,)) and would as soon begin as `italian`, the pairs' word for the `english`
-        it weighed most while writing it: see PLAUSIBLE ("mal" for "heads", where the pairs write "teste")."""
+        it weighed most while writing it: see PLAUSIBLE ("mal" for "heads", where the pairs write "teste"). Given the
+        `english` counts, never for an English word the model knows (KNOWN): "Tieni" for "keep" is its own."""
         begins = self.going_on(italian, "", True)  # the tokens that begin the pairs' word
         return (
             bool(probs[best] < SURE)
+            and (self.english is None or self.english[english] < KNOWN)
             and begins is not None
             and bool(probs[begins].max() >= PLAUSIBLE)
             and self.italian[word.lower()] < COMMON

@@ -206,7 +206,13 @@ class CheckedTranslator(Translator):
             CenturiesAsWritten(self.tokenizer),
             NamesAsWritten(self.tokenizer, counts.never_met),
             CopiesTranslated(
-                self.tokenizer, counts.all_translated, self.model, counts.italian, counts.loanwords(), counts.phrases
+                self.tokenizer,
+                counts.all_translated,
+                self.model,
+                counts.italian,
+                counts.loanwords(),
+                counts.phrases,
+                counts.english,
             ),
         )
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from helpers import allowed_after
-from inputs.copies import COMMON, PLAUSIBLE, SURE, CopiesTranslated, inflected, keyed_words
+from inputs.copies import COMMON, KNOWN, PLAUSIBLE, SURE, CopiesTranslated, conjugated, inflected, keyed_words
 from inputs.rules import Rules
 from interpretability.inspection import inspect
 from modeldir.directory import open_model
@@ -292,6 +292,25 @@ def test_a_made_up_word_is_told_from_the_model_inflecting_the_pairs_word():
     assert not inflected("ranrogeno", "rana") and not inflected("pandemico", "pandemia")  # more than a noun's vowel
 
 
+def test_a_verbs_made_up_future_takes_the_vowel_of_its_conjugation():
+    assert conjugated("riaprerà", "riaprire") == "riaprirà" and conjugated("Riaprerebbe", "Riaprire") == "Riaprirebbe"
+    assert conjugated("parliremo", "parlare") == "parleremo" and conjugated("crediranno", "credere") == "crederanno"
+    assert conjugated("riaprirà", "riaprire") is None and conjugated("parlerà", "parlare") is None  # right already
+    assert conjugated("riaprono", "riaprire") is None and conjugated("riaperto", "riaprire") is None  # no future
+    assert conjugated("riaprerà", "riaperto") is None  # a participle, not an infinitive: its vowel is not known
+    assert conjugated("intervenerà", "intervenire") is None  # "interverrà": a future that drops the vowel
+
+
+def test_a_made_up_future_of_the_pairs_verb_is_written_in_its_conjugation(shipped):
+    """ "Il museo si riaprerà" for "The museum will reopen": the pairs give "reopen" "riaprire", an -ire verb, whose
+    future is "riaprirà"; the model's "riaprerà" is no Italian word, and no verb the rule would leave as the model's
+    own tense."""
+    sentence = ["The museum will reopen next week."]
+    assert shipped.word_counts.all_translated["reopen"] == "riaprire" and not shipped.word_counts.italian["riaprerà"]
+    assert "riaprerà" in translated_with_copies_rule(shipped.translator, None, sentence)[0]
+    assert "riaprirà" in shipped.translator.translate(sentence)[0]
+
+
 def test_the_source_is_read_as_runs_of_letters_each_token_owning_its_word(rule):
     source = tuple(TOKENIZER.encode("Czech-Indian relations").ids + [EOS_ID])  # ▁C ze ch - I n di an ▁relations
     words, owners = rule.letter_words(source)
@@ -494,9 +513,15 @@ def test_a_word_the_pairs_hold_gives_way_only_where_the_model_begins_it_unsurely
     assert "computer" in rule.loans and not rule.begun_unsurely(
         "mal", "computer", "teste", mal, scores(unsure, plausible)
     )
+    knowing = CopiesTranslated(
+        TOKENIZER, counts.all_translated, model, counts.italian, english=Counter({"heads": KNOWN - 1, "keep": KNOWN})
+    )
+    assert knowing.begun_unsurely("mal", "heads", "teste", mal, scores(unsure, plausible))  # half known: given way
+    assert not knowing.begun_unsurely("mal", "keep", "teste", mal, scores(unsure, plausible))  # known: the model's
     translator = shipped.translator
     assert translator.translate("The model has eight attention heads.") == "Il modello ha otto teste di attenzione."
     assert translator.translate("He lives near here.") == "Lui vive qui vicino."  # "Lui": held by too many pairs
+    assert counts.english["keep"] >= KNOWN and translator.translate("Keep this.") == "Tieni questo."  # not "Mantieni"
 
 
 def test_a_phrase_the_model_splits_is_written_as_the_one_word_its_pairs_give_it(shipped):
