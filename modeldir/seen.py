@@ -200,7 +200,7 @@ def phrase_translations(pairs, english, italian):
     alone, so that "the police" is left to "police" -> "polizia"; a phrase inside a longer one given the same word is
     left to the longer ("day after" of "day after tomorrow", which is no "dopodomani" in "day after day").
     `english[word]`, `italian[word]`: the pairs whose sides hold the word (`WordCounts.english`, `.italian`)."""
-    sides = [(phrase_grams(en), {w.lower() for w in LETTERS.findall(it)}) for en, it in pairs]  # read once
+    sides = [(phrase_grams(en), {w for w in words(it) if w.isalpha()}) for en, it in pairs]  # read once, as `italian`
     held = Counter()
     for grams, _ in sides:
         held.update(grams)

@@ -97,6 +97,7 @@ def test_a_phrase_italian_writes_as_one_word_is_kept_with_it():
     pairs += [("Every day.", "Ogni giorno."), ("What a day!", "Che giornata!")] * n
     pairs += [("After you.", "Dopo di te."), ("A cat after a dog.", "Un gatto dopo un cane.")] * n
     pairs += [("Good grief.", "Santo cielo.")] * (n - 1) + [("Yes, sir.", "Sì.")] * n
+    pairs += [("Run dh_make now.", "Esegui dh_make ora.")] * n  # the manuals' tool: "dh_make" is one word, not "make"
     counts = WordCounts(0)
     counts.add(pairs)
     phrases = phrase_translations(pairs, counts.english, counts.italian)
@@ -105,6 +106,7 @@ def test_a_phrase_italian_writes_as_one_word_is_kept_with_it():
     assert "day after" not in phrases and "after tomorrow" not in phrases  # left to "day after tomorrow"
     assert "good grief" not in phrases  # held by too few pairs
     assert "yes sir" not in phrases  # its pairs' Italian words are all too short to be one for it
+    assert phrases.get("dh make") != "make"  # the Italian read as the counts read it: no "make" in "dh_make"
 
 
 def test_counts_round_trip_through_the_model_directory(tmp_path):
