@@ -220,9 +220,8 @@ def phrase_translations(pairs, english, italian):
         for word in gram.split():
             alone[word].add(it)
     both = Counter()  # (English word, Italian word) -> pairs that hold both
-    for en, it in pairs:
-        held_it = set(words(it))
-        both.update((w, i) for w in alone.keys() & set(words(en)) for i in alone[w] & held_it)
+    for (en, _), (_, italian_words) in zip(pairs, sides):
+        both.update((w, i) for w in alone.keys() & set(words(en)) for i in alone[w] & italian_words)
     chosen = {
         gram: it
         for gram, (dice, it) in best.items()
