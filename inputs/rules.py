@@ -1,5 +1,5 @@
-"""What the translator's decoding rules share (`numbers.NumbersAsWritten`, `names.NamesAsWritten`,
-`copies.CopiesTranslated`), and the rules together as the one `rule` the lesson's decoding takes
+"""What the translator's decoding rules share (`characters.BytesAsWritten`, `numbers.NumbersAsWritten`,
+`names.NamesAsWritten`, `copies.CopiesTranslated`), and the rules together as the one `rule` the lesson's decoding takes
 (`transformer.decoding.apply_decoding_rules`)."""
 
 import re

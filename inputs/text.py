@@ -1,15 +1,16 @@
 """Text as people type it, read as the model reads best, behind the lesson's `Translator`: `CheckedTranslator` takes
 strings only, reads at most what the model can use of them, replaces broken characters, reads capitals in sentence
 case, dates and percentages as Italian writes them and a capitalised word the model barely knows in lower case,
-writes numbers (`numbers`) and the names the model never met (`names`) as the English does and the words it would
-copy or make up Italian for as its training pairs translate them (`copies`), and refuses decoding arguments outside
-their limits (`checks`) with a clear error."""
+writes numbers (`numbers`), the names the model never met (`names`) and the characters its vocabulary spells in bytes
+(`characters`) as the English does and the words it would copy or make up Italian for as its training pairs translate
+them (`copies`), and refuses decoding arguments outside their limits (`checks`) with a clear error."""
 
 import re
 from difflib import SequenceMatcher
 
 from transformer.translator import Translator
 
+from .characters import BytesAsWritten
 from .checks import check_decoding, check_text
 from .copies import CopiesTranslated
 from .names import NamesAsWritten
@@ -55,6 +56,14 @@ def dates_pattern(months):
 DATES = dates_pattern(MONTHS)  # "march 3 miles" is not a date
 DATES_ANY_CASE = dates_pattern(f"(?i:{MONTHS})")  # text typed in capitals, its months in lower case once unshouted
 PERCENT = re.compile(rf"\b(\d+(?:[.,]\d+)?) ?{PER_CENT}\b", re.IGNORECASE)  # "29 percent", "5.5 per cent"
+# A currency sign -> what is read after the amount, (for 1, for any other): the words the model translates ("20 euros":
+# "20 euro"), or the pound's own sign, which it translates after the amount ("12 £": "12 sterline") and not as a word
+# ("pounds": "libbre").
+CURRENCIES = {"€": ("euro", "euros"), "$": ("dollar", "dollars"), "¥": ("yen", "yen"), "£": ("£", "£")}
+SIGN = "[" + "".join(CURRENCIES) + "]"
+AMOUNT = r"\d+(?:[.,]\d+)*(?: (?i:thousand|million|billion|trillion)\b)?"  # "20", "250,000", "8.5 billion"
+# "€20", "$ 8.5 billion" (not "US$5"), or "20€", "20 €"
+AMOUNTS = re.compile(rf"(?<![^\W\d_])(?P<sign>{SIGN}) ?(?P<amount>{AMOUNT})|\b(?P<before>{AMOUNT}) ?(?P<after>{SIGN})")
 
 
 def ordinal(number):
@@ -104,6 +113,23 @@ def read_dates(text, any_case=False):
         return found[-1][1]
 
     return (DATES_ANY_CASE if any_case else DATES).sub(read, text), found
+
+
+def with_currency_words(text):
+    """(`text` with each amount in a currency sign read as Italian writes it, the currency after the amount, in words
+    (`CURRENCIES`), [(each as typed, as read)]): "20 euros" for "€20" and "20€". Read with its sign, the model wrote
+    "Costa xi20." for "It costs €20.", "Costa 20 luglio." for "It costs 20€.", "Costa 20 $." for "It costs 20 €." and
+    "circa 47" for "about $ 47"; read "20 euros", it writes "Costa 20 euro.". Chosen on dev-news and by hand:
+    docs/training-log.md#amounts-with-their-currency-in-words."""
+    found = []
+
+    def in_words(match):
+        amount, sign = match.group("amount") or match.group("before"), match.group("sign") or match.group("after")
+        one, other = CURRENCIES[sign]
+        found.append((match.group(), f"{amount} {one if amount == '1' else other}"))
+        return found[-1][1]
+
+    return AMOUNTS.sub(in_words, text), found
 
 
 def with_percent_signs(text):
@@ -184,9 +210,9 @@ class CheckedTranslator(Translator):
     def __init__(self, model, tokenizer, **settings):
         super().__init__(model, tokenizer, **settings)
         self.unshout = True  # read text in capitals in sentence case (`unshout`); False feeds it as typed
-        # Digits, and a century's Roman numerals, as the English writes them (and names the model never met:
-        # `know_words`); None decodes as the model alone.
-        self.rule = Rules(NumbersAsWritten(tokenizer), CenturiesAsWritten(tokenizer))
+        # Characters spelt in bytes, digits and a century's Roman numerals as the English writes them (and names the
+        # model never met: `know_words`); None decodes as the model alone.
+        self.rule = Rules(BytesAsWritten(tokenizer), NumbersAsWritten(tokenizer), CenturiesAsWritten(tokenizer))
         # Whether the model met a capitalised word too rarely to know it (`lower_rare_capitals`); `open_model` sets it
         # from the directory's word counts (`know_words`). None: capitalised words are read as typed.
         self.rare_capital = None
@@ -202,6 +228,7 @@ class CheckedTranslator(Translator):
         (`CopiesTranslated`)."""
         self.rare_capital = counts.rarely_capitalised
         self.rule = Rules(
+            BytesAsWritten(self.tokenizer),
             NumbersAsWritten(self.tokenizer),
             CenturiesAsWritten(self.tokenizer),
             NamesAsWritten(self.tokenizer, counts.never_met),
@@ -217,17 +244,19 @@ class CheckedTranslator(Translator):
         )
 
     def reading(self, text):
-        """(`text` as the model reads it, the dates and percentages read otherwise in it, each (as typed, as read)):
-        its first max_source_chars characters, lone surrogates replaced (`without_lone_surrogates`), in sentence case
-        if typed in capitals (`unshout`), dates and percentages as Italian writes them (`read_dates`,
-        `with_percent_signs`), rare capitalised words in lower case (`lower_rare_capitals`). The page names the dates
-        and percentages from here, so it names only those the model read."""
+        """(`text` as the model reads it, the dates, percentages and amounts read otherwise in it, each (as typed, as
+        read)): its first max_source_chars characters, lone surrogates replaced (`without_lone_surrogates`), in
+        sentence case if typed in capitals (`unshout`), dates, percentages and amounts as Italian writes them
+        (`read_dates`, `with_percent_signs`, `with_currency_words`), rare capitalised words in lower case
+        (`lower_rare_capitals`). The page names the dates, percentages and amounts from here, so it names only those
+        the model read."""
         typed = without_lone_surrogates(text[: self.max_source_chars])
         text = unshout(typed) if self.unshout else typed
         text, dates = read_dates(text, any_case=text != typed)
         text, percentages = with_percent_signs(text)
+        text, amounts = with_currency_words(text)
         read = text if self.rare_capital is None else lower_rare_capitals(text, self.rare_capital)
-        return read, dates + percentages
+        return read, dates + percentages + amounts
 
     def source_text(self, text):
         """`text` as the model reads it (`reading`)."""

@@ -110,14 +110,14 @@ def padded_pair(vocab_size, seed=0):
     return src, tgt
 
 
-def assert_same_logits(model, src, tgt, atol):
+def assert_same_logits(model, src, tgt, atol, rtol=0.0):
     model = model.float().eval()
     with torch.no_grad():
         ours = model(src, tgt)
     theirs = reference_logits(model, reference_transformer(model), src, tgt)
     real = tgt != PAD_ID  # (B, T): the positions whose logits are compared (see the module's docstring)
     assert real.sum() < real.numel()  # the batch does hold target padding
-    torch.testing.assert_close(ours[real], theirs[real], atol=atol, rtol=0)
+    torch.testing.assert_close(ours[real], theirs[real], atol=atol, rtol=rtol)
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -135,7 +135,9 @@ def test_the_shipped_model_computes_what_torch_nn_transformer_computes():
     if time.perf_counter() - start > 2:
         pytest.skip("loading the shipped model took over 2 s here: the random models above prove the same")
     src, tgt = padded_pair(translator.model.cfg.vocab_size, seed=3)
-    assert_same_logits(translator.model, src, tgt, atol=1e-5)
+    # Its logits reach about 13, and float32 sums over 7 layers in another order (threads, AVX-512) differ by up to
+    # about 1.5e-5 there: the tolerance grows with the logit, as a wrong weight's error (0.1 or more) would not.
+    assert_same_logits(translator.model, src, tgt, atol=1e-5, rtol=1e-5)
 
 
 @pytest.mark.parametrize("with_padding", [False, True])

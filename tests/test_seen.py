@@ -294,7 +294,7 @@ def test_the_page_marks_rarely_seen_words_on_the_chips_and_says_it(served):
     assert " rare" not in chips and "Rarely seen" not in status  # a model directory without counts
 
 
-def test_the_page_names_the_dates_and_percentages_it_read_as_italian_writes_them(served):
+def test_the_page_names_the_dates_percentages_and_amounts_it_read_as_italian_writes_them(served):
     _, status, _, _ = translation.translate(served, "See you on March 3rd, or the 12th of May.", "greedy", 1, 1.0, 0, 0)
     assert "Read as Italian writes them: 'March 3rd' as '3 March', '12th of May' as '12 May'" in status
     _, status, _, _ = translation.translate(served, "See you in the 19th century.", "greedy", 1, 1.0, 0, 0)
@@ -303,6 +303,8 @@ def test_the_page_names_the_dates_and_percentages_it_read_as_italian_writes_them
     assert "Read as Italian writes them: 'nineteenth century' as '19th century'" in status
     _, status, _, _ = translation.translate(served, "Prices rose by 3 percent.", "greedy", 1, 1.0, 0, 0)
     assert "Read as Italian writes them: '3 percent' as '3%'" in status
+    _, status, _, _ = translation.translate(served, "It costs €20, not $ 25.", "greedy", 1, 1.0, 0, 0)
+    assert "Read as Italian writes them: '€20' as '20 euros', '$ 25' as '25 dollars'" in status
 
 
 def test_the_page_says_which_capitalised_words_it_read_in_lower_case(served):

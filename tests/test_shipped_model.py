@@ -162,6 +162,13 @@ def test_shipped_model_writes_a_percentage_with_its_number_as_it_reads_it_with_i
     assert shipped.translate(typed) == ["I prezzi sono rossi per cento l'anno scorso."]  # the 3 is lost
 
 
+def test_shipped_model_writes_an_amount_with_its_currency_as_it_reads_it_in_words(shipped, monkeypatch):
+    typed = ["It costs €20.", "It costs 20€.", "Dinner costs €25 per person."]
+    assert shipped.translate(typed) == ["Costa 20 euro.", "Costa 20 euro.", "La cena costa 25 euro per persona."]
+    monkeypatch.setattr("inputs.text.with_currency_words", lambda text: (text, []))  # read as typed
+    assert shipped.translate(typed) == ["Costa xi20.", "Costa 20 luglio.", "La cena costa xi25 per persona."]
+
+
 def test_shipped_model_writes_dates_and_centuries_in_words_or_capitals_as_it_reads_them(shipped, monkeypatch):
     typed = [
         "The shop opens on the fifth of June.",

@@ -22,6 +22,7 @@ from inputs.text import (
     read_dates,
     read_in_lower_case,
     unshout,
+    with_currency_words,
     with_percent_signs,
 )
 from interpretability import Inspection, embedding_norms, input_report, inspect, positional_encoding
@@ -352,6 +353,22 @@ def test_dates_are_read_day_first_as_italian_writes_them(typed, read, dates):
 )
 def test_percentages_are_read_with_their_sign(typed, read):
     assert with_percent_signs(typed)[0] == read
+
+
+@pytest.mark.parametrize(
+    "typed, read",
+    [
+        ("It costs €20.", "It costs 20 euros."),
+        ("It costs 20€ or 20 €, not €1.", "It costs 20 euros or 20 euros, not 1 euro."),
+        ("About $ 8.5 billion, or $47.", "About 8.5 billion dollars, or 47 dollars."),
+        ("The house costs €250,000.", "The house costs 250,000 euros."),
+        ("It costs £5 or ¥100.", "It costs 5 £ or 100 yen."),  # the pound's sign after the amount: "5 sterline"
+        ("Two million € were spent.", "Two million € were spent."),  # no digits: read as typed
+        ("It costs US$5; see $HOME.", "It costs US$5; see $HOME."),  # a sign glued to letters: read as typed
+    ],
+)
+def test_amounts_are_read_with_their_currency_after_them_in_words(typed, read):
+    assert with_currency_words(typed)[0] == read
 
 
 def test_the_words_read_in_lower_case_are_named_beside_a_percentage_read_with_its_sign():

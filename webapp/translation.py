@@ -104,11 +104,10 @@ def translation_status(
     (`one_line`), a warning for each thing in the input the model may not have read
     (`interpretability.input_report`), the line naming the words its training pairs held a handful of times or
     never (`rarely_seen`: `modeldir.seen.SeenWords.warning`), the one naming the capitalised words it read in
-    lower case (`lowered`: `inputs.text.read_in_lower_case`), the one naming the dates and percentages it read as
-    Italian writes them (`dated`: (as typed, as read) pairs of `CheckedTranslator.reading`), and the one naming where
-    the digits were held to the English's numbers, a name the model never met to its spelling, a word it was
-    copying or made up written as its training pairs translate it, or a phrase's one word written whole (`overruled`:
-    `Inspection.overruled`)."""
+    lower case (`lowered`: `inputs.text.read_in_lower_case`), the one naming the dates, percentages and amounts it
+    read as Italian writes them (`dated`: (as typed, as read) pairs of `CheckedTranslator.reading`), and where
+    the digits, a name the model never met or a character spelt in bytes were held to the English's, a word it was
+    copying or made up written as its pairs translate it, or a phrase's one word written whole (`overruled`)."""
     again = " (earlier: shown again from the recent translations)" if kept else ""
     lines = [
         f"Translated in {seconds:.2f} s{again} · {decoding} · {report.tokens} English → {italian_tokens} Italian "
@@ -140,17 +139,18 @@ def translation_status(
     if dated:
         named = ", ".join(f"'{typed}' as '{read}'" for typed, read in dated)
         lines.append(
-            f"**ℹ️ Read as Italian writes them: {named}. The model met few English dates and percentages: it reads "
-            "a day best first and as a number, a century in digits (which it writes in Roman numerals), and a "
-            "percentage with its sign.**"
+            f"**ℹ️ Read as Italian writes them: {named}. The model met few English dates, percentages and amounts: it "
+            "reads a day best first and as a number, a century in digits (which it writes in Roman numerals), a "
+            "percentage with its sign, and an amount with its currency after it, in words.**"
         )
     if overruled:
         replaced = ", ".join(f"'{written}' for its '{first}' (step {step + 1})" for step, first, written in overruled)
         lines.append(
-            f"**ℹ️ Numbers and names as the English writes them, words as the training pairs (or a larger corpus's, "
-            f"for words they hold too rarely) translate them: {replaced}. The model's own first choice would have "
-            "written a number the English does not hold, misspelt a name it never met in training, copied an English "
-            "word the pairs translate, made up a word for one, or split a phrase the pairs write as one word.**"
+            f"**ℹ️ Numbers, names and characters as the English writes them, words as the training pairs (or a larger "
+            f"corpus's, for words they hold too rarely) translate them: {replaced}. The model's own first choice would "
+            "have written a number the English does not hold, misspelt a name it never met in training or a character "
+            "its vocabulary spells in bytes, copied an English word the pairs translate, made up a word for one, or "
+            "split a phrase the pairs write as one word.**"
         )
     if report.truncated:
         lines.append(
