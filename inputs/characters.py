@@ -18,6 +18,7 @@ from transformer.tokenizer import BYTE_TOKEN
 from .rules import hold
 
 MAX_CHARACTER = 4  # bytes of UTF-8's longest character
+CONTINUATIONS = range(0x80, 0xC0)  # the bytes that go on with a character a lead byte began
 
 
 def character_length(lead):
@@ -33,7 +34,7 @@ def characters_begun(values):
     for value in values:
         if character_length(value):
             begun = bytes([value])
-        elif 0x80 <= value < 0xC0 and begun:
+        elif value in CONTINUATIONS and begun:
             begun += bytes([value])
         else:
             begun = b""
@@ -52,19 +53,13 @@ class BytesAsWritten:
         vocab = tokenizer.get_vocab()
         self.value = {i: int(token[3:5], 16) for token, i in vocab.items() if BYTE_TOKEN.fullmatch(token)}  # id -> byte
         self.byte_id = {value: i for i, value in self.value.items()}
-        self.continuations = torch.tensor([i for i, v in self.value.items() if 0x80 <= v < 0xC0], dtype=torch.long)
+        self.continuations = torch.tensor([i for i, v in self.value.items() if v in CONTINUATIONS], dtype=torch.long)
         self.source_characters = lru_cache(maxsize=4096)(self.characters)  # decoding asks at each step
 
     def characters(self, source):
-        """The characters the token ids `source` (a tuple) spell in bytes (a frozenset of bytes objects)."""
-        runs, run = [], []
-        for i in (*source, None):  # None ends the last run
-            if i in self.value:
-                run.append(self.value[i])
-            elif run:
-                runs.append(run)
-                run = []
-        return frozenset(character for run in runs for character in characters_begun(run)[0])
+        """The characters the token ids `source` (a tuple) spell in bytes (a frozenset of bytes objects): a token that
+        is no byte (read as 0) ends any character begun."""
+        return frozenset(characters_begun([self.value.get(i, 0) for i in source])[0])
 
     def going_on(self, characters, begun):
         """The ids (a tensor) of the bytes that may follow the bytes `begun` of a character, given the source's
