@@ -1,11 +1,13 @@
 """Text as people type it, read as the model reads best, behind the lesson's `Translator`: `CheckedTranslator` takes
-strings only, reads at most what the model can use of them, replaces broken characters, reads capitals in sentence
-case, dates and percentages as Italian writes them and a capitalised word the model barely knows in lower case,
-writes numbers (`numbers`), the names the model never met (`names`) and the characters its vocabulary spells in bytes
-(`characters`) as the English does and the words it would copy or make up Italian for as its training pairs translate
-them (`copies`), and refuses decoding arguments outside their limits (`checks`) with a clear error."""
+strings only, reads at most what the model can use of them, replaces broken characters, reads capitals in sentence case,
+dates, percentages and decimals as Italian writes them, an amount's currency in words and a capitalised word the model
+barely knows in lower case, writes numbers (`numbers`), the names the model never met (`names`) and the characters its
+vocabulary spells in bytes (`characters`) as the English does and the words it would copy or make up Italian for as its
+training pairs translate them (`copies`), and refuses decoding arguments outside their limits (`checks`) with a clear
+error."""
 
 import re
+import string
 from difflib import SequenceMatcher
 
 from transformer.translator import Translator
@@ -64,6 +66,24 @@ SIGN = "[" + "".join(CURRENCIES) + "]"
 AMOUNT = r"\d+(?:[.,]\d+)*(?: (?i:thousand|million|billion|trillion)\b)?"  # "20", "250,000", "8.5 billion"
 # "€20", "$ 8.5 billion" (not "US$5"), or "20€", "20 €"
 AMOUNTS = re.compile(rf"(?<![^\W\d_])(?P<sign>{SIGN}) ?(?P<amount>{AMOUNT})|\b(?P<before>{AMOUNT}) ?(?P<after>{SIGN})")
+# "31.25", "8.5", with the word before it and what follows it; not "1.2.3", "2.000" (thousands or not), "v2.1",
+# "GIMP-2.10", "libm-2.7.so", nor a whole "2.0", which is a version's or a setting's more often than a measure's
+DECIMAL = re.compile(
+    r"(?:(?P<word>\S+) )?(?<![\w.,])(?<!\w-)(?P<units>\d+)\.(?P<decimals>\d{1,2})(?<!\.0)(?![\d.,]*\d|\.\w)"
+    r"(?=(?P<after>.{0,12}))"
+)
+# A time of day, which Italian writes with its point ("alle 7.30"): after these words, or before "am"/"pm"/"o'clock"
+TIME_BEFORE = {"at", "by", "until", "till", "before", "after", "from", "between", "to", "and", "around", "about"}
+TIME_AFTER = re.compile(r" ?(?:[ap]\.?m\b|o'clock|h\b|hours?\b|hrs\b)", re.IGNORECASE)
+# What makes a number after those words a quantity, not a time ("at 7.50 euros", "to 23.07 dollars")
+QUANTITY_AFTER = re.compile(
+    rf" ?(?:%|(?:{'|'.join(word for words in CURRENCIES.values() for word in set(words))}|cents?|thousand|million"
+    r"|billion|trillion)\b)",
+    re.IGNORECASE,
+)
+# A version, a chapter or a model's number, after a name or such a word: "Python 3.11", "LibreOffice 5.0", "version
+# 2.1", "the Jazz 1.4" (not after a word in capitals: "EUR 11.2 billion")
+NUMBERED = re.compile(r".*[A-Z].*[a-z].*|version|release|chapter|section|figure|table|verse|step|part|model|pavilion")
 
 
 def ordinal(number):
@@ -130,6 +150,34 @@ def with_currency_words(text):
         return found[-1][1]
 
     return AMOUNTS.sub(in_words, text), found
+
+
+def is_time(units, decimals, word, after):
+    """Whether `units`.`decimals` (two digits, the units a day's hours), after `word` and before `after`, is a time
+    of day: "at 7.30", "7.30 pm", not "at 7.50 euros"."""
+    if len(decimals) != 2 or int(units) > 24 or int(decimals) > 59 or QUANTITY_AFTER.match(after):
+        return False
+    return word.strip(string.punctuation).lower() in TIME_BEFORE or TIME_AFTER.match(after) is not None
+
+
+def with_decimal_commas(text):
+    """(`text` with each decimal number written with the comma Italian writes it with, [(each as typed, as read)]):
+    "31,25 dollars" for "31.25 dollars". Read with the point, the model kept it ("31.25 dollari", "il 29.8%"), which
+    an Italian reader takes for thousands; read with the comma, it writes "31,25 dollari". A time of day
+    (`is_time`: "at 7.30"), a version or a model's number ("Python 3.11", "the Jazz 1.4": `NUMBERED`), and three
+    decimals ("2.000", thousands or not) are read as typed. Chosen on dev-news:
+    docs/training-log.md#decimals-with-the-italian-comma."""
+    found = []
+
+    def with_comma(match):
+        units, decimals, after = match.group("units", "decimals", "after")
+        word = match.group("word") or ""
+        if is_time(units, decimals, word, after) or NUMBERED.fullmatch(word.strip(string.punctuation)):
+            return match.group()
+        found.append((f"{units}.{decimals}", f"{units},{decimals}"))
+        return match.group()[: match.start("units") - match.start()] + found[-1][1]
+
+    return DECIMAL.sub(with_comma, text), found
 
 
 def with_percent_signs(text):
@@ -255,8 +303,9 @@ class CheckedTranslator(Translator):
         text, dates = read_dates(text, any_case=text != typed)
         text, percentages = with_percent_signs(text)
         text, amounts = with_currency_words(text)
+        text, decimals = with_decimal_commas(text)
         read = text if self.rare_capital is None else lower_rare_capitals(text, self.rare_capital)
-        return read, dates + percentages + amounts
+        return read, dates + percentages + amounts + decimals
 
     def source_text(self, text):
         """`text` as the model reads it (`reading`)."""

@@ -223,11 +223,12 @@ def metrics():
 
 
 def bleu(data, decoding="greedy", variant="as given", subset="all", precision="float32"):
-    """The BLEU of one score record of the shipped model's metrics.json."""
+    """The BLEU of one score record of the shipped model's metrics.json, to two decimals as the docs' tables write it
+    (JSON's 19.3 is the tables' 19.30)."""
     wanted = dict(data=data, decoding=decoding, variant=variant, subset=subset, precision=precision)
     found = [s for s in metrics()["scores"] if all(s.get(k) == v for k, v in wanted.items())]
     assert len(found) == 1, f"metrics.json has {len(found)} records {wanted}"
-    return found[0]["bleu"]
+    return Decimal(str(found[0]["bleu"])).quantize(Decimal("0.01"))
 
 
 def tenths(score):

@@ -294,7 +294,7 @@ def test_the_page_marks_rarely_seen_words_on_the_chips_and_says_it(served):
     assert " rare" not in chips and "Rarely seen" not in status  # a model directory without counts
 
 
-def test_the_page_names_the_dates_percentages_and_amounts_it_read_as_italian_writes_them(served):
+def test_the_page_names_the_dates_percentages_amounts_and_decimals_it_read_as_italian_writes_them(served):
     _, status, _, _ = translation.translate(served, "See you on March 3rd, or the 12th of May.", "greedy", 1, 1.0, 0, 0)
     assert "Read as Italian writes them: 'March 3rd' as '3 March', '12th of May' as '12 May'" in status
     _, status, _, _ = translation.translate(served, "See you in the 19th century.", "greedy", 1, 1.0, 0, 0)
@@ -305,6 +305,8 @@ def test_the_page_names_the_dates_percentages_and_amounts_it_read_as_italian_wri
     assert "Read as Italian writes them: '3 percent' as '3%'" in status
     _, status, _, _ = translation.translate(served, "It costs €20, not $ 25.", "greedy", 1, 1.0, 0, 0)
     assert "Read as Italian writes them: '€20' as '20 euros', '$ 25' as '25 dollars'" in status
+    _, status, _, _ = translation.translate(served, "It costs $31.25, from 7.30.", "greedy", 1, 1.0, 0, 0)
+    assert "Read as Italian writes them: '$31.25' as '31.25 dollars', '31.25' as '31,25'" in status  # not the time
 
 
 def test_the_page_says_which_capitalised_words_it_read_in_lower_case(served):

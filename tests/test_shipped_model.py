@@ -169,6 +169,17 @@ def test_shipped_model_writes_an_amount_with_its_currency_as_it_reads_it_in_word
     assert shipped.translate(typed) == ["Costa xi20.", "Costa 20 luglio.", "La cena costa xi25 per persona."]
 
 
+def test_shipped_model_writes_a_decimal_with_the_italian_comma_as_it_reads_it(shipped, monkeypatch):
+    typed = ["The share price fell to 31.25 dollars.", "The baby weighs 3.2 kilos.", "The train leaves at 7.30."]
+    assert shipped.translate(typed) == [
+        "Il prezzo a 31,25 dollari.",
+        "Il bebè pesa 3,2 chili.",
+        "Il treno parte alle 7.30.",
+    ]
+    monkeypatch.setattr("inputs.text.with_decimal_commas", lambda text: (text, []))  # read as typed
+    assert shipped.translate(typed)[:2] == ["Il prezzo a condividere 31.25 dollari.", "Il bebè pesa 3.2 chili."]
+
+
 def test_shipped_model_writes_dates_and_centuries_in_words_or_capitals_as_it_reads_them(shipped, monkeypatch):
     typed = [
         "The shop opens on the fifth of June.",

@@ -23,6 +23,7 @@ from inputs.text import (
     read_in_lower_case,
     unshout,
     with_currency_words,
+    with_decimal_commas,
     with_percent_signs,
 )
 from interpretability import Inspection, embedding_norms, input_report, inspect, positional_encoding
@@ -369,6 +370,27 @@ def test_percentages_are_read_with_their_sign(typed, read):
 )
 def test_amounts_are_read_with_their_currency_after_them_in_words(typed, read):
     assert with_currency_words(typed)[0] == read
+
+
+@pytest.mark.parametrize(
+    "typed, read",
+    [
+        ("It fell to 31.25 dollars, 6.79% down.", "It fell to 31,25 dollars, 6,79% down."),
+        ("A 1.5 litre bottle, 0.7% and 13.9 million.", "A 1,5 litre bottle, 0,7% and 13,9 million."),
+        ("EUR 11.2 billion; at 7.50 euros.", "EUR 11,2 billion; at 7,50 euros."),  # a word in capitals, an amount
+        ("The train leaves at 7.30, or (by 9.45).", "The train leaves at 7.30, or (by 9.45)."),  # times of day
+        ("Wake me at 6.15 am, 10.45 p.m.", "Wake me at 6.15 am, 10.45 p.m."),
+        ("Python 3.11, LibreOffice 7.4, version 2.1.", "Python 3.11, LibreOffice 7.4, version 2.1."),  # versions
+        ("GIMP-2.10, libm-2.7.so, v2.1, 1.2.3, 2.0.", "GIMP-2.10, libm-2.7.so, v2.1, 1.2.3, 2.0."),
+        ("About 2.000 units, 250,000 people.", "About 2.000 units, 250,000 people."),  # thousands, or not: as typed
+    ],
+)
+def test_decimals_are_read_with_the_italian_comma(typed, read):
+    assert with_decimal_commas(typed)[0] == read
+
+
+def test_decimals_read_with_the_comma_are_named_each_once():
+    assert with_decimal_commas("29.8% and 5.5%, at 7.30.")[1] == [("29.8", "29,8"), ("5.5", "5,5")]
 
 
 def test_the_words_read_in_lower_case_are_named_beside_a_percentage_read_with_its_sign():
