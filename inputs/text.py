@@ -84,6 +84,16 @@ QUANTITY_AFTER = re.compile(
 # A version, a chapter or a model's number, after a name or such a word: "Python 3.11", "LibreOffice 5.0", "version
 # 2.1", "the Jazz 1.4" (not after a word in capitals: "EUR 11.2 billion")
 NUMBERED = re.compile(r".*[A-Z].*[a-z].*|version|release|chapter|section|figure|table|verse|step|part|model|pavilion")
+# Initials the model met in too few pairs to know them, and the words it knows them by
+INITIALS = {"EU": "European Union", "UN": "United Nations", "UK": "United Kingdom", "US": "United States"}
+# "EU", "U.S." and whether a dotted one ends the text (its point then ends the sentence too); not "US$5", "U.S.-led",
+# nor before a capitalised word ("the UN Security Council", "U.S. Congress"), which Italian writes in another order
+DOTTED_INITIALS = "|".join(re.escape(".".join(initials) + ".") for initials in INITIALS)  # E\.U\.|U\.N\.|…
+# "US" is "us" too, in capitals ("HELP US"): undotted, it is read in full after "the" only ("in the US")
+UNDOTTED_INITIALS = "|".join(rf"(?<=\b[Tt]he ){initials}" if initials == "US" else initials for initials in INITIALS)
+INITIALS_TYPED = re.compile(
+    rf"\b(?P<initials>{DOTTED_INITIALS}|{UNDOTTED_INITIALS})(?![-$\w])(?P<end>\s*$)?(?!\s+[A-Z])"
+)
 
 
 def ordinal(number):
@@ -178,6 +188,22 @@ def with_decimal_commas(text):
         return match.group()[: match.start("units") - match.start()] + found[-1][1]
 
     return DECIMAL.sub(with_comma, text), found
+
+
+def with_initials_in_full(text):
+    """(`text` with the initials of `INITIALS` written in full, [(each as typed, as read)]): "the European Union" for
+    "the EU". Its pairs hold them a handful of times: read "EU", the model wrote "la Terra" ("I work for the EU.":
+    "Lavoro per la Terra."), "UN" it copied ("l'UN"); read in full, it writes "l'Unione europea", "le Nazioni Unite".
+    Chosen on dev-news: docs/training-log.md#initials-read-in-full."""
+    found = []
+
+    def in_full(match):
+        typed = match["initials"]
+        found.append((typed, INITIALS[typed.replace(".", "")]))
+        ends = "." if typed.endswith(".") and match["end"] is not None else ""
+        return found[-1][1] + ends + (match["end"] or "")
+
+    return INITIALS_TYPED.sub(in_full, text), found
 
 
 def with_percent_signs(text):
@@ -292,20 +318,22 @@ class CheckedTranslator(Translator):
         )
 
     def reading(self, text):
-        """(`text` as the model reads it, the dates, percentages and amounts read otherwise in it, each (as typed, as
-        read)): its first max_source_chars characters, lone surrogates replaced (`without_lone_surrogates`), in
-        sentence case if typed in capitals (`unshout`), dates, percentages and amounts as Italian writes them
-        (`read_dates`, `with_percent_signs`, `with_currency_words`), rare capitalised words in lower case
-        (`lower_rare_capitals`). The page names the dates, percentages and amounts from here, so it names only those
-        the model read."""
+        """(`text` as the model reads it, the dates, percentages, amounts, decimals and initials read otherwise in it,
+        each (as typed, as read)): its first max_source_chars characters, lone surrogates replaced
+        (`without_lone_surrogates`), in sentence case if typed in capitals (`unshout`), dates, percentages, amounts and
+        decimals as Italian writes them (`read_dates`, `with_percent_signs`, `with_currency_words`,
+        `with_decimal_commas`), initials in full (`with_initials_in_full`), rare capitalised words in lower case
+        (`lower_rare_capitals`). The page names what was read otherwise from here, so it names only what the model
+        read."""
         typed = without_lone_surrogates(text[: self.max_source_chars])
         text = unshout(typed) if self.unshout else typed
         text, dates = read_dates(text, any_case=text != typed)
         text, percentages = with_percent_signs(text)
         text, amounts = with_currency_words(text)
         text, decimals = with_decimal_commas(text)
+        text, initials = with_initials_in_full(text)
         read = text if self.rare_capital is None else lower_rare_capitals(text, self.rare_capital)
-        return read, dates + percentages + amounts + decimals
+        return read, dates + percentages + amounts + decimals + initials
 
     def source_text(self, text):
         """`text` as the model reads it (`reading`)."""

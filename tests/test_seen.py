@@ -294,19 +294,25 @@ def test_the_page_marks_rarely_seen_words_on_the_chips_and_says_it(served):
     assert " rare" not in chips and "Rarely seen" not in status  # a model directory without counts
 
 
-def test_the_page_names_the_dates_percentages_amounts_and_decimals_it_read_as_italian_writes_them(served):
+def test_the_page_names_the_dates_percentages_amounts_decimals_and_initials_it_read_otherwise(served):
     _, status, _, _ = translation.translate(served, "See you on March 3rd, or the 12th of May.", "greedy", 1, 1.0, 0, 0)
-    assert "Read as Italian writes them: 'March 3rd' as '3 March', '12th of May' as '12 May'" in status
+    assert "Read as the model knows them best: 'March 3rd' as '3 March', '12th of May' as '12 May'" in status
     _, status, _, _ = translation.translate(served, "See you in the 19th century.", "greedy", 1, 1.0, 0, 0)
-    assert "Read as Italian" not in status  # no month: no date, and a century in digits is read as typed
+    assert "Read as the model" not in status  # no month: no date, and a century in digits is read as typed
     _, status, _, _ = translation.translate(served, "Built in the nineteenth century.", "greedy", 1, 1.0, 0, 0)
-    assert "Read as Italian writes them: 'nineteenth century' as '19th century'" in status
+    assert "Read as the model knows them best: 'nineteenth century' as '19th century'" in status
     _, status, _, _ = translation.translate(served, "Prices rose by 3 percent.", "greedy", 1, 1.0, 0, 0)
-    assert "Read as Italian writes them: '3 percent' as '3%'" in status
+    assert "Read as the model knows them best: '3 percent' as '3%'" in status
     _, status, _, _ = translation.translate(served, "It costs €20, not $ 25.", "greedy", 1, 1.0, 0, 0)
-    assert "Read as Italian writes them: '€20' as '20 euros', '$ 25' as '25 dollars'" in status
+    assert "Read as the model knows them best: '€20' as '20 euros', '$ 25' as '25 dollars'" in status
     _, status, _, _ = translation.translate(served, "It costs $31.25, from 7.30.", "greedy", 1, 1.0, 0, 0)
-    assert "Read as Italian writes them: '$31.25' as '31.25 dollars', '31.25' as '31,25'" in status  # not the time
+    assert (
+        "Read as the model knows them best: '$31.25' as '31.25 dollars', '31.25' as '31,25'" in status
+    )  # not the time
+    _, status, _, _ = translation.translate(
+        served, "The UK left the E.U. and the UN Security Council.", "greedy", 1, 1.0, 0, 0
+    )
+    assert "Read as the model knows them best: 'UK' as 'United Kingdom', 'E.U.' as 'European Union'." in status
 
 
 def test_the_page_says_which_capitalised_words_it_read_in_lower_case(served):

@@ -180,6 +180,21 @@ def test_shipped_model_writes_a_decimal_with_the_italian_comma_as_it_reads_it(sh
     assert shipped.translate(typed)[:2] == ["Il prezzo a condividere 31.25 dollari.", "Il bebè pesa 3.2 chili."]
 
 
+def test_shipped_model_writes_initials_it_reads_in_full(shipped, monkeypatch):
+    typed = ["I work for the EU.", "The UK left the EU in 2020.", "He lived in the U.S. for ten years."]
+    assert shipped.translate(typed) == [
+        "Lavoro per l'Unione europea.",
+        "Il Regno Unito ha lasciato l'Unione europea nel 2020.",
+        "Ha vissuto negli Stati Uniti per dieci anni.",
+    ]
+    monkeypatch.setattr("inputs.text.with_initials_in_full", lambda text: (text, []))  # read as typed
+    assert shipped.translate(typed) == [
+        "Lavoro per la Terra.",
+        "Il Regno se n'è andato nel 2020.",
+        "Ha vissuto negli Stati Uniti.",  # the ten years dropped
+    ]
+
+
 def test_shipped_model_writes_dates_and_centuries_in_words_or_capitals_as_it_reads_them(shipped, monkeypatch):
     typed = [
         "The shop opens on the fifth of June.",

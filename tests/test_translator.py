@@ -24,6 +24,7 @@ from inputs.text import (
     unshout,
     with_currency_words,
     with_decimal_commas,
+    with_initials_in_full,
     with_percent_signs,
 )
 from interpretability import Inspection, embedding_norms, input_report, inspect, positional_encoding
@@ -391,6 +392,27 @@ def test_decimals_are_read_with_the_italian_comma(typed, read):
 
 def test_decimals_read_with_the_comma_are_named_each_once():
     assert with_decimal_commas("29.8% and 5.5%, at 7.30.")[1] == [("29.8", "29,8"), ("5.5", "5,5")]
+
+
+@pytest.mark.parametrize(
+    "typed, read",
+    [
+        ("The UK left the EU in 2020.", "The United Kingdom left the European Union in 2020."),
+        ("He lived in the U.S. for years; the U.N.", "He lived in the United States for years; the United Nations."),
+        ("Call the U.N.!", "Call the United Nations!"),  # its point was the initials', not a sentence's
+        ("The EU's plan, in the US.", "The European Union's plan, in the United States."),
+        ("US$5, U.S.-led, EU-wide.", "US$5, U.S.-led, EU-wide."),  # glued to a sign or a word: as typed
+        ("The UN Security Council, U.S. Congress.", "The UN Security Council, U.S. Congress."),  # before a name
+        ("Tell us, AUS, USA, EUR.", "Tell us, AUS, USA, EUR."),  # other words
+        ("Please HELP US; US troops.", "Please HELP US; US troops."),  # "US" is "us" in capitals: only "the US"
+    ],
+)
+def test_initials_are_read_in_full(typed, read):
+    assert with_initials_in_full(typed)[0] == read
+
+
+def test_initials_read_in_full_are_named_as_typed():
+    assert with_initials_in_full("The EU and the U.S.")[1] == [("EU", "European Union"), ("U.S.", "United States")]
 
 
 def test_the_words_read_in_lower_case_are_named_beside_a_percentage_read_with_its_sign():

@@ -104,8 +104,8 @@ def translation_status(
     (`one_line`), a warning for each thing in the input the model may not have read
     (`interpretability.input_report`), the line naming the words its training pairs held a handful of times or
     never (`rarely_seen`: `modeldir.seen.SeenWords.warning`), the one naming the capitalised words it read in
-    lower case (`lowered`: `inputs.text.read_in_lower_case`), the one naming the dates, percentages, amounts and
-    decimals it read as Italian writes them (`dated`: (as typed, as read) pairs of `CheckedTranslator.reading`), and
+    lower case (`lowered`: `inputs.text.read_in_lower_case`), the one naming the dates, percentages, amounts,
+    decimals and initials it read otherwise (`dated`: (as typed, as read) pairs of `CheckedTranslator.reading`), and
     where the digits, a name the model never met or a character spelt in bytes were held to the English's, a word it
     was copying or made up written as its pairs translate it, or a phrase's one word written whole (`overruled`)."""
     again = " (earlier: shown again from the recent translations)" if kept else ""
@@ -139,9 +139,9 @@ def translation_status(
     if dated:
         named = ", ".join(f"'{typed}' as '{read}'" for typed, read in dated)
         lines.append(
-            f"**ℹ️ Read as Italian writes them: {named}. The model met few English dates, percentages, amounts "
-            "and decimals: it reads a day best first and as a number, a century in digits (it writes Roman numerals), "
-            "a percentage with its sign, an amount with its currency after it, in words, a decimal with a comma.**"
+            f"**ℹ️ Read as the model knows them best: {named}. It met few English dates, percentages, amounts, "
+            "decimals and initials: a day first, a century in digits, a percentage with its sign, an amount with its "
+            "currency after it in words, a decimal with a comma and initials in full are what it reads best.**"
         )
     if overruled:
         replaced = ", ".join(f"'{written}' for its '{first}' (step {step + 1})" for step, first, written in overruled)
