@@ -155,44 +155,46 @@ def test_shipped_model_writes_dates_day_first_as_it_reads_them(shipped, monkeypa
     assert shipped.translate(dates) == ["Il negozio apre il V secolo di giugno.", "Il museo chiude il 24 dicembre."]
 
 
-def test_shipped_model_writes_a_percentage_with_its_number_as_it_reads_it_with_its_sign(shipped, monkeypatch):
-    typed = ["Prices rose by 3 percent last year."]
-    assert shipped.translate(typed) == ["I prezzi sono rossi per il 3% l'anno scorso."]
-    monkeypatch.setattr("inputs.text.with_percent_signs", lambda text: (text, []))  # read as typed
-    assert shipped.translate(typed) == ["I prezzi sono rossi per cento l'anno scorso."]  # the 3 is lost
+# (the `inputs.text` reading, English typed, the shipped model's Italian as read, and as typed)
+READ_OTHERWISE = {
+    "a percentage with its sign": (
+        "with_percent_signs",
+        ["Prices rose by 3 percent last year."],
+        ["I prezzi sono rossi per il 3% l'anno scorso."],
+        ["I prezzi sono rossi per cento l'anno scorso."],  # the 3 is lost
+    ),
+    "an amount with its currency after it, in words": (
+        "with_currency_words",
+        ["It costs €20.", "It costs 20€.", "Dinner costs €25 per person."],
+        ["Costa 20 euro.", "Costa 20 euro.", "La cena costa 25 euro per persona."],
+        ["Costa xi20.", "Costa 20 luglio.", "La cena costa xi25 per persona."],
+    ),
+    "a decimal with the Italian comma": (
+        "with_decimal_commas",
+        ["The share price fell to 31.25 dollars.", "The baby weighs 3.2 kilos.", "The train leaves at 7.30."],
+        ["Il prezzo a 31,25 dollari.", "Il bebè pesa 3,2 chili.", "Il treno parte alle 7.30."],  # not the time
+        ["Il prezzo a condividere 31.25 dollari.", "Il bebè pesa 3.2 chili.", "Il treno parte alle 7.30."],
+    ),
+    "initials in full": (
+        "with_initials_in_full",
+        ["I work for the EU.", "The UK left the EU in 2020.", "He lived in the U.S. for ten years."],
+        [
+            "Lavoro per l'Unione europea.",
+            "Il Regno Unito ha lasciato l'Unione europea nel 2020.",
+            "Ha vissuto negli Stati Uniti per dieci anni.",
+        ],
+        ["Lavoro per la Terra.", "Il Regno se n'è andato nel 2020.", "Ha vissuto negli Stati Uniti."],  # ten years lost
+    ),
+}
 
 
-def test_shipped_model_writes_an_amount_with_its_currency_as_it_reads_it_in_words(shipped, monkeypatch):
-    typed = ["It costs €20.", "It costs 20€.", "Dinner costs €25 per person."]
-    assert shipped.translate(typed) == ["Costa 20 euro.", "Costa 20 euro.", "La cena costa 25 euro per persona."]
-    monkeypatch.setattr("inputs.text.with_currency_words", lambda text: (text, []))  # read as typed
-    assert shipped.translate(typed) == ["Costa xi20.", "Costa 20 luglio.", "La cena costa xi25 per persona."]
-
-
-def test_shipped_model_writes_a_decimal_with_the_italian_comma_as_it_reads_it(shipped, monkeypatch):
-    typed = ["The share price fell to 31.25 dollars.", "The baby weighs 3.2 kilos.", "The train leaves at 7.30."]
-    assert shipped.translate(typed) == [
-        "Il prezzo a 31,25 dollari.",
-        "Il bebè pesa 3,2 chili.",
-        "Il treno parte alle 7.30.",
-    ]
-    monkeypatch.setattr("inputs.text.with_decimal_commas", lambda text: (text, []))  # read as typed
-    assert shipped.translate(typed)[:2] == ["Il prezzo a condividere 31.25 dollari.", "Il bebè pesa 3.2 chili."]
-
-
-def test_shipped_model_writes_initials_it_reads_in_full(shipped, monkeypatch):
-    typed = ["I work for the EU.", "The UK left the EU in 2020.", "He lived in the U.S. for ten years."]
-    assert shipped.translate(typed) == [
-        "Lavoro per l'Unione europea.",
-        "Il Regno Unito ha lasciato l'Unione europea nel 2020.",
-        "Ha vissuto negli Stati Uniti per dieci anni.",
-    ]
-    monkeypatch.setattr("inputs.text.with_initials_in_full", lambda text: (text, []))  # read as typed
-    assert shipped.translate(typed) == [
-        "Lavoro per la Terra.",
-        "Il Regno se n'è andato nel 2020.",
-        "Ha vissuto negli Stati Uniti.",  # the ten years dropped
-    ]
+@pytest.mark.parametrize("reading, typed, read, as_typed", READ_OTHERWISE.values(), ids=READ_OTHERWISE)
+def test_shipped_model_writes_what_it_reads_otherwise_as_it_reads_it(
+    shipped, monkeypatch, reading, typed, read, as_typed
+):
+    assert shipped.translate(typed) == read
+    monkeypatch.setattr(f"inputs.text.{reading}", lambda text: (text, []))  # read as typed
+    assert shipped.translate(typed) == as_typed
 
 
 def test_shipped_model_writes_dates_and_centuries_in_words_or_capitals_as_it_reads_them(shipped, monkeypatch):
