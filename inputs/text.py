@@ -1,10 +1,10 @@
 """Text as people type it, read as the model reads best, behind the lesson's `Translator`: `CheckedTranslator` takes
 strings only, reads at most what the model can use of them, replaces broken characters, reads capitals in sentence case,
-dates, percentages and decimals as Italian writes them, an amount's currency in words and a capitalised word the model
-barely knows in lower case, writes numbers (`numbers`), the names the model never met (`names`) and the characters its
-vocabulary spells in bytes (`characters`) as the English does and the words it would copy or make up Italian for as its
-training pairs translate them (`copies`), and refuses decoding arguments outside their limits (`checks`) with a clear
-error."""
+dates, percentages and decimals as Italian writes them, an amount's currency in words, initials in full and a
+capitalised word the model barely knows in lower case, writes numbers (`numbers`), the names the model never met
+(`names`) and the characters its vocabulary spells in bytes (`characters`) as the English does and the words it would
+copy or make up Italian for as its training pairs translate them (`copies`), and refuses decoding arguments outside
+their limits (`checks`) with a clear error."""
 
 import re
 import string
