@@ -118,6 +118,22 @@ def unshout(text):
     return ENGLISH_I.sub("I", text)
 
 
+def read_each(pattern, text, reading):
+    """(`text` with each match of `pattern` replaced as `reading(match)` reads it, [(each as typed, as read)]), the
+    readings' one mechanism: `reading` gives (as typed, as read) to write the read in place of the whole match, (as
+    typed, as read, written) where the match holds more than what is read, or None to leave the match as typed."""
+    found = []
+
+    def replaced(match):
+        named = reading(match)
+        if named is None:
+            return match.group()
+        found.append(named[:2])
+        return named[-1]
+
+    return pattern.sub(replaced, text), found
+
+
 def read_dates(text, any_case=False):
     """(`text` with each date of a day and a month written as Italian writes it, the day first and as a cardinal
     number, and each century in words in digits, [(each as typed, as read)]): "I was born on 3 March 1985" for "I
@@ -129,20 +145,17 @@ def read_dates(text, any_case=False):
     secolo"); in digits it writes Roman numerals, held to the English's (`inputs.numbers.CenturiesAsWritten`). Chosen
     on dev-news and the demo set: docs/training-log.md#dates-read-as-italian-writes-them and
     #centuries-in-roman-numerals."""
-    found = []
 
     def read(match):
         if match["centuries"]:
             ordinals = match["centuries"]
             as_read = ORDINAL_WORD.sub(lambda word: ordinal(ORDINAL_WORDS[word.group().lower()]), ordinals)
-            found.append((match.group(), as_read + match.group()[len(ordinals) :]))
-            return found[-1][1]
+            return match.group(), as_read + match.group()[len(ordinals) :]
         day_word = match["day_word"] or match["day_after_word"]
         day = match["day"] or match["day_after"] or str(ORDINAL_WORDS[day_word.lower()])
-        found.append((match.group().rstrip(","), f"{day} {(match['month'] or match['month_first']).capitalize()}"))
-        return found[-1][1]
+        return match.group().rstrip(","), f"{day} {(match['month'] or match['month_first']).capitalize()}"
 
-    return (DATES_ANY_CASE if any_case else DATES).sub(read, text), found
+    return read_each(DATES_ANY_CASE if any_case else DATES, text, read)
 
 
 def with_currency_words(text):
@@ -151,23 +164,21 @@ def with_currency_words(text):
     "Costa xi20." for "It costs €20.", "Costa 20 luglio." for "It costs 20€.", "Costa 20 $." for "It costs 20 €." and
     "circa 47" for "about $ 47"; read "20 euros", it writes "Costa 20 euro.". Chosen on dev-news and by hand:
     docs/training-log.md#amounts-with-their-currency-in-words."""
-    found = []
 
     def in_words(match):
         amount, sign = match.group("amount") or match.group("before"), match.group("sign") or match.group("after")
         one, other = CURRENCIES[sign]
-        found.append((match.group(), f"{amount} {one if amount == '1' else other}"))
-        return found[-1][1]
+        return match.group(), f"{amount} {one if amount == '1' else other}"
 
-    return AMOUNTS.sub(in_words, text), found
+    return read_each(AMOUNTS, text, in_words)
 
 
 def is_time(units, decimals, word, after):
-    """Whether `units`.`decimals` (two digits, the units a day's hours), after `word` and before `after`, is a time
-    of day: "at 7.30", "7.30 pm", not "at 7.50 euros"."""
+    """Whether `units`.`decimals` (two digits, the units a day's hours), after `word` (its punctuation stripped) and
+    before `after`, is a time of day: "at 7.30", "7.30 pm", not "at 7.50 euros"."""
     if len(decimals) != 2 or int(units) > 24 or int(decimals) > 59 or QUANTITY_AFTER.match(after):
         return False
-    return word.strip(string.punctuation).lower() in TIME_BEFORE or TIME_AFTER.match(after) is not None
+    return word.lower() in TIME_BEFORE or TIME_AFTER.match(after) is not None
 
 
 def with_decimal_commas(text):
@@ -177,17 +188,16 @@ def with_decimal_commas(text):
     (`is_time`: "at 7.30"), a version or a model's number ("Python 3.11", "the Jazz 1.4": `NUMBERED`), and three
     decimals ("2.000", thousands or not) are read as typed. Chosen on dev-news:
     docs/training-log.md#decimals-with-the-italian-comma."""
-    found = []
 
     def with_comma(match):
         units, decimals, after = match.group("units", "decimals", "after")
-        word = match.group("word") or ""
-        if is_time(units, decimals, word, after) or NUMBERED.fullmatch(word.strip(string.punctuation)):
-            return match.group()
-        found.append((f"{units}.{decimals}", f"{units},{decimals}"))
-        return match.group()[: match.start("units") - match.start()] + found[-1][1]
+        word = (match.group("word") or "").strip(string.punctuation)
+        if is_time(units, decimals, word, after) or NUMBERED.fullmatch(word):
+            return None
+        read = f"{units},{decimals}"
+        return f"{units}.{decimals}", read, match.group()[: match.start("units") - match.start()] + read
 
-    return DECIMAL.sub(with_comma, text), found
+    return read_each(DECIMAL, text, with_comma)
 
 
 def with_initials_in_full(text):
@@ -195,15 +205,14 @@ def with_initials_in_full(text):
     "the EU". Its pairs hold them a handful of times: read "EU", the model wrote "la Terra" ("I work for the EU.":
     "Lavoro per la Terra."), "UN" it copied ("l'UN"); read in full, it writes "l'Unione europea", "le Nazioni Unite".
     Chosen on dev-news: docs/training-log.md#initials-read-in-full."""
-    found = []
 
     def in_full(match):
         typed = match["initials"]
-        found.append((typed, INITIALS[typed.replace(".", "")]))
+        read = INITIALS[typed.replace(".", "")]
         ends = "." if typed.endswith(".") and match["end"] is not None else ""
-        return found[-1][1] + ends + (match["end"] or "")
+        return typed, read, read + ends + (match["end"] or "")
 
-    return INITIALS_TYPED.sub(in_full, text), found
+    return read_each(INITIALS_TYPED, text, in_full)
 
 
 def with_percent_signs(text):
@@ -211,13 +220,7 @@ def with_percent_signs(text):
     read)]): "29%" for "29 percent". Read "3 percent", the model wrote "per cento" and dropped the number ("I prezzi
     sono rossi per cento"), or repeated it ("25,6 per cento per cento percento"); read "3%", it writes "il 3%". Chosen
     on dev-news: docs/training-log.md#percentages-with-their-sign."""
-    found = []
-
-    def with_sign(match):
-        found.append((match.group(), match.group(1) + "%"))
-        return found[-1][1]
-
-    return PERCENT.sub(with_sign, text), found
+    return read_each(PERCENT, text, lambda match: (match.group(), match.group(1) + "%"))
 
 
 def is_title(words):
