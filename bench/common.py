@@ -1,5 +1,6 @@
 """Helpers shared by the benchmark scripts: paths, thread setup, the tokenizer, percentiles and output."""
 
+import argparse
 import json
 import os
 import platform
@@ -107,10 +108,19 @@ def print_table(headers, rows, text_columns=1):
         print(line(row))
 
 
+def result_name(name):
+    """`--save`'s NAME, checked when the arguments are read: a run takes minutes, and a path ("/tmp/x.json") would
+    only fail once it is over."""
+    if not name or name != Path(name).name or name.endswith(".json") or name.startswith("."):
+        raise argparse.ArgumentTypeError(f"a name for bench/results/NAME.json, not a path or a file name: {name!r}")
+    return name
+
+
 def add_save_argument(parser):
     parser.add_argument(
         "--save",
         metavar="NAME",
+        type=result_name,
         help="also write the result to bench/results/NAME.json, where the "
         "docs' numbers are read from (tests/test_docs.py)",
     )
