@@ -59,9 +59,11 @@ VERB_ENDING = 6  # letters of a verb's longest ending after its stem: "chied" + 
 FUTURE_ENDINGS = ("ò", "ai", "à", "emo", "ete", "anno", "ei", "esti", "ebbe", "emmo", "este", "ebbero")
 CONTRACTED = ("venire", "morire")  # -ire verbs whose future drops the vowel: "verrà", "interverrà", "morrà"
 VOWELS = "aeiouàèéìòù"  # how an Italian word ends
-# Where the model's first token of a word is one the pairs hold as a word in OFTEN pairs or more, and it gives that
-# token a probability of SURE or more, it is taken to write that word: no made-up word is looked for there. Chosen on
-# dev, dev-news and the demo set: docs/training-log.md#made-up-words-written-as-the-pairs-translate-the-english.
+# Where the model's first token of a word, one that starts a word, is one the pairs hold as a word in OFTEN pairs or
+# more, and it gives that token a probability of SURE or more, it is taken to write that word: no made-up word is
+# looked for there. Chosen on dev, dev-news and the demo set:
+# docs/training-log.md#made-up-words-written-as-the-pairs-translate-the-english and
+# docs/training-log.md#a-sure-token-after-an-elided-article.
 OFTEN, SURE = 100, 0.5
 # A word the pairs hold, begun unsurely (its first token below SURE), is read as mistaken where the model would begin
 # the pairs' word for the English it weighs most with PLAUSIBLE or more, fewer than COMMON pairs hold it (not "lui",
@@ -315,7 +317,8 @@ class CopiesTranslated(Spelling):
         is written in its conjugation (`conjugated`: "riaprirà" for "riaprerà"). A word begun with the lone "▁" is
         looked ahead at as any other ("▁ ere di to": "eredito", for "heritage"); so is a word the pairs hold that
         the model begins unsurely (`begun_unsurely`: "mal" for "heads"). Not looked ahead where the model (its
-        next-token `scores`, (V,)) begins surely with a word the pairs hold often ("▁della"). None otherwise."""
+        next-token `scores`, (V,)) begins surely with a word the pairs hold often ("▁della"); after an elided article
+        it is, for there a token's letters only begin a word ("l'" + "e" of "ectivenessa"). None otherwise."""
         letters = self.text[best]  # "" for the lone "▁": a word no token that starts one begins ("▁ ere di to")
         if self.italian is None or self.model is None or (letters and not letters.isalpha()):
             return None
@@ -324,7 +327,8 @@ class CopiesTranslated(Spelling):
         if not unsaid:
             return None
         probs = torch.softmax(scores.float(), -1)  # (V,): read by the check below and by `begun_unsurely`
-        if self.italian[self.text[best].lower()] >= OFTEN and probs[best] >= SURE:
+        whole = best in self.word_starts  # after an elided article a token's letters only begin a word
+        if whole and self.italian[self.text[best].lower()] >= OFTEN and probs[best] >= SURE:
             return None
         word, paid = self.ahead(source, tuple(prefix), best)
         words, owners = self.source_words(source)

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from helpers import allowed_after
-from inputs.copies import COMMON, KNOWN, PLAUSIBLE, SURE, CopiesTranslated, conjugated, inflected, keyed_words
+from inputs.copies import COMMON, KNOWN, OFTEN, PLAUSIBLE, SURE, CopiesTranslated, conjugated, inflected, keyed_words
 from inputs.rules import Rules
 from interpretability.inspection import inspect
 from modeldir.directory import open_model
@@ -486,6 +486,25 @@ def test_a_made_up_word_after_an_elided_article_is_written_where_italian_elides(
     assert counts.translated["unemployment"] == "disoccupazione" and counts.italian["unemploy"] == 0
     assert allowed_after(rule, TOKENIZER, unemployment, "L'", among, best="U") == set(among)
     assert rule.ahead(*looked_ahead(unemployment, "L'", "U"))[0] == "Unemploy"  # made up, and left
+
+
+def test_after_an_elided_article_a_sure_token_that_spells_a_common_word_is_still_looked_ahead(shipped):
+    """After "l'" the model writes "e" surely: the first letter of "ectivenessa", made up for "effectiveness", not
+    the word "e" (*and*) that thousands of pairs hold, which would say the model begins a word it knows. Looked ahead,
+    the word is made up, and the pairs' "efficacia" is written."""
+    counts, model = shipped.word_counts, shipped.translator.model
+    rule = CopiesTranslated(TOKENIZER, counts.all_translated, model, counts.italian)
+    assert counts.all_translated["effectiveness"] == "efficacia" and counts.italian["e"] >= OFTEN
+    source, written = "We must recognize the effectiveness of the police.", "Dobbiamo riconoscere l'"
+    source_ids, prefix, e = looked_ahead(source, written, "e")
+    assert rule.ahead(source_ids, prefix, e)[0] == "ectivenessa" and counts.italian["ectivenessa"] == 0
+    logits = torch.zeros(1, TOKENIZER.get_vocab_size())
+    logits[0, e] = 20.0  # the model's next token, surely: its probability above SURE
+    assert torch.softmax(logits[0], -1)[e] >= SURE
+    rule(logits, torch.tensor([prefix]), torch.tensor([source_ids]))
+    among = {token: TOKENIZER.token_to_id(token) for token in ["e", "a", "i", "ct"]}
+    assert {token for token, i in among.items() if torch.isfinite(logits[0, i])} == {"e"}  # "e" begins "efficacia"
+    assert "l'efficacia della polizia" in shipped.translator.translate(source)
 
 
 def test_a_word_the_pairs_hold_gives_way_only_where_the_model_begins_it_unsurely(shipped):
