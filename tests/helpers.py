@@ -154,16 +154,17 @@ def train_args(train, dev, out, *extra, config="tiny"):
     ]
 
 
-def allowed_after(rule, tokenizer, source, written, among, best=None):
+def allowed_after(rule, tokenizer, source, written, among, best=None, best_score=1.0):
     """Which of the tokens `among` a decoding `rule` (`inputs.rules`) lets follow the Italian `written` so far when
-    the English is `source` (and the model ranks the token `best` first, where given)."""
+    the English is `source` (and the model ranks the token `best` first, where given, with the logit `best_score`
+    against 0 for every other token: 1.0 ranks it first but unsure, 20.0 makes it sure)."""
     import torch
 
     from transformer.tokenizer import BOS_ID, EOS_ID
 
     logits = torch.zeros(1, tokenizer.get_vocab_size())
     if best is not None:
-        logits[0, tokenizer.token_to_id(best)] = 1.0
+        logits[0, tokenizer.token_to_id(best)] = best_score
     src = torch.tensor([tokenizer.encode(source).ids + [EOS_ID]])
     rule(logits, torch.tensor([[BOS_ID] + tokenizer.encode(written).ids]), src)
     token_ids = {token: tokenizer.token_to_id(token) for token in among}

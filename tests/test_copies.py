@@ -2,6 +2,7 @@
 the model starts to copy, or writes made-up Italian for, is written as the pairs translate it ("Le Alps" -> "Le Alpi",
 "fioritorio" -> "farina"), on the shipped vocabulary."""
 
+import math
 from collections import Counter
 from pathlib import Path
 
@@ -496,14 +497,11 @@ def test_after_an_elided_article_a_sure_token_that_spells_a_common_word_is_still
     rule = CopiesTranslated(TOKENIZER, counts.all_translated, model, counts.italian)
     assert counts.all_translated["effectiveness"] == "efficacia" and counts.italian["e"] >= OFTEN
     source, written = "We must recognize the effectiveness of the police.", "Dobbiamo riconoscere l'"
-    source_ids, prefix, e = looked_ahead(source, written, "e")
-    assert rule.ahead(source_ids, prefix, e)[0] == "ectivenessa" and counts.italian["ectivenessa"] == 0
-    logits = torch.zeros(1, TOKENIZER.get_vocab_size())
-    logits[0, e] = 20.0  # the model's next token, surely: its probability above SURE
-    assert torch.softmax(logits[0], -1)[e] >= SURE
-    rule(logits, torch.tensor([prefix]), torch.tensor([source_ids]))
-    among = {token: TOKENIZER.token_to_id(token) for token in ["e", "a", "i", "ct"]}
-    assert {token for token, i in among.items() if torch.isfinite(logits[0, i])} == {"e"}  # "e" begins "efficacia"
+    assert rule.ahead(*looked_ahead(source, written, "e"))[0] == "ectivenessa" and counts.italian["ectivenessa"] == 0
+    sure = 20.0  # the model's next token, surely: its probability above SURE
+    assert math.exp(sure) / (math.exp(sure) + TOKENIZER.get_vocab_size() - 1) >= SURE
+    allowed = allowed_after(rule, TOKENIZER, source, written, ["e", "a", "i", "ct"], best="e", best_score=sure)
+    assert allowed == {"e"}  # "e" begins "efficacia"
     assert "l'efficacia della polizia" in shipped.translator.translate(source)
 
 
