@@ -19,7 +19,10 @@ its cross-attention weighed most while writing it; where the pairs translate tha
 written yet, the rule writes it instead ("farina", "rana"). Chosen on dev, dev-news and the demo set:
 docs/training-log.md#made-up-words-written-as-the-pairs-translate-the-english. So too after an elided article ("l'",
 "dell'"), where Italian elides before the word, and for an English word the pairs copy, a loanword, as Italian writes
-it ("I robot" for "I raobici"): docs/training-log.md#made-up-words-after-an-elided-article-and-loanwords. So too
+it ("I robot" for "I raobici"): docs/training-log.md#made-up-words-after-an-elided-article-and-loanwords. Where the
+pairs' word begins with a consonant, as Italian does not elide before, the article the model would elide before the
+made-up word is written in full instead ("La disoccupazione", not "L'Unemploy"):
+docs/training-log.md#an-elided-article-written-in-full. So too
 for a word the pairs hold that the model begins unsurely and would as soon begin as the pairs' word ("otto teste di
 attenzione", not "otto mal di attenzione", for "eight attention heads"), an English word the model knows (met in
 KNOWN pairs or more) left to it: docs/training-log.md#real-words-begun-unsurely.
@@ -83,6 +86,19 @@ SPLIT_PLAUSIBLE = 0.005
 PHRASE_WORDS = (2, 3)  # the words of a phrase that Italian may write as one word
 ELIDED = re.compile(r"[^\W\d_]['’]$")  # an elided article or preposition ends the text: "L'", "dell'"
 ELIDES_BEFORE = VOWELS + "h"  # the letters Italian elides before: "l'alleanza", "l'hotel", not "l'disoccupazione"
+# An article or preposition the model elides ("L'", "dell'"), and what it is before a feminine word, before a masculine
+# one that takes "lo" ("lo sciopero") and before any other masculine one: written in full where the word after it
+# begins with a consonant ("La disoccupazione", not "L'Unemploy").
+ELIDING = {
+    "l": ("la", "lo", "il"),
+    "dell": ("della", "dello", "del"),
+    "all": ("alla", "allo", "al"),
+    "nell": ("nella", "nello", "nel"),
+    "dall": ("dalla", "dallo", "dal"),
+    "sull": ("sulla", "sullo", "sul"),
+}
+APOSTROPHES = ("'", "’")
+TAKES_LO = re.compile(r"^(s[^aeiouàèéìòù]|z|gn|ps|pn|x|y)")  # "lo sciopero", "lo zio", "lo gnomo", "lo psicologo"
 
 
 def words_and_starts(text):
@@ -128,6 +144,26 @@ def phrase_grams(text):
     return {" ".join(letters[i : i + n]) for n in PHRASE_WORDS for i in range(len(letters) - n + 1)}
 
 
+def gender(word):
+    """ "f" or "m" for the Italian singular `word` where its ending says it ("disoccupazione", "crisi", "città": "f";
+    "scambio": "m"), None where it does not ("carburante"; "-ma": "la forma", "il problema")."""
+    word = word.lower()
+    if word.endswith(("ione", "tà", "tù", "si")) or (word.endswith("a") and not word.endswith("ma")):
+        return "f"
+    return "m" if word.endswith("o") else None
+
+
+def full_article(elided, word):
+    """The article or preposition `elided` ("L", "dell": what precedes an apostrophe) written in full before the Italian
+    `word` that begins with a consonant ("La" for "disoccupazione", "dello" for "scambio", "del" for "mercato"), in
+    `elided`'s case. None where it elides no article (ELIDING) or `word`'s gender is not known (`gender`)."""
+    forms, kind = ELIDING.get(elided.lower()), gender(word)
+    if forms is None or kind is None:
+        return None
+    article = forms[0] if kind == "f" else forms[1] if TAKES_LO.match(word.lower()) else forms[2]
+    return capitalise(article) if elided[:1].isupper() else article
+
+
 def capitalise(word):
     """`word` with its first letter in upper case, the rest as written: "Alpi", "Ventotto"."""
     return word[:1].upper() + word[1:]
@@ -161,6 +197,7 @@ class CopiesTranslated(Spelling):
         self.model = model  # followed ahead where a copy may begin (`word_ahead`); None: not followed
         self.italian = italian  # where the model writes a word it never holds, the word is made up; None: not asked
         self.special = {i for i, text in self.text.items() if writes_no_word(text)}  # </s>, <0xE6>: read as no word
+        self.starting = {self.text[i]: i for i in self.word_starts}  # "La" -> the id of "▁La"
         self.forget()
 
     def forget(self):
@@ -171,6 +208,7 @@ class CopiesTranslated(Spelling):
         self.source_copies = lru_cache(maxsize=4096)(self.copies)
         self.going_on = lru_cache(maxsize=4096)(self.tokens_spelling)
         self.ahead = lru_cache(maxsize=4096)(self.word_ahead)
+        self.scores_after = lru_cache(maxsize=64)(self.next_scores)
         self.encoded = lru_cache(maxsize=64)(self.encode)  # a sentence's copies are looked ahead at several steps
         self.source_words = lru_cache(maxsize=64)(self.letter_words)
         self.source_numbers = lru_cache(maxsize=4096)(self.numbers)
@@ -322,8 +360,7 @@ class CopiesTranslated(Spelling):
         letters = self.text[best]  # "" for the lone "▁": a word no token that starts one begins ("▁ ere di to")
         if self.italian is None or self.model is None or (letters and not letters.isalpha()):
             return None
-        said = self.written_words(prefix)
-        unsaid = {english: italian for english, italian in copies if italian.lower() not in said}
+        unsaid = self.unsaid(copies, prefix)
         if not unsaid:
             return None
         probs = torch.softmax(scores.float(), -1)  # (V,): read by the check below and by `begun_unsurely`
@@ -347,6 +384,39 @@ class CopiesTranslated(Spelling):
         if self.italian[word.lower()] and not self.begun_unsurely(word, english, italian, best, probs):
             return None
         return italian
+
+    def unsaid(self, copies, prefix):
+        """{English word: Italian word} of `copies` whose Italian word the ids `prefix` have not written yet."""
+        said = self.written_words(prefix)
+        return {english: italian for english, italian in copies if italian.lower() not in said}
+
+    def next_scores(self, source, prefix):
+        """The model's next-token scores (V,) after the ids `prefix` (a tuple) for the source ids `source` (a tuple)."""
+        memory, src_mask = self.encoded(source)
+        with torch.inference_mode():
+            return self.model.decode(torch.tensor([prefix], device=memory.device), memory, src_mask)[0, -1]
+
+    def article_in_full(self, source, copies, prefix, best):
+        """The id of the token that writes in full ("▁La") the article or preposition that the token `best`, starting
+        a word after the ids `prefix`, begins to elide ("▁L" + "'"), where the model alone would then make up the word
+        after it and the Italian word written in its place begins with a consonant (`made_up_word`: "La
+        disoccupazione", not "L'Unemploy"; "l'" cannot be followed by it): the model writes that word after the full
+        article itself, or the rule does. None otherwise."""
+        if self.italian is None or self.model is None or self.text[best].lower() not in ELIDING:
+            return None
+        if not self.unsaid(copies, prefix):
+            return None  # no Italian word to write: the model is not followed
+        after = (*prefix, best)
+        apostrophe = int(self.scores_after(source, after).argmax())
+        if self.text[apostrophe] not in APOSTROPHES:
+            return None
+        after += (apostrophe,)
+        scores = self.scores_after(source, after)
+        italian = self.made_up_word(source, copies, after, int(scores.argmax()), scores)
+        if italian is None or italian[0].lower() in ELIDES_BEFORE:
+            return None  # none made up, or the elided article goes before it ("l'efficacia")
+        article = full_article(self.text[best], italian)
+        return self.starting.get(article)
 
     def begun_unsurely(self, word, english, italian, best, probs):
         """Whether the word `word`, which the pairs hold, is one the model begins unsurely with the token `best` (its
@@ -444,6 +514,10 @@ class CopiesTranslated(Spelling):
                 if italian is None:
                     italian = self.copy_leaving(source, copies, prefix, written, best)
                 if italian is None and starting:
+                    article = self.article_in_full(source, copies, tuple(prefix), best)
+                    if article is not None:
+                        hold(logits, row, True, torch.tensor([article]))
+                        continue
                     italian = self.made_up_word(source, copies, prefix, best, logits[row])
                     italian = italian or self.wrong_number(source, prefix, best, first)
                 elif italian is None and not written and self.after_elision(prefix):

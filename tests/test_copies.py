@@ -10,7 +10,18 @@ import pytest
 import torch
 
 from helpers import allowed_after
-from inputs.copies import COMMON, KNOWN, OFTEN, PLAUSIBLE, SURE, CopiesTranslated, conjugated, inflected, keyed_words
+from inputs.copies import (
+    COMMON,
+    KNOWN,
+    OFTEN,
+    PLAUSIBLE,
+    SURE,
+    CopiesTranslated,
+    conjugated,
+    full_article,
+    inflected,
+    keyed_words,
+)
 from inputs.rules import Rules
 from interpretability.inspection import inspect
 from modeldir.directory import open_model
@@ -482,11 +493,39 @@ def test_a_made_up_word_after_an_elided_article_is_written_where_italian_elides(
     assert allowed_after(rule, TOKENIZER, source, "Ho visto l'", among, best="ac") == {"ac"}  # "acronimo"
     assert rule.ahead.cache_info().misses == 1  # looked ahead: "acronomo", made up
     assert allowed_after(rule, TOKENIZER, source, "Ho visto l'acron", ["omo", "im"], best="omo") == {"im"}  # held
-    # Italian elides before a vowel only: after "L'", "disoccupazione" is not written in place of "Unemploy"
+    # Italian elides before a vowel only: after "L'", "disoccupazione" is not written in place of "Unemploy" (the
+    # article is written in full a step before: see the test below)
     unemployment, among = "Unemployment fell to its lowest level in ten years.", ["U", "d"]
     assert counts.translated["unemployment"] == "disoccupazione" and counts.italian["unemploy"] == 0
     assert allowed_after(rule, TOKENIZER, unemployment, "L'", among, best="U") == set(among)
     assert rule.ahead(*looked_ahead(unemployment, "L'", "U"))[0] == "Unemploy"  # made up, and left
+
+
+def test_an_elided_article_is_written_in_full_as_the_gender_of_the_word_after_it_says():
+    assert full_article("L", "disoccupazione") == "La" and full_article("l", "crisi") == "la"
+    assert full_article("dell", "scambio") == "dello" and full_article("nell", "zaino") == "nello"
+    assert full_article("l", "mercato") == "il" and full_article("sull", "tasso") == "sul"
+    assert full_article("all", "città") == "alla" and full_article("dall", "prevenzione") == "dalla"
+    assert full_article("l", "carburante") is None  # "-e": either gender
+    assert full_article("l", "problema") is None  # "-ma": "il problema", "la forma"
+    assert full_article("quell", "casa") is None  # no article this rule writes
+
+
+def test_an_article_the_model_would_elide_before_a_made_up_word_is_written_in_full_before_the_pairs_word(shipped):
+    """ "L'Unemploy": the model elides the article before the word it makes up for "Unemployment", and "l'" cannot
+    go before the pairs' "disoccupazione". Looked ahead at "▁L", the article is written in full ("▁La"), and after it
+    the model writes "disoccupazione" itself. Before a word made up where the pairs' word begins with a vowel
+    ("acronimo"), or with no model to look ahead with, the article is the model's."""
+    counts, model = shipped.word_counts, shipped.translator.model
+    rule = CopiesTranslated(TOKENIZER, counts.all_translated, model, counts.italian)
+    unemployment, among = "Unemployment fell to its lowest level in ten years.", ["▁L", "▁La", "▁Il", "▁Lo"]
+    assert TOKENIZER.encode("L'Unemploy").tokens[:2] == ["▁L", "'"]
+    assert allowed_after(rule, TOKENIZER, unemployment, "", among, best="▁L") == {"▁La"}
+    assert shipped.translator.translate(unemployment).startswith("La disoccupazione ")
+    acronym, among = "I saw the acronym.", ["▁l", "▁la", "▁il"]
+    assert allowed_after(rule, TOKENIZER, acronym, "Ho visto", among, best="▁l") == set(among)
+    blind = CopiesTranslated(TOKENIZER, counts.all_translated, None, counts.italian)
+    assert allowed_after(blind, TOKENIZER, unemployment, "", ["▁L", "▁La"], best="▁L") == {"▁L", "▁La"}
 
 
 def test_after_an_elided_article_a_sure_token_that_spells_a_common_word_is_still_looked_ahead(shipped):
