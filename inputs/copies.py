@@ -97,7 +97,6 @@ ELIDING = {
     "dall": ("dalla", "dallo", "dal"),
     "sull": ("sulla", "sullo", "sul"),
 }
-APOSTROPHES = ("'", "’")
 TAKES_LO = re.compile(r"^(s[^aeiouàèéìòù]|z|gn|ps|pn|x|y)")  # "lo sciopero", "lo zio", "lo gnomo", "lo psicologo"
 
 
@@ -406,11 +405,9 @@ class CopiesTranslated(Spelling):
             return None
         if not self.unsaid(copies, prefix):
             return None  # no Italian word to write: the model is not followed
-        after = (*prefix, best)
-        apostrophe = int(self.scores_after(source, after).argmax())
-        if self.text[apostrophe] not in APOSTROPHES:
-            return None
-        after += (apostrophe,)
+        after = (*prefix, best, int(self.scores_after(source, (*prefix, best)).argmax()))
+        if not self.after_elision(after):
+            return None  # the model writes the article whole ("▁L" + "a"), or no article
         scores = self.scores_after(source, after)
         italian = self.made_up_word(source, copies, after, int(scores.argmax()), scores)
         if italian is None or italian[0].lower() in ELIDES_BEFORE:
