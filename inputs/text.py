@@ -317,6 +317,7 @@ class CheckedTranslator(Translator):
                 counts.loanwords(),
                 counts.phrases,
                 counts.english,
+                counts.compounds,
             ),
         )
 

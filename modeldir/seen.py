@@ -12,9 +12,11 @@ up an Italian word no pair holds for one (`inputs.copies.CopiesTranslated`); a w
 kept apart with the Italian word a larger corpus's pairs give it (`WordCounts.with_lexicon`: Europarl's "litres" ->
 "litri"), so that reading the corpus anew replaces what it gave before. The words they copy as Italian writes a loanword
 ("computer", "robots" -> "robot") are read from the counts (`WordCounts.loanwords`). The English phrases Italian writes
-as one word are kept with it (`phrase_translations`: "good morning" -> "buongiorno"). Stored as {"pairs": N, "sources":
-[...], "en": {word: count}, "it": {...}, "en_capitalised": {Word: count}, "translated": {word: word}, "lexicon": [...],
-"from_lexicon": {word: word}, "phrases": {phrase: word}}, gzip-compressed: tens of thousands of words fit in well under
+as one word are kept with it (`phrase_translations`: "good morning" -> "buongiorno"), and those they translate with
+two or three Italian words (`compound_translations`: "machine learning" -> "apprendimento
+automatico"). Stored as {"pairs": N, "sources": [...], "en": {word: count}, "it": {...}, "en_capitalised": {Word:
+count}, "translated": {word: word}, "lexicon": [...], "from_lexicon": {word: word}, "phrases": {phrase: word},
+"compounds": {phrase: "word word"}}, gzip-compressed: tens of thousands of words fit in well under
 the 1 MB a model directory allows them (tests/test_shipped_model.py)."""
 
 import gzip
@@ -25,7 +27,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
 
-from inputs.copies import SHORTEST, VOWELS, capitalise, keyed_words, phrase_grams
+from inputs.copies import PHRASE_WORDS, SHORTEST, VOWELS, capitalise, keyed_words, phrase_grams
 from inputs.rules import LETTERS, writes_no_word
 from inputs.text import capitalised
 
@@ -51,6 +53,14 @@ UNREAD = 20
 # coefficient of PHRASE_DICE or more, and by PHRASE_MARGIN more than with any of its words alone. Chosen on dev,
 # dev-news and the demo set: docs/training-log.md#greetings-written-as-one-word.
 PHRASE_PAIRS, PHRASE_DICE, PHRASE_MARGIN = 10, 0.6, 0.3
+# An English phrase (`inputs.copies.phrase_grams`) of words of SHORTEST letters or more, each held by fewer than
+# COMPOUND_COMMON pairs ("machine learning", not "are very fast"), goes with the two or three Italian words its pairs
+# translate it with (`compound_translations`: "apprendimento automatico") when COMPOUND_PAIRS of its pairs or more,
+# and COMPOUND_SHARE of them or more, hold those words one space apart, with a Dice coefficient of COMPOUND_DICE or
+# more, the first and the last of COMPOUND_LETTERS letters or more ("squadra di calcio" and "squadra di football" share
+# "football team": neither). Chosen on dev, dev-news and the demo set: docs/training-log.md#a-phrases-italian-words.
+COMPOUND_PAIRS, COMPOUND_SHARE, COMPOUND_DICE, COMPOUND_COMMON, COMPOUND_LETTERS = 4, 0.6, 0.5, 2000, 4
+ITALIAN_RUN = re.compile(r"[^\W\d_]+(?: [^\W\d_]+)*")  # letter words one space apart: "apprendimento automatico"
 # An English word is a loanword (`loanwords`) when its pairs do not translate it, it or its singular ends in no vowel
 # and is held by as many Italian sides as English ones, LOANED times fewer to LOANED times more, in TRANSLATED pairs or
 # more, and it is written capitalised in fewer than half its pairs (no name). Chosen on dev, dev-news and the demo set:
@@ -77,6 +87,8 @@ class WordCounts:
     from_lexicon: dict = field(default_factory=dict)
     # English phrase (lower-case words, one space apart) -> the one Italian word its pairs give (`phrase_translations`)
     phrases: dict = field(default_factory=dict)
+    # English phrase -> the Italian words, one space apart, its pairs translate it with (`compound_translations`)
+    compounds: dict = field(default_factory=dict)
 
     @property
     def all_translated(self):
@@ -158,6 +170,7 @@ class WordCounts:
             self.lexicon + [s for s in earlier.lexicon if s not in self.lexicon],
             {**earlier.from_lexicon, **self.from_lexicon},
             {**earlier.phrases, **self.phrases},
+            {**earlier.compounds, **self.compounds},
         )
         for mine, theirs in (
             (merged.english, earlier.english),
@@ -179,6 +192,7 @@ class WordCounts:
             "lexicon": self.lexicon,
             "from_lexicon": dict(sorted(self.from_lexicon.items())),
             "phrases": dict(sorted(self.phrases.items())),
+            "compounds": dict(sorted(self.compounds.items())),
         }
 
 
@@ -190,6 +204,7 @@ def counted(pairs, sources, tokenizer):
     counts.add(pairs)
     counts.translated = translations(pairs, counts.italian, tokenizer)
     counts.phrases = phrase_translations(pairs, counts.english, counts.italian)
+    counts.compounds = compound_translations(pairs, counts.english)
     return counts
 
 
@@ -232,6 +247,50 @@ def phrase_translations(pairs, english, italian):
         for gram, it in chosen.items()
         if not any(other != gram and f" {gram} " in f" {other} " and given == it for other, given in chosen.items())
     }
+
+
+def italian_grams(text):
+    """The runs of PHRASE_WORDS Italian words one space apart in `text`, in lower case ("L'apprendimento automatico è
+    utile": "apprendimento automatico", "automatico è", "apprendimento automatico è", ...): an apostrophe, a mark or a
+    number ends a run."""
+    grams = set()
+    for run in ITALIAN_RUN.findall(text.lower()):
+        ws = run.split(" ")
+        grams.update(" ".join(ws[i : i + n]) for n in PHRASE_WORDS for i in range(len(ws) - n + 1))
+    return grams
+
+
+def compound_translations(pairs, english):
+    """{English phrase: the Italian words its pairs translate it with, one space apart} for the phrases of the
+    (English, Italian) `pairs` (a list) that most of their pairs translate with the same two or three words: "machine
+    learning" -> "apprendimento automatico", "interest rates" -> "tassi di interesse" (see COMPOUND_PAIRS).
+    `english[word]`: the pairs whose English side holds the word (`WordCounts.english`): a phrase of a word held
+    everywhere ("are", "very") is left out."""
+
+    def uncommon(gram):
+        return all(len(w) >= SHORTEST and english[w] < COMPOUND_COMMON for w in gram.split())
+
+    sides = [(phrase_grams(en), italian_grams(it)) for en, it in pairs]  # read once
+    held, italian = Counter(), Counter()
+    for grams, its in sides:
+        held.update(grams)
+        italian.update(its)
+    followed = {gram for gram, n in held.items() if n >= COMPOUND_PAIRS and uncommon(gram)}
+    together = defaultdict(Counter)
+    for grams, its in sides:
+        for gram in grams & followed:
+            together[gram].update(its)
+    chosen = {}
+    for gram, with_it in together.items():
+        scored = (
+            (2 * k / (held[gram] + italian[it]), k, it)
+            for it, k in with_it.items()
+            if k >= COMPOUND_PAIRS and min(len(it.split()[0]), len(it.split()[-1])) >= COMPOUND_LETTERS
+        )
+        dice, k, it = max(scored, default=(0.0, 0, None))
+        if dice >= COMPOUND_DICE and k >= COMPOUND_SHARE * held[gram]:
+            chosen[gram] = it
+    return chosen
 
 
 def spelt_through(tokenizer, italian_words):
@@ -356,11 +415,12 @@ def read_word_counts(model_dir):
         values = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
     except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as e:  # not gzip, cut short, not JSON
         raise ValueError(f"{path}: cannot read it: {e}") from e
-    # "en_capitalised", "translated", "lexicon", "from_lexicon", "phrases" are optional: files written before lack them
+    # "en_capitalised", "translated", "lexicon", "from_lexicon", "phrases", "compounds" are optional: files written
+    # before lack them
     given = values if isinstance(values, dict) else {}
     tables = [given.get("en"), given.get("it"), given.get("en_capitalised", {})]
     translated, from_lexicon = given.get("translated", {}), given.get("from_lexicon", {})
-    phrases = given.get("phrases", {})
+    phrases, compounds = given.get("phrases", {}), given.get("compounds", {})
     maps = (translated, from_lexicon, phrases)
     lexicon = given.get("lexicon", [])
     if (
@@ -369,18 +429,29 @@ def read_word_counts(model_dir):
         or not all(isinstance(table, dict) and all(isinstance(n, int) for n in table.values()) for table in tables)
         or not all(isinstance(kept, dict) for kept in maps)
         or not all(isinstance(w, str) and w.isalpha() for w in chain(*(kept.values() for kept in maps)))
+        or not isinstance(compounds, dict)
+        or not all(isinstance(ws, str) and ITALIAN_RUN.fullmatch(ws) for ws in compounds.values())
         or not isinstance(lexicon, list)
         or not all(isinstance(source, str) for source in lexicon)
     ):
         raise ValueError(
             f'{path}: expected {{"pairs": N, "en": {{word: count}}, "it": {{word: count}}, '
             '"translated": {word: word}, "lexicon": [file, ...], "from_lexicon": {word: word}, '
-            '"phrases": {phrase: word}}'
+            '"phrases": {phrase: word}, "compounds": {phrase: "word word"}}'
         )
     english, italian, capitalised_words = map(Counter, tables)
     sources = list(values.get("sources", []))
     return WordCounts(
-        values["pairs"], english, italian, sources, capitalised_words, translated, list(lexicon), from_lexicon, phrases
+        values["pairs"],
+        english,
+        italian,
+        sources,
+        capitalised_words,
+        translated,
+        list(lexicon),
+        from_lexicon,
+        phrases,
+        compounds,
     )
 
 

@@ -12,6 +12,7 @@ import torch
 from helpers import allowed_after
 from inputs.copies import (
     COMMON,
+    COMPOUND_PLAUSIBLE,
     KNOWN,
     OFTEN,
     PLAUSIBLE,
@@ -611,3 +612,43 @@ def test_a_phrase_the_model_splits_is_written_as_the_one_word_its_pairs_give_it(
     inflecting = TOKENIZER.token_to_id("a")  # "Buon" + "a": the model's own word
     assert split.split_phrase(source, list(prefix), "Buon", inflecting, scores(1.0)) is None
     assert split.split_phrase(source, list(prefix), "", mattina, scores(1.0)) is None  # no word begun
+
+
+def test_a_phrases_next_italian_word_is_written_where_the_model_goes_another_way(shipped):
+    """ "apprendimento delle macchine" for "machine learning": the model writes "apprendimento", the first of the words
+    its pairs give the phrase, then begins "▁delle" though it gives "▁aut" of "automatico" COMPOUND_PLAUSIBLE or more;
+    the rule writes "automatico". A model that begins the word itself, or gives it less, a phrase written whole or
+    not begun, and a rule without the phrases, are free."""
+    counts, model = shipped.word_counts, shipped.translator.model
+    assert counts.compounds["machine learning"] == "apprendimento automatico"
+
+    def rule(compounds):
+        return CopiesTranslated(
+            TOKENIZER, counts.all_translated, model, counts.italian, counts.loanwords(), counts.phrases,
+            counts.english, compounds,
+        )  # fmt: skip
+
+    sentences = ["Machine learning models need a lot of data.", "The cat sleeps on the sofa."]
+    with_compounds = translated_with_copies_rule(shipped.translator, rule(counts.compounds), sentences)
+    without = translated_with_copies_rule(shipped.translator, rule({}), sentences)
+    assert "apprendimento automatico" in with_compounds[0] and "apprendimento delle macchine" in without[0]
+    assert with_compounds[1] == without[1]
+    compound = rule({"machine learning": "apprendimento automatico"})
+    source, prefix, delle = looked_ahead("Machine learning models need data.", "I modelli di apprendimento", "▁delle")
+    aut = TOKENIZER.token_to_id("▁aut")
+
+    def scores(chance):
+        """Next-token scores that begin "▁delle", and give "▁aut" `chance` against it (`chance` < 0.5)."""
+        logits = torch.full((TOKENIZER.get_vocab_size(),), -30.0)
+        logits[[delle, aut]] = torch.tensor([0.0, math.log(chance / (1 - chance))])
+        return logits
+
+    assert compound.compound_word(source, list(prefix), delle, scores(COMPOUND_PLAUSIBLE + 0.01)) == "automatico"
+    assert compound.compound_word(source, list(prefix), delle, scores(COMPOUND_PLAUSIBLE - 0.01)) is None
+    assert compound.compound_word(source, list(prefix), aut, scores(0.4)) is None  # the model begins it itself
+    inside = TOKENIZER.token_to_id("mente")  # "apprendimento" + "mente": no word begun
+    assert compound.compound_word(source, list(prefix), inside, scores(0.4)) is None
+    _, written, _ = looked_ahead("x", "L'apprendimento automatico e l'apprendimento", "▁delle")
+    assert compound.compound_word(source, list(written), delle, scores(0.4)) is None  # the phrase is written whole
+    other, _, _ = looked_ahead("Learning is fun.", "x", "▁delle")
+    assert compound.compound_word(other, list(prefix), delle, scores(0.4)) is None  # the English holds no phrase

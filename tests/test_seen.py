@@ -17,6 +17,8 @@ from helpers import toy_pairs, write_tsv
 from modeldir.directory import open_model
 from modeldir.loading import TOKENIZER
 from modeldir.seen import (
+    COMPOUND_COMMON,
+    COMPOUND_PAIRS,
     LOANED,
     OFTEN_SEEN,
     PHRASE_PAIRS,
@@ -25,6 +27,8 @@ from modeldir.seen import (
     TRANSLATED,
     WORD_COUNTS,
     WordCounts,
+    compound_translations,
+    italian_grams,
     phrase_translations,
     read_word_counts,
     seen_words,
@@ -109,6 +113,39 @@ def test_a_phrase_italian_writes_as_one_word_is_kept_with_it():
     assert phrases.get("dh make") != "make"  # the Italian read as the counts read it: no "make" in "dh_make"
 
 
+def test_the_italian_words_of_a_phrase_are_runs_one_space_apart():
+    """An apostrophe, a mark or a number ends a run: "L'apprendimento automatico" gives "apprendimento automatico",
+    never "l apprendimento"."""
+    grams = italian_grams("L'apprendimento automatico è utile, 3 volte.")
+    assert {"apprendimento automatico", "automatico è", "apprendimento automatico è", "è utile"} <= grams
+    assert not any(gram.startswith("l ") or "utile volte" in gram or "3" in gram for gram in grams)
+
+
+def test_a_phrase_its_pairs_translate_with_the_same_italian_words_is_kept_with_them():
+    """ "machine learning" -> "apprendimento automatico", the words its pairs hold, elided or not; not "football team",
+    whose pairs split between "squadra di calcio" and "squadra di football"; not a phrase of a word held everywhere
+    (COMPOUND_COMMON), one held by fewer than COMPOUND_PAIRS pairs, nor one whose Italian words end in a short one."""
+    n = COMPOUND_PAIRS
+    pairs = [("Machine learning is useful.", "L'apprendimento automatico è utile.")] * n
+    pairs += [("I study machine learning.", "Studio apprendimento automatico.")] * n
+    pairs += [("The football team won.", "La squadra di calcio ha vinto.")] * n
+    pairs += [("The football team lost.", "La squadra di football ha perso.")] * n
+    pairs += [("Computers are very fast.", "I computer sono molto veloci.")] * (2 * n)
+    pairs += [("Olive oil is good.", "L'olio d'oliva è buono."), ("I buy olive oil.", "Compro olio d'oliva.")] * n
+    pairs += [("Deep learning is new.", "L'apprendimento profondo è nuovo.")] * (n - 1)
+    counts = WordCounts(0)
+    counts.add(pairs)
+    english = counts.english + Counter({"are": COMPOUND_COMMON})  # as in any corpus: "are" is everywhere
+    compounds = compound_translations(pairs, english)
+    assert compounds["machine learning"] == "apprendimento automatico"
+    assert "football team" not in compounds  # neither rendering holds COMPOUND_SHARE of its pairs
+    assert "are very" not in compounds and "are very fast" not in compounds
+    assert "very fast" in compounds  # a phrase of uncommon words: the rule reads it
+    assert "olive oil" not in compounds  # "olio d": the run ends at the apostrophe, on a short word
+    assert "deep learning" not in compounds  # held by too few pairs
+    assert compound_translations(pairs, counts.english)["are very fast"] == "sono molto veloci"
+
+
 def test_counts_round_trip_through_the_model_directory(tmp_path):
     counts = WordCounts(0, sources=["a.tsv"])
     counts.add([("I see you.", "Ti vedo."), ("I see Tom.", "Vedo Tom.")])
@@ -119,6 +156,9 @@ def test_counts_round_trip_through_the_model_directory(tmp_path):
     counts.phrases = {"good morning": "buongiorno"}
     write_word_counts(tmp_path, counts)
     assert read_word_counts(tmp_path).phrases == {"good morning": "buongiorno"}
+    counts.compounds = {"machine learning": "apprendimento automatico"}
+    write_word_counts(tmp_path, counts)
+    assert read_word_counts(tmp_path).compounds == {"machine learning": "apprendimento automatico"}
     assert read.capitalised == counts.capitalised == Counter({"Tom": 1})  # "I" is one letter
     assert read_word_counts(tmp_path / "nowhere") is None
 
@@ -128,7 +168,7 @@ def test_a_counts_file_written_before_capitalised_words_were_counted_still_reads
     (tmp_path / WORD_COUNTS).write_bytes(gzip.compress(json.dumps(old).encode(), mtime=0))
     read = read_word_counts(tmp_path)
     assert read.english == Counter({"machine": 2}) and read.capitalised == Counter()
-    assert read.translated == read.from_lexicon == read.phrases == {} and read.lexicon == []  # nor translations
+    assert read.translated == read.from_lexicon == read.phrases == read.compounds == {} and read.lexicon == []
 
 
 @pytest.mark.parametrize(
@@ -158,6 +198,10 @@ def test_a_counts_file_written_before_capitalised_words_were_counted_still_reads
             gzip.compress(json.dumps({"pairs": 2, "en": {}, "it": {}, "phrases": {"a b": "c d"}}).encode(), mtime=0),
             "expected",
         ),
+        (
+            gzip.compress(json.dumps({"pairs": 2, "en": {}, "it": {}, "compounds": {"a b": "c'd"}}).encode(), mtime=0),
+            "expected",
+        ),
     ],
     ids=[
         "not gzip",
@@ -169,6 +213,7 @@ def test_a_counts_file_written_before_capitalised_words_were_counted_still_reads
         "the lexicon's translations not an object",
         "a lexicon's translation not a word",
         "a phrase's translation not a word",
+        "a compound's translation not words one space apart",
     ],
 )
 def test_a_malformed_counts_file_is_a_clear_error(tmp_path, content, problem):
