@@ -32,7 +32,11 @@ for "riaprerà", where the pairs give "reopen" "riaprire"): docs/training-log.md
 A phrase Italian writes as one word is one the model splits: "Buon mattina." for "Good morning.", though its pairs
 write "Buongiorno" for *good morning* (`modeldir.seen.phrase_translations`). Where the model ends a word that begins
 the phrase's Italian word ("Buon") and gives the letters that go on spelling it SPLIT_PLAUSIBLE or more, the rule
-writes them ("giorno"): docs/training-log.md#greetings-written-as-one-word.
+writes them ("giorno"): docs/training-log.md#greetings-written-as-one-word. A phrase Italian writes with two or three
+words is one the model may start and then translate word by word: "apprendimento delle macchine" for "machine
+learning", though its pairs write "apprendimento automatico" (`modeldir.seen.compound_translations`). Where the model
+has written the first of those words and begins another word, the rule writes the next one if the model gives it
+COMPOUND_PLAUSIBLE or more: docs/training-log.md#a-phrases-italian-words.
 
 A number in words is one the model miscounts: "La febbraio ha venti giorni" for "February has twenty-eight days".
 Where the word the model begins is an Italian number the English does not say, the rule writes the first number the
@@ -190,7 +194,9 @@ class CopiesTranslated(Spelling):
     English does not say (`wrong_number`). Given `phrases` (English phrase -> the one Italian word its pairs give it),
     so too where the model ends a word that begins a phrase's Italian word (`split_phrase`). Given `english` (a
     Counter: English word, in lower case -> training pairs that hold it), a real word the model begins unsurely for a
-    word it knows is left to it (`begun_unsurely`)."""
+    word it knows is left to it (`begun_unsurely`). Given `compounds` (English phrase -> the Italian words its pairs
+    give it, one space apart), so too where the model has written the first of those words and goes another way
+    (`compound_word`)."""
 
     def __init__(
         self, tokenizer, translated, model=None, italian=None, loans=None, phrases=None, english=None, compounds=None
@@ -269,8 +275,8 @@ class CopiesTranslated(Spelling):
         return " ".join(self.words(i for i in ids if i not in self.special))
 
     def with_copies(self, source):
-        """(`source`, its `copies`) when it has any, says a number in words (`numbers`) or holds a phrase of `phrases`,
-        else (): decoding's steps then need not read `src` again."""
+        """(`source`, its `copies`) when it has any, says a number in words (`numbers`) or holds a phrase of `phrases`
+        or `compounds`, else (): decoding's steps then need not read `src` again."""
         copies = self.source_copies(source)
         others = self.source_numbers(source)[0] or self.source_phrases(source) or self.source_compounds(source)
         return (source, copies) if copies or others else ()
