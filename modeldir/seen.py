@@ -13,11 +13,11 @@ kept apart with the Italian word a larger corpus's pairs give it (`WordCounts.wi
 "litri"), so that reading the corpus anew replaces what it gave before. The words they copy as Italian writes a loanword
 ("computer", "robots" -> "robot") are read from the counts (`WordCounts.loanwords`). The English phrases Italian writes
 as one word are kept with it (`phrase_translations`: "good morning" -> "buongiorno"), and those they translate with
-two or three Italian words (`compound_translations`: "machine learning" -> "apprendimento
-automatico"). Stored as {"pairs": N, "sources": [...], "en": {word: count}, "it": {...}, "en_capitalised": {Word:
-count}, "translated": {word: word}, "lexicon": [...], "from_lexicon": {word: word}, "phrases": {phrase: word},
-"compounds": {phrase: "word word"}}, gzip-compressed: tens of thousands of words fit in well under
-the 1 MB a model directory allows them (tests/test_shipped_model.py)."""
+two or three Italian words (`compound_translations`: "machine learning" -> "apprendimento automatico"). Stored as
+{"pairs": N, "sources": [...], "en": {word: count}, "it": {...}, "en_capitalised": {Word: count}, "translated": {word:
+word}, "lexicon": [...], "from_lexicon": {word: word}, "phrases": {phrase: word}, "compounds": {phrase: "word word"}},
+gzip-compressed: tens of thousands of words fit in well under the 1 MB a model directory allows them
+(tests/test_shipped_model.py)."""
 
 import gzip
 import json
