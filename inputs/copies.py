@@ -144,12 +144,17 @@ def conjugated(word, italian):
     return None if rest[0] == vowel else stem + vowel + rest[1:]
 
 
+def word_runs(words):
+    """Each run of PHRASE_WORDS consecutive `words` (a list), joined by one space: ["i", "m", "afraid"] gives "i m",
+    "m afraid", "i m afraid"."""
+    return {" ".join(words[i : i + n]) for n in PHRASE_WORDS for i in range(len(words) - n + 1)}
+
+
 def phrase_grams(text):
     """The phrases of `text` as the training pairs' phrases are counted by them (`modeldir.seen.phrase_translations`):
     each run of PHRASE_WORDS words, lower-cased runs of letters one space apart ("I'm afraid": "i m", "m afraid",
     "i m afraid")."""
-    letters = [w.lower() for w in LETTERS.findall(text)]
-    return {" ".join(letters[i : i + n]) for n in PHRASE_WORDS for i in range(len(letters) - n + 1)}
+    return word_runs([w.lower() for w in LETTERS.findall(text)])
 
 
 def gender(word):
@@ -548,7 +553,8 @@ class CopiesTranslated(Spelling):
                 italian = None if ended else self.split_phrase(source, prefix, written, best, logits[row])
             if begins and italian is None:  # a phrase's next word, after one the model or this rule wrote
                 italian = self.compound_word(source, prefix, best, logits[row])
-                starting, written = (True, "") if italian is not None else (False, written)
+                if italian is not None:
+                    starting, written = True, ""  # the phrase's next word starts a word
             if ended and italian is None:
                 continue
             if begins and italian is None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
 
-from inputs.copies import PHRASE_WORDS, SHORTEST, VOWELS, capitalise, keyed_words, phrase_grams
+from inputs.copies import SHORTEST, VOWELS, capitalise, keyed_words, phrase_grams, word_runs
 from inputs.rules import LETTERS, writes_no_word
 from inputs.text import capitalised
 
@@ -250,14 +250,10 @@ def phrase_translations(pairs, english, italian):
 
 
 def italian_grams(text):
-    """The runs of PHRASE_WORDS Italian words one space apart in `text`, in lower case ("L'apprendimento automatico è
-    utile": "apprendimento automatico", "automatico è", "apprendimento automatico è", ...): an apostrophe, a mark or a
-    number ends a run."""
-    grams = set()
-    for run in ITALIAN_RUN.findall(text.lower()):
-        ws = run.split(" ")
-        grams.update(" ".join(ws[i : i + n]) for n in PHRASE_WORDS for i in range(len(ws) - n + 1))
-    return grams
+    """The runs of Italian words one space apart (`inputs.copies.word_runs`) in `text`, in lower case
+    ("L'apprendimento automatico è utile": "apprendimento automatico", "automatico è", "apprendimento automatico è",
+    ...): an apostrophe, a mark or a number ends a run."""
+    return set().union(*(word_runs(run.split(" ")) for run in ITALIAN_RUN.findall(text.lower())))
 
 
 def compound_translations(pairs, english):
