@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
 
-from inputs.copies import SHORTEST, VOWELS, capitalise, keyed_words, phrase_grams, word_runs
+from inputs.copies import KNOWN, SHORTEST, VOWELS, capitalise, keyed_words, phrase_grams, word_runs
 from inputs.rules import LETTERS, writes_no_word
 from inputs.text import capitalised
 
@@ -45,9 +45,8 @@ OFTEN_SEEN = 50
 # dev-news and the demo set: docs/training-log.md#words-the-model-copies.
 TRANSLATED, MOST, COPIED, TOGETHER, DICE = 5, 1000, 0.1, 3, 0.4
 # A larger corpus's pairs (`WordCounts.with_lexicon`) are read too for the words the model's pairs hold in fewer than
-# UNREAD pairs and do not translate. Chosen on dev, dev-news and the demo set:
-# docs/training-log.md#words-held-a-dozen-times-and-the-italian-word-a-neighbour-takes.
-UNREAD = 20
+# KNOWN pairs (`inputs.copies.KNOWN`: held more often, a word is one the model knows) and do not translate. Chosen on
+# dev, dev-news and the demo set: docs/training-log.md#words-the-model-half-knows.
 # An English phrase (`inputs.copies.phrase_grams`) is written as one Italian word (`phrase_translations`: "good
 # morning" -> "buongiorno") when PHRASE_PAIRS training pairs or more hold it, one Italian word goes with it with a Dice
 # coefficient of PHRASE_DICE or more, and by PHRASE_MARGIN more than with any of its words alone. Chosen on dev,
@@ -138,12 +137,13 @@ class WordCounts:
         return loans
 
     def with_lexicon(self, pairs, sources, tokenizer):
-        """Translate too the words these counts hold in fewer than TRANSLATED pairs, or in fewer than UNREAD pairs
+        """Translate too the words these counts hold in fewer than TRANSLATED pairs, or in fewer than KNOWN pairs
         that do not translate them, as the (English, Italian) `pairs` (a list) of another corpus, read from the files
         `sources`, translate them (`translations`): a word the model met twice or never ("litres", "Frankfurt"), or a
-        dozen times in pairs too few to say ("Pope"), is one it copies or makes up, and a larger corpus such as
-        Europarl translates it ("litri", "Francoforte", "Papa"). The training pairs' own translations are kept; a
-        lexicon read before is replaced, so reading one anew gives the same counts."""
+        few dozen times in pairs that do not agree on it ("Pope", "director"), is one it copies or makes up, and a
+        larger corpus such as Europarl translates it ("litri", "Francoforte", "Papa", "direttore"). The training
+        pairs' own translations are kept; a lexicon read before is replaced, so reading one anew gives the same
+        counts."""
         italian = Counter()
         for _, it in pairs:
             italian.update(set(words(it)))
@@ -151,7 +151,7 @@ class WordCounts:
 
         def unread(word):
             held = self.english[word.lower()]
-            return held < TRANSLATED or (held < UNREAD and word.lower() not in own)
+            return held < TRANSLATED or (held < KNOWN and word.lower() not in own)
 
         read = translations(pairs, italian, tokenizer, follow=unread)
         self.from_lexicon = {word: it for word, it in read.items() if word not in self.translated}

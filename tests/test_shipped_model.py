@@ -88,11 +88,14 @@ GREEDY = {
     # (`modeldir.seen.WordCounts.with_lexicon`): the model alone copies or makes up "Frankfurt" and "demonstrators".
     "The book fair opens in Frankfurt.": ["francoforte"],
     "The demonstrators refused to leave.": ["manifestanti"],
-    # ... and so is a word they hold a dozen times without translating it (`modeldir.seen.UNREAD`): the model alone
-    # writes "Il Pope", "l'anthema" and "Luxembourg".
+    # ... and so is a word they hold a dozen times or a few dozen without translating it (fewer than
+    # `inputs.copies.KNOWN`): the model alone writes "Il Pope", "l'anthema", "Luxembourg", "Il Wales" and "La
+    # Foundation".
     "The Pope visited Brazil.": ["papa"],
     "The fans sang the national anthem.": ["inno"],
     "Luxembourg is a small country.": ["lussemburgo"],
+    "Wales is part of the United Kingdom.": ["galles"],
+    "The Foundation supports young artists.": ["fondazione"],
     # Right since a phrase Italian writes as one word is written whole where the model splits it
     # (`inputs.copies.CopiesTranslated.split_phrase`): the model alone writes "Buon mattina.", the issue's own example.
     "Good morning.": ["buongiorno"],
