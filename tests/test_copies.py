@@ -119,12 +119,15 @@ def test_a_word_held_by_pairs_that_do_not_translate_it_is_read_in_the_larger_cor
     counts = WordCounts(0, sources=["own.tsv"])
     counts.add([("The Pope spoke.", "Il Pontefice parlò."), ("Fans of the Pope.", "I tifosi del papa.")] * 3)
     counts.add([("The anthem.", "L'inno.")] * KNOWN)  # held often enough to be the model's own to write
+    counts.add([("The director.", "Il regista."), ("A new director.", "Un nuovo direttore.")] * 15)  # half known
     counts.translated = {"fans": "ventilatori"}  # what the model's own pairs say is kept
     corpus = [("The Pope came.", "Il Papa è venuto."), ("A new Pope.", "Un nuovo Papa.")] * 3
     corpus += [("Football fans sing.", "I tifosi cantano."), ("The fans left.", "I tifosi sono partiti.")] * 3
     corpus += [("Sing the anthem.", "Cantate l'inno."), ("An anthem plays.", "Suona un inno.")] * 3
+    corpus += [("The director spoke.", "Il direttore ha parlato."), ("Our director.", "Il nostro direttore.")] * 3
     counts.with_lexicon(corpus, ["corpus.tsv"], TOKENIZER)
     assert TRANSLATED <= counts.english["pope"] < KNOWN and counts.from_lexicon["Pope"] == "Papa"
+    assert 20 <= counts.english["director"] < KNOWN and counts.from_lexicon["director"] == "direttore"
     assert counts.all_translated["fans"] == "ventilatori" and "anthem" not in counts.all_translated
 
 
