@@ -208,6 +208,22 @@ def counted(pairs, sources, tokenizer):
     return counts
 
 
+def co_occurring(sides, follow):
+    """(held, together) of `sides`, each pair's (English keys, Italian items) as a counting function reads them:
+    `held[key]`, the pairs whose English holds the key; `together[key]`, a Counter of the Italian items of those
+    pairs, for the keys that `follow(key, held[key])` says to follow ("machine learning" -> {"apprendimento
+    automatico": 6, ...})."""
+    held = Counter()
+    for keys, _ in sides:
+        held.update(keys)
+    followed = {key for key, n in held.items() if follow(key, n)}
+    together = defaultdict(Counter)
+    for keys, italian_items in sides:
+        for key in keys & followed:
+            together[key].update(italian_items)
+    return held, together
+
+
 def phrase_translations(pairs, english, italian):
     """{English phrase: the one Italian word that goes with it} for the phrases of the (English, Italian) `pairs` (a
     list) that Italian writes as one word: "good morning" -> "buongiorno", "day after tomorrow" -> "dopodomani". A
@@ -216,14 +232,7 @@ def phrase_translations(pairs, english, italian):
     left to the longer ("day after" of "day after tomorrow", which is no "dopodomani" in "day after day").
     `english[word]`, `italian[word]`: the pairs whose sides hold the word (`WordCounts.english`, `.italian`)."""
     sides = [(phrase_grams(en), {w for w in words(it) if w.isalpha()}) for en, it in pairs]  # read once, as `italian`
-    held = Counter()
-    for grams, _ in sides:
-        held.update(grams)
-    followed = {gram for gram, n in held.items() if n >= PHRASE_PAIRS}
-    together = defaultdict(Counter)
-    for grams, italian_words in sides:
-        for gram in grams & followed:
-            together[gram].update(italian_words)
+    held, together = co_occurring(sides, lambda gram, n: n >= PHRASE_PAIRS)
     best = {}  # phrase -> (Dice, Italian word)
     for gram, with_it in together.items():
         scored = ((2 * k / (held[gram] + italian[w]), w) for w, k in with_it.items() if len(w) > SHORTEST)
@@ -267,15 +276,10 @@ def compound_translations(pairs, english):
         return all(len(w) >= SHORTEST and english[w] < COMPOUND_COMMON for w in gram.split())
 
     sides = [(phrase_grams(en), italian_grams(it)) for en, it in pairs]  # read once
-    held, italian = Counter(), Counter()
-    for grams, its in sides:
-        held.update(grams)
+    held, together = co_occurring(sides, lambda gram, n: n >= COMPOUND_PAIRS and uncommon(gram))
+    italian = Counter()
+    for _, its in sides:
         italian.update(its)
-    followed = {gram for gram, n in held.items() if n >= COMPOUND_PAIRS and uncommon(gram)}
-    together = defaultdict(Counter)
-    for grams, its in sides:
-        for gram in grams & followed:
-            together[gram].update(its)
     chosen = {}
     for gram, with_it in together.items():
         scored = (
@@ -321,23 +325,15 @@ def translations(pairs, italian, tokenizer, follow=None):
     its translation. Given `follow` (English word -> whether to follow it), the pairs are another corpus's, read
     for the words the model met too rarely: only those words are followed, however often `pairs` hold them."""
     sides = [(set(keyed_words(en)), {w for w in words(it) if w.isalpha()}) for en, it in pairs]  # read once
-    english = Counter()
-    for held, _ in sides:
-        english.update(held)
     if follow is None:
-        followed = {word for word, n in english.items() if TRANSLATED <= n <= MOST}
+        english, together = co_occurring(sides, lambda word, n: TRANSLATED <= n <= MOST)
     else:
-        followed = {word for word, n in english.items() if n >= TRANSLATED and follow(word)}
-    together, copied = defaultdict(Counter), Counter()
-    for held, italian_words in sides:
-        for word in held & followed:
-            together[word].update(italian_words)
-            copied[word] += word.lower() in italian_words
+        english, together = co_occurring(sides, lambda word, n: n >= TRANSLATED and follow(word))
     beginnings = spelt_through(tokenizer, [w for w, n in italian.items() if n >= TOGETHER and w.isalpha()])
     candidates = {}  # English word -> [(Dice, Italian word)], the likeliest first
     for word, with_it in together.items():
         n = english[word]
-        if copied[word] > COPIED * n or word.lower() in beginnings:
+        if with_it[word.lower()] > COPIED * n or word.lower() in beginnings:  # the pairs that copy it
             continue
         scored = sorted(((2 * k / (n + italian[w]), k, w) for w, k in with_it.items()), reverse=True)
         best_dice, best_both, _ = scored[0]
