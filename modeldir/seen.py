@@ -185,15 +185,21 @@ class WordCounts:
         return {
             "pairs": self.pairs,
             "sources": self.sources,
-            "en": dict(self.english.most_common()),
-            "it": dict(self.italian.most_common()),
-            "en_capitalised": dict(self.capitalised.most_common()),
+            "en": by_count(self.english),
+            "it": by_count(self.italian),
+            "en_capitalised": by_count(self.capitalised),
             "translated": dict(sorted(self.translated.items())),
             "lexicon": self.lexicon,
             "from_lexicon": dict(sorted(self.from_lexicon.items())),
             "phrases": dict(sorted(self.phrases.items())),
             "compounds": dict(sorted(self.compounds.items())),
         }
+
+
+def by_count(counts):
+    """`counts` (a Counter) as a dict, the most common first and words held as often in alphabetical order: a Counter's
+    ties come in the order its words were met, which a set's hashing changes from one run to the next."""
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 
 def counted(pairs, sources, tokenizer):

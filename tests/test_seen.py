@@ -163,6 +163,19 @@ def test_counts_round_trip_through_the_model_directory(tmp_path):
     assert read_word_counts(tmp_path / "nowhere") is None
 
 
+def test_the_same_counts_are_written_byte_for_byte_whatever_order_their_words_were_met_in(tmp_path):
+    """A Counter keeps words held as often in the order it met them, and `WordCounts.add` meets a pair's words in a
+    set's order, which hashing changes from run to run: the file must not."""
+    met, other = WordCounts(1), WordCounts(1)
+    met.english.update(["www", "com", "ugly", "bright"])
+    other.english.update(["bright", "ugly", "com", "www"])
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = write_word_counts(tmp_path / "a", met).read_bytes()
+    assert first == write_word_counts(tmp_path / "b", other).read_bytes()
+    assert list(json.loads(gzip.decompress(first))["en"]) == ["bright", "com", "ugly", "www"]
+
+
 def test_a_counts_file_written_before_capitalised_words_were_counted_still_reads(tmp_path):
     old = {"pairs": 2, "en": {"machine": 2}, "it": {"macchina": 2}}
     (tmp_path / WORD_COUNTS).write_bytes(gzip.compress(json.dumps(old).encode(), mtime=0))
