@@ -54,7 +54,7 @@ from transformer.decoding import KVCache
 from transformer.model import recording_attention
 
 from .numbers import ITALIAN_NUMBERS, NUMBER_BEGINNINGS, number_words, plain
-from .rules import LETTERS, SENTENCE_END, RowsOfSource, Spelling, hold, writes_no_word
+from .rules import LETTERS, SENTENCE_END, RowsOfSource, Spelling, hold
 
 SHORTEST = 3  # letters of the shortest word followed: shorter ones ("di", "la") are written everywhere
 MAX_BEGUN = 4096  # the Italian words begun that are remembered
@@ -215,7 +215,6 @@ class CopiesTranslated(Spelling):
         self.compounds = {phrase: tuple(italian.split()) for phrase, italian in (compounds or {}).items()}
         self.model = model  # followed ahead where a copy may begin (`word_ahead`); None: not followed
         self.italian = italian  # where the model writes a word it never holds, the word is made up; None: not asked
-        self.special = {i for i, text in self.text.items() if writes_no_word(text)}  # </s>, <0xE6>: read as no word
         self.starting = {self.text[i]: i for i in self.word_starts}  # "La" -> the id of "▁La"
         self.forget()
 
@@ -274,10 +273,6 @@ class CopiesTranslated(Spelling):
         """The words the token ids `prefix` have written, in lower case: an Italian word among them is not written
         again."""
         return {w.lower() for w in LETTERS.findall(self.spelt(prefix))}
-
-    def spelt(self, ids):
-        """The words the token ids `ids` spell, joined by spaces, special tokens and bytes left out."""
-        return " ".join(self.words(i for i in ids if i not in self.special))
 
     def with_copies(self, source):
         """(`source`, its `copies`) when it has any, says a number in words (`numbers`) or holds a phrase of `phrases`

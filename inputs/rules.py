@@ -67,8 +67,9 @@ def hold(logits, row, only, tokens):
 
 class Spelling:
     """What the tokens of a vocabulary write, for rules that follow words letter by letter: `text[i]` (token i
-    without its "▁"), `word_starts` (the ids of tokens that start a word), `inside` ((id, text) of the others) and
-    `letters` (the ids of those that go on with a letter: "ford")."""
+    without its "▁"), `word_starts` (the ids of tokens that start a word), `inside` ((id, text) of the others),
+    `letters` (the ids of those that go on with a letter: "ford") and `special` (the ids of those that write no word:
+    `writes_no_word`)."""
 
     def __init__(self, tokenizer):
         vocab = tokenizer.get_vocab()
@@ -76,6 +77,7 @@ class Spelling:
         self.word_starts = {i for token, i in vocab.items() if token.startswith("▁")}
         self.inside = [(i, text) for i, text in self.text.items() if i not in self.word_starts and text]
         self.letters = torch.tensor([i for i, text in self.inside if text[0].isalpha()], dtype=torch.long)
+        self.special = {i for i, text in self.text.items() if writes_no_word(text)}  # </s>, <0xE6>: read as no word
 
     def words(self, ids):
         """The words that the token ids `ids` spell, each from a token that starts one ("▁Mol tere r": "Molterer")."""
@@ -85,6 +87,10 @@ class Spelling:
                 words.append("")
             words[-1] += self.text.get(i, "")
         return words
+
+    def spelt(self, ids):
+        """The words the token ids `ids` spell, joined by spaces, special tokens and bytes left out."""
+        return " ".join(self.words(i for i in ids if i not in self.special))
 
     def last_word_start(self, prefix):
         """The index in the token ids `prefix` of the last token that starts a word (0 when none does)."""

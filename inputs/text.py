@@ -17,6 +17,7 @@ from .checks import check_decoding, check_text
 from .copies import CopiesTranslated
 from .names import NamesAsWritten
 from .numbers import CENTURY, ORDINAL, PER_CENT, CenturiesAsWritten, NumbersAsWritten
+from .repeats import NoWordThrice
 from .rules import LETTERS, SENTENCE_END, Rules
 
 SURROGATE = re.compile("[\ud800-\udfff]")  # half of a UTF-16 pair: not a character, and UTF-8 cannot encode it
@@ -287,9 +288,14 @@ class CheckedTranslator(Translator):
     def __init__(self, model, tokenizer, **settings):
         super().__init__(model, tokenizer, **settings)
         self.unshout = True  # read text in capitals in sentence case (`unshout`); False feeds it as typed
-        # Characters spelt in bytes, digits and a century's Roman numerals as the English writes them (and names the
-        # model never met: `know_words`); None decodes as the model alone.
-        self.rule = Rules(BytesAsWritten(tokenizer), NumbersAsWritten(tokenizer), CenturiesAsWritten(tokenizer))
+        # Characters spelt in bytes, digits and a century's Roman numerals as the English writes them, no word three
+        # times in a row (and names the model never met: `know_words`); None decodes as the model alone.
+        self.rule = Rules(
+            BytesAsWritten(tokenizer),
+            NumbersAsWritten(tokenizer),
+            CenturiesAsWritten(tokenizer),
+            NoWordThrice(tokenizer),
+        )
         # Whether the model met a capitalised word too rarely to know it (`lower_rare_capitals`); `open_model` sets it
         # from the directory's word counts (`know_words`). None: capitalised words are read as typed.
         self.rare_capital = None
@@ -308,6 +314,7 @@ class CheckedTranslator(Translator):
             BytesAsWritten(self.tokenizer),
             NumbersAsWritten(self.tokenizer),
             CenturiesAsWritten(self.tokenizer),
+            NoWordThrice(self.tokenizer),
             NamesAsWritten(self.tokenizer, counts.never_met),
             CopiesTranslated(
                 self.tokenizer,
