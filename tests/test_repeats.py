@@ -8,6 +8,7 @@ import torch
 
 from inputs.repeats import NoWordThrice
 from inputs.rules import Rules
+from interpretability import inspect
 from modeldir.directory import open_model
 from transformer.tokenizer import BOS_ID, EOS_ID, PAD_ID, load_tokenizer
 
@@ -97,3 +98,11 @@ def test_the_shipped_model_loops_on_a_word_no_more(translator, english, looped):
     assert f"{looped} {looped} {looped}" in alone  # the model alone writes it three times in a row, or more
     words = translator.translate(english).split()
     assert not any(a == b == c for a, b, c in zip(words, words[1:], words[2:]))
+
+
+def test_the_page_names_the_word_not_written_a_third_time(translator):
+    """The status line's overruled steps (`Inspection.overruled`) hold the step where the model alone would have
+    written "secondo" a third time."""
+    english = "Their second market was the Old Continent, with about a million cars sold in five years."
+    overruled = inspect(translator, english).overruled
+    assert any(first == "▁secondo" and written != "▁secondo" for _, first, written in overruled)

@@ -106,10 +106,11 @@ def test_the_status_names_the_digits_names_and_copies_the_rules_wrote():
     status = translation.translation_status(0.5, "greedy", report, 3, 127, overruled=[(4, "▁e", "0"), (7, "▁1", "5")])
     assert (
         "Numbers, names and characters as the English writes them, words as the training pairs (or a larger "
-        "corpus's, for words they hold too rarely) translate them: '0' for its '▁e' (step 5), '5' for its '▁1' (step "
-        "8). The model's own first choice would have written a number the English does not hold, misspelt a name it "
-        "never met in training or a character its vocabulary spells in bytes, copied an English word the pairs "
-        "translate, made up a word for one, or split a phrase the pairs write as one word." in status
+        "corpus's, for words they hold too rarely) translate them, no word three times in a row: '0' for its '▁e' "
+        "(step 5), '5' for its '▁1' (step 8). The model's own first choice would have written a number the English "
+        "does not hold, misspelt a name it never met in training or a character its vocabulary spells in bytes, "
+        "copied an English word the pairs translate, made up a word for one, split a phrase the pairs write as one "
+        "word, or written a word a third time in a row." in status
     )
     assert "as the English writes" not in translation.translation_status(0.5, "greedy", report, 3, 127)
 

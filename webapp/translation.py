@@ -107,7 +107,8 @@ def translation_status(
     lower case (`lowered`: `inputs.text.read_in_lower_case`), the one naming the dates, percentages, amounts,
     decimals and initials it read otherwise (`dated`: (as typed, as read) pairs of `CheckedTranslator.reading`), and
     where the digits, a name the model never met or a character spelt in bytes were held to the English's, a word it
-    was copying or made up written as its pairs translate it, or a phrase's one word written whole (`overruled`)."""
+    was copying or made up written as its pairs translate it, a phrase's one word written whole, or a word not
+    written a third time in a row (`overruled`)."""
     again = " (earlier: shown again from the recent translations)" if kept else ""
     lines = [
         f"Translated in {seconds:.2f} s{again} · {decoding} · {report.tokens} English → {italian_tokens} Italian "
@@ -147,10 +148,11 @@ def translation_status(
         replaced = ", ".join(f"'{written}' for its '{first}' (step {step + 1})" for step, first, written in overruled)
         lines.append(
             f"**ℹ️ Numbers, names and characters as the English writes them, words as the training pairs (or a larger "
-            f"corpus's, for words they hold too rarely) translate them: {replaced}. The model's own first choice would "
-            "have written a number the English does not hold, misspelt a name it never met in training or a character "
-            "its vocabulary spells in bytes, copied an English word the pairs translate, made up a word for one, or "
-            "split a phrase the pairs write as one word.**"
+            f"corpus's, for words they hold too rarely) translate them, no word three times in a row: {replaced}. "
+            "The model's own first choice would have written a number the English does not hold, misspelt a name it "
+            "never met in training or a character its vocabulary spells in bytes, copied an English word the pairs "
+            "translate, made up a word for one, split a phrase the pairs write as one word, or written a word a third "
+            "time in a row.**"
         )
     if report.truncated:
         lines.append(
