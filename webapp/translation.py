@@ -83,6 +83,20 @@ def decoding_settings(decoding, beam, temperature, top_k, seed):
     return request.beam, request.sampling
 
 
+def overruled_note(overruled):
+    """The status line's note on the steps where the decoding rules overruled the model's first choice
+    (`Inspection.overruled`: (step, its first choice, the token written))."""
+    replaced = ", ".join(f"'{written}' for its '{first}' (step {step + 1})" for step, first, written in overruled)
+    return (
+        f"**ℹ️ Numbers, names and characters as the English writes them, words as the training pairs (or a larger "
+        f"corpus's, for words they hold too rarely) translate them, no word three times in a row: {replaced}. "
+        "The model's own first choice would have written a number the English does not hold, misspelt a name it "
+        "never met in training or a character its vocabulary spells in bytes, copied an English word the pairs "
+        "translate, made up a word for one, split a phrase the pairs write as one word, or written a word a third "
+        "time in a row.**"
+    )
+
+
 def translation_status(
     seconds,
     decoding,
@@ -145,15 +159,7 @@ def translation_status(
             "currency after it in words, a decimal with a comma and initials in full are what it reads best.**"
         )
     if overruled:
-        replaced = ", ".join(f"'{written}' for its '{first}' (step {step + 1})" for step, first, written in overruled)
-        lines.append(
-            f"**ℹ️ Numbers, names and characters as the English writes them, words as the training pairs (or a larger "
-            f"corpus's, for words they hold too rarely) translate them, no word three times in a row: {replaced}. "
-            "The model's own first choice would have written a number the English does not hold, misspelt a name it "
-            "never met in training or a character its vocabulary spells in bytes, copied an English word the pairs "
-            "translate, made up a word for one, split a phrase the pairs write as one word, or written a word a third "
-            "time in a row.**"
-        )
+        lines.append(overruled_note(overruled))
     if report.truncated:
         lines.append(
             f"**⚠️ Note: your text is longer than the model reads ({max_tokens} tokens): only the beginning "
