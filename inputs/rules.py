@@ -1,6 +1,6 @@
 """What the translator's decoding rules share (`characters.BytesAsWritten`, `numbers.NumbersAsWritten`,
-`names.NamesAsWritten`, `copies.CopiesTranslated`), and the rules together as the one `rule` the lesson's decoding takes
-(`transformer.decoding.apply_decoding_rules`)."""
+`repeats.NoWordThrice`, `names.NamesAsWritten`, `copies.CopiesTranslated`), and the rules together as the one `rule`
+the lesson's decoding takes (`transformer.decoding.apply_decoding_rules`)."""
 
 import re
 
