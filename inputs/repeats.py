@@ -21,15 +21,6 @@ class NoWordThrice(Spelling):
         super().__init__(tokenizer)
         self.saying_none_thrice = RowsOfSource(lambda source: not self.says_a_word_thrice(source))
 
-    def word_tokens(self, ids):
-        """The token ids `ids` as words, each a tuple of ids from one that starts a word ("▁a h": ("▁a", "h"))."""
-        words = []
-        for i in ids:
-            if i in self.word_starts or not words:
-                words.append(())
-            words[-1] += (i,)
-        return words
-
     def last_words(self, prefix, count=3):
         """The last `count` words of the token ids `prefix` (of `word_tokens`; fewer where it holds fewer), read from
         the end: decoding asks after every token, and only the last words can make a word thrice."""

@@ -79,14 +79,18 @@ class Spelling:
         self.letters = torch.tensor([i for i, text in self.inside if text[0].isalpha()], dtype=torch.long)
         self.special = {i for i, text in self.text.items() if writes_no_word(text)}  # </s>, <0xE6>: read as no word
 
-    def words(self, ids):
-        """The words that the token ids `ids` spell, each from a token that starts one ("▁Mol tere r": "Molterer")."""
+    def word_tokens(self, ids):
+        """The token ids `ids` as words, each a tuple of ids from one that starts a word ("▁a h": ("▁a", "h"))."""
         words = []
         for i in ids:
             if i in self.word_starts or not words:
-                words.append("")
-            words[-1] += self.text.get(i, "")
+                words.append(())
+            words[-1] += (i,)
         return words
+
+    def words(self, ids):
+        """The words that the token ids `ids` spell, each from a token that starts one ("▁Mol tere r": "Molterer")."""
+        return ["".join(self.text.get(i, "") for i in word) for word in self.word_tokens(ids)]
 
     def spelt(self, ids):
         """The words the token ids `ids` spell, joined by spaces, special tokens and bytes left out."""
