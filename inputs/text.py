@@ -288,14 +288,16 @@ class CheckedTranslator(Translator):
     def __init__(self, model, tokenizer, **settings):
         super().__init__(model, tokenizer, **settings)
         self.unshout = True  # read text in capitals in sentence case (`unshout`); False feeds it as typed
-        # Characters spelt in bytes, digits and a century's Roman numerals as the English writes them, no word three
-        # times in a row (and names the model never met: `know_words`); None decodes as the model alone.
-        self.rule = Rules(
+        # The rules that need only the vocabulary, built once (`know_words` adds the word counts' to them): characters
+        # spelt in bytes, digits and a century's Roman numerals as the English writes them, no word three times in a
+        # row. `rule` is what decoding applies; None decodes as the model alone.
+        self.vocabulary_rules = (
             BytesAsWritten(tokenizer),
             NumbersAsWritten(tokenizer),
             CenturiesAsWritten(tokenizer),
             NoWordThrice(tokenizer),
         )
+        self.rule = Rules(*self.vocabulary_rules)
         # Whether the model met a capitalised word too rarely to know it (`lower_rare_capitals`); `open_model` sets it
         # from the directory's word counts (`know_words`). None: capitalised words are read as typed.
         self.rare_capital = None
@@ -311,10 +313,7 @@ class CheckedTranslator(Translator):
         (`CopiesTranslated`)."""
         self.rare_capital = counts.rarely_capitalised
         self.rule = Rules(
-            BytesAsWritten(self.tokenizer),
-            NumbersAsWritten(self.tokenizer),
-            CenturiesAsWritten(self.tokenizer),
-            NoWordThrice(self.tokenizer),
+            *self.vocabulary_rules,
             NamesAsWritten(self.tokenizer, counts.never_met),
             CopiesTranslated(
                 self.tokenizer,
